@@ -1,0 +1,333 @@
+//! Physical memory of the 3DS as the GPU sees it (`pica-core.md` §9.6, `pica-raster.md` §12).
+//!
+//! Input: physical addresses (PA) and byte ranges. Output: bytes, or a [`MemError`] naming the
+//! address when a range leaves mapped memory.
+//!
+//! The model is sparse and cheap to snapshot: every region is split into 4 KiB pages that are
+//! allocated on first write (unwritten pages read as zero) and shared between clones through
+//! `Arc`, copy-on-write. Cloning a [`PhysMem`] therefore costs one pointer per page slot (at most
+//! about 70 000 of them), which is what makes keyframes for time travel affordable.
+//!
+//! Memory use is bounded by the size of the mapped regions (about 280 MiB when every page of
+//! every region has been written); nothing a trace does can grow it further.
+
+use std::sync::Arc;
+
+/// Size of one page in bytes.
+pub const PAGE_SIZE: usize = 4096;
+const PAGE_SHIFT: u32 = 12;
+
+/// One mapped region of the physical address space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegionInfo {
+    /// Short name ("VRAM", "FCRAM", ...).
+    pub name: &'static str,
+    /// First physical address.
+    pub base: u32,
+    /// Size in bytes (a multiple of [`PAGE_SIZE`]).
+    pub size: u32,
+}
+
+impl RegionInfo {
+    /// One past the last physical address, as u64 so that it cannot overflow.
+    pub fn end(&self) -> u64 {
+        u64::from(self.base) + u64::from(self.size)
+    }
+}
+
+/// VRAM: 6 MiB at PA 0x18000000.
+pub const VRAM: RegionInfo = RegionInfo { name: "VRAM", base: 0x1800_0000, size: 0x60_0000 };
+/// New 3DS extra memory: 4 MiB at PA 0x1F000000.
+pub const N3DS_EXTRA: RegionInfo =
+    RegionInfo { name: "N3DS extra RAM", base: 0x1F00_0000, size: 0x40_0000 };
+/// DSP memory: 512 KiB at PA 0x1FF00000.
+pub const DSP_RAM: RegionInfo = RegionInfo { name: "DSP RAM", base: 0x1FF0_0000, size: 0x8_0000 };
+/// AXI WRAM: 512 KiB at PA 0x1FF80000.
+pub const AXI_WRAM: RegionInfo =
+    RegionInfo { name: "AXI WRAM", base: 0x1FF8_0000, size: 0x8_0000 };
+/// FCRAM: mapped with the New 3DS size (256 MiB at PA 0x20000000) so traces from either model
+/// replay; an Old 3DS only has the first 128 MiB.
+pub const FCRAM: RegionInfo = RegionInfo { name: "FCRAM", base: 0x2000_0000, size: 0x1000_0000 };
+
+/// The regions a trace may load into or the GPU may read from, in ascending address order.
+pub const REGIONS: [RegionInfo; 5] = [VRAM, N3DS_EXTRA, DSP_RAM, AXI_WRAM, FCRAM];
+
+/// A memory access that left mapped memory.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MemError {
+    /// Some byte of `[addr, addr + len)` is in no mapped region (or the range crosses from one
+    /// region into unmapped space).
+    #[error("physical range 0x{addr:08X}..+0x{len:X} is not mapped memory")]
+    Unmapped {
+        /// First physical address of the access.
+        addr: u32,
+        /// Length of the access in bytes.
+        len: u64,
+    },
+}
+
+type Page = [u8; PAGE_SIZE];
+
+#[derive(Clone)]
+struct Region {
+    info: RegionInfo,
+    pages: Vec<Option<Arc<Page>>>,
+}
+
+/// The sparse, copy-on-write physical memory.
+#[derive(Clone)]
+pub struct PhysMem {
+    regions: Vec<Region>,
+}
+
+impl std::fmt::Debug for PhysMem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PhysMem")
+            .field("resident_pages", &self.resident_pages())
+            .finish()
+    }
+}
+
+impl Default for PhysMem {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PhysMem {
+    /// Memory with the standard 3DS regions ([`REGIONS`]), all reading as zero.
+    pub fn new() -> Self {
+        Self::with_regions(&REGIONS)
+    }
+
+    /// Memory with the given regions. Region sizes are rounded up to whole pages.
+    pub fn with_regions(infos: &[RegionInfo]) -> Self {
+        let mut regions: Vec<Region> = infos
+            .iter()
+            .map(|info| {
+                let pages = (info.size as usize).div_ceil(PAGE_SIZE);
+                Region { info: *info, pages: vec![None; pages] }
+            })
+            .collect();
+        regions.sort_by_key(|r| r.info.base);
+        Self { regions }
+    }
+
+    /// The mapped regions.
+    pub fn regions(&self) -> impl Iterator<Item = RegionInfo> + '_ {
+        self.regions.iter().map(|r| r.info)
+    }
+
+    /// Number of pages that hold data (for memory statistics).
+    pub fn resident_pages(&self) -> usize {
+        self.regions.iter().map(|r| r.pages.iter().flatten().count()).sum()
+    }
+
+    /// The region containing `addr`, if any.
+    pub fn region_of(&self, addr: u32) -> Option<RegionInfo> {
+        self.find(addr).map(|i| self.regions[i].info)
+    }
+
+    fn find(&self, addr: u32) -> Option<usize> {
+        self.regions
+            .iter()
+            .position(|r| addr >= r.info.base && u64::from(addr) < r.info.end())
+    }
+
+    /// Region index and the offset of `addr` in it, checking that `len` bytes fit in the region.
+    fn locate(&self, addr: u32, len: u64) -> Result<(usize, usize), MemError> {
+        let err = MemError::Unmapped { addr, len };
+        let ri = self.find(addr).ok_or(err.clone())?;
+        let info = self.regions[ri].info;
+        if u64::from(addr).saturating_add(len) > info.end() {
+            return Err(err);
+        }
+        Ok((ri, (addr - info.base) as usize))
+    }
+
+    /// True if every byte of `[addr, addr + len)` is mapped.
+    pub fn is_mapped(&self, addr: u32, len: u64) -> bool {
+        self.locate(addr, len).is_ok()
+    }
+
+    /// Copies `buf.len()` bytes starting at `addr` into `buf`.
+    pub fn read(&self, addr: u32, buf: &mut [u8]) -> Result<(), MemError> {
+        let (ri, mut off) = self.locate(addr, buf.len() as u64)?;
+        let region = &self.regions[ri];
+        let mut done = 0;
+        while done < buf.len() {
+            let in_page = off % PAGE_SIZE;
+            let n = (PAGE_SIZE - in_page).min(buf.len() - done);
+            let dst = &mut buf[done..done + n];
+            match &region.pages[off >> PAGE_SHIFT] {
+                Some(page) => dst.copy_from_slice(&page[in_page..in_page + n]),
+                None => dst.fill(0),
+            }
+            done += n;
+            off += n;
+        }
+        Ok(())
+    }
+
+    /// Copies `data` to memory starting at `addr`.
+    pub fn write(&mut self, addr: u32, data: &[u8]) -> Result<(), MemError> {
+        let (ri, mut off) = self.locate(addr, data.len() as u64)?;
+        let region = &mut self.regions[ri];
+        let mut done = 0;
+        while done < data.len() {
+            let in_page = off % PAGE_SIZE;
+            let n = (PAGE_SIZE - in_page).min(data.len() - done);
+            let page = region.pages[off >> PAGE_SHIFT].get_or_insert_with(|| Arc::new([0; PAGE_SIZE]));
+            Arc::make_mut(page)[in_page..in_page + n].copy_from_slice(&data[done..done + n]);
+            done += n;
+            off += n;
+        }
+        Ok(())
+    }
+
+    /// Fills `len` bytes starting at `addr` by repeating `pattern` (which must not be empty;
+    /// an empty pattern writes nothing). The pattern restarts at `addr`.
+    pub fn fill(&mut self, addr: u32, len: u64, pattern: &[u8]) -> Result<(), MemError> {
+        let (ri, mut off) = self.locate(addr, len)?;
+        if pattern.is_empty() {
+            return Ok(());
+        }
+        let region = &mut self.regions[ri];
+        let len = len as usize;
+        let mut done = 0;
+        while done < len {
+            let in_page = off % PAGE_SIZE;
+            let n = (PAGE_SIZE - in_page).min(len - done);
+            let page = region.pages[off >> PAGE_SHIFT].get_or_insert_with(|| Arc::new([0; PAGE_SIZE]));
+            let page = Arc::make_mut(page);
+            for (k, b) in page[in_page..in_page + n].iter_mut().enumerate() {
+                *b = pattern[(done + k) % pattern.len()];
+            }
+            done += n;
+            off += n;
+        }
+        Ok(())
+    }
+
+    /// A borrowed view of `[addr, addr + len)` when the range lies inside one resident page;
+    /// `None` otherwise (unmapped, crossing a page boundary, or never written). Hot loops use
+    /// this and fall back to [`PhysMem::read`].
+    #[inline]
+    pub fn slice_in_page(&self, addr: u32, len: usize) -> Option<&[u8]> {
+        let (ri, off) = self.locate(addr, len as u64).ok()?;
+        let in_page = off % PAGE_SIZE;
+        if in_page + len > PAGE_SIZE {
+            return None;
+        }
+        let page = self.regions[ri].pages[off >> PAGE_SHIFT].as_ref()?;
+        Some(&page[in_page..in_page + len])
+    }
+
+    /// Reads one byte.
+    pub fn read_u8(&self, addr: u32) -> Result<u8, MemError> {
+        let mut b = [0u8; 1];
+        self.read(addr, &mut b)?;
+        Ok(b[0])
+    }
+
+    /// Reads a little-endian u16 (any alignment).
+    pub fn read_u16(&self, addr: u32) -> Result<u16, MemError> {
+        let mut b = [0u8; 2];
+        self.read(addr, &mut b)?;
+        Ok(u16::from_le_bytes(b))
+    }
+
+    /// Reads a little-endian u32 (any alignment).
+    pub fn read_u32(&self, addr: u32) -> Result<u32, MemError> {
+        let mut b = [0u8; 4];
+        self.read(addr, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    /// Writes a little-endian u32.
+    pub fn write_u32(&mut self, addr: u32, value: u32) -> Result<(), MemError> {
+        self.write(addr, &value.to_le_bytes())
+    }
+
+    /// Reads `len` bytes into a new vector (for tools and tests; hot paths use [`PhysMem::read`]).
+    pub fn read_vec(&self, addr: u32, len: usize) -> Result<Vec<u8>, MemError> {
+        // Validate before allocating so that absurd lengths never allocate.
+        self.locate(addr, len as u64)?;
+        let mut v = vec![0; len];
+        self.read(addr, &mut v)?;
+        Ok(v)
+    }
+
+    /// True if the two memories share every page or hold equal bytes in every page.
+    pub fn same_contents(&self, other: &PhysMem) -> bool {
+        if self.regions.len() != other.regions.len() {
+            return false;
+        }
+        self.regions.iter().zip(&other.regions).all(|(a, b)| {
+            a.info == b.info
+                && a.pages.iter().zip(&b.pages).all(|(pa, pb)| match (pa, pb) {
+                    (Some(x), Some(y)) => Arc::ptr_eq(x, y) || x[..] == y[..],
+                    (None, None) => true,
+                    (Some(x), None) | (None, Some(x)) => x.iter().all(|&b| b == 0),
+                })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unwritten_memory_reads_zero() {
+        let m = PhysMem::new();
+        assert_eq!(m.read_u32(VRAM.base).unwrap(), 0);
+        assert_eq!(m.read_u32(FCRAM.base + 0x0FFF_FFFC).unwrap(), 0);
+        assert_eq!(m.resident_pages(), 0);
+    }
+
+    #[test]
+    fn write_read_across_pages() {
+        let mut m = PhysMem::new();
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7) as u8).collect();
+        let addr = VRAM.base + PAGE_SIZE as u32 - 3;
+        m.write(addr, &data).unwrap();
+        assert_eq!(m.read_vec(addr, data.len()).unwrap(), data);
+        assert_eq!(m.resident_pages(), 4);
+        assert!(m.slice_in_page(addr, 4).is_none(), "crosses a page");
+        assert_eq!(m.slice_in_page(addr + 3, 4).unwrap(), &data[3..7]);
+    }
+
+    #[test]
+    fn unmapped_accesses_are_errors() {
+        let mut m = PhysMem::new();
+        assert_eq!(m.read_u32(0).unwrap_err(), MemError::Unmapped { addr: 0, len: 4 });
+        // Straddling the end of VRAM into unmapped space.
+        let end = VRAM.base + VRAM.size - 2;
+        assert!(m.read_u32(end).is_err());
+        assert!(m.write(end, &[1, 2, 3, 4]).is_err());
+        assert!(m.read_vec(FCRAM.base, usize::MAX).is_err());
+        assert!(m.fill(0xFFFF_FFF0, 0x100, &[1]).is_err());
+        assert!(!m.is_mapped(0x1000_0000, 1));
+    }
+
+    #[test]
+    fn clones_are_copy_on_write() {
+        let mut a = PhysMem::new();
+        a.write_u32(FCRAM.base, 0x1122_3344).unwrap();
+        let snapshot = a.clone();
+        a.write_u32(FCRAM.base, 0x5566_7788).unwrap();
+        assert_eq!(snapshot.read_u32(FCRAM.base).unwrap(), 0x1122_3344);
+        assert_eq!(a.read_u32(FCRAM.base).unwrap(), 0x5566_7788);
+        assert!(!a.same_contents(&snapshot));
+        a.write_u32(FCRAM.base, 0x1122_3344).unwrap();
+        assert!(a.same_contents(&snapshot));
+    }
+
+    #[test]
+    fn fill_repeats_pattern() {
+        let mut m = PhysMem::new();
+        m.fill(VRAM.base + 1, 7, &[1, 2, 3]).unwrap();
+        assert_eq!(m.read_vec(VRAM.base, 9).unwrap(), [0, 1, 2, 3, 1, 2, 3, 1, 0]);
+    }
+}

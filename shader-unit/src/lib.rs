@@ -1,0 +1,5 @@
+//! PICA200 shader unit: number formats, instruction decoding, the DVLB/DVLE shader binary format,
+//! the disassembler, the reference interpreter and the picasso-compatible assembler.
+//!
+//! This crate is a leaf of the workspace: it depends on no other workspace crate.
+#![warn(missing_docs)]

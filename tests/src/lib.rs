@@ -1,0 +1,1 @@
+//! Helpers shared by picaview's end-to-end tests (fixtures, image comparison, scene building).
