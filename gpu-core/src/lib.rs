@@ -7,3 +7,4 @@
 #![warn(missing_docs)]
 
 pub mod memory;
+pub mod vertex;
