@@ -6,5 +6,6 @@
 //! GUI code. Observation happens through observer type parameters and event logs.
 #![warn(missing_docs)]
 
+pub mod debug;
 pub mod memory;
 pub mod vertex;

@@ -1,0 +1,424 @@
+//! Observation of the GPU without coupling to any consumer (`architecture-and-style.md` §C5).
+//!
+//! The core calls an [`Observer`] at well-defined points: every register write (with its old and
+//! new value), draw begin/end, per-draw detail (loaded vertex attributes with provenance, shaded
+//! vertices, assembled and clipped primitives) and diagnostics. The `()` observer does nothing
+//! and compiles away, so the replay hot path pays nothing. [`EventLog`] records everything as
+//! plain data for the viewer and the CLI.
+//!
+//! Diagnostics are for guest behaviour that the hardware tolerates (or hangs on) but a replayer
+//! must survive: reads outside memory, unknown registers, shader budget overruns, etc.
+
+use serde::{Deserialize, Serialize};
+
+use crate::vertex::{OutputVertex, ScreenVertex};
+
+/// Where a diagnostic came from and what it is about.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DiagKind {
+    /// A read (vertex, index, texture, command list) touched unmapped memory.
+    UnmappedRead {
+        /// First physical address of the failed access.
+        addr: u32,
+        /// Length of the access in bytes.
+        len: u64,
+    },
+    /// A write (framebuffer, engine output) touched unmapped memory.
+    UnmappedWrite {
+        /// First physical address of the failed access.
+        addr: u32,
+        /// Length of the access in bytes.
+        len: u64,
+    },
+    /// A register id outside 0x000-0x2FF, or one with no known meaning.
+    UnknownRegister {
+        /// The register id.
+        id: u32,
+    },
+    /// A shader invocation was stopped (budget, or another execution error).
+    ShaderError,
+    /// A draw was cut short to bound work (absurd vertex count, fetch failures).
+    DrawTruncated,
+    /// An upload FIFO received data beyond its storage.
+    UploadOverflow,
+    /// Command-list processing stopped (malformed list, jump loop, budget).
+    CommandList,
+    /// A configuration the model does not implement or that the hardware would hang on.
+    Unsupported,
+    /// Anything else worth telling the user.
+    Other,
+}
+
+/// One diagnostic, with the draw it belongs to (if any) and a human-readable detail.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// What kind of problem.
+    pub kind: DiagKind,
+    /// Index of the draw (0-based, counted over the whole replay) the problem happened in.
+    pub draw: Option<u64>,
+    /// Explanation for people.
+    pub detail: String,
+}
+
+/// Which register file a write went to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RegSpace {
+    /// PICA internal register (id 0x000-0x2FF), normally from a command list.
+    Pica,
+    /// External GPU MMIO register (physical address).
+    External,
+}
+
+/// A register write as executed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegWriteEvent {
+    /// Register space.
+    pub space: RegSpace,
+    /// Register id (PICA) or physical address (external).
+    pub id: u32,
+    /// Byte-enable mask (bit n enables byte n); 0xF for external writes.
+    pub mask: u8,
+    /// The parameter as written (before masking).
+    pub param: u32,
+    /// Stored value before the write.
+    pub old: u32,
+    /// Stored value after the write.
+    pub new: u32,
+    /// Physical address of the command-list word that carried the parameter, if any.
+    pub source_addr: Option<u32>,
+}
+
+impl RegWriteEvent {
+    /// True if the mask enabled no byte, so the stored value could not change.
+    pub fn is_ineffective(&self) -> bool {
+        self.mask == 0
+    }
+
+    /// True if the stored value did not change (the write may still have had a side effect).
+    pub fn is_redundant(&self) -> bool {
+        self.old == self.new
+    }
+}
+
+/// Primitive topology of a draw (PRIMITIVE_CONFIG 0x25E bits 8-9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Topology {
+    /// Independent triangles.
+    List,
+    /// Triangle strip.
+    Strip,
+    /// Triangle fan.
+    Fan,
+    /// Geometry-shader primitives (triangles with a winding flag).
+    Geometry,
+}
+
+impl Topology {
+    /// Decodes the 2-bit topology field.
+    pub fn from_bits(bits: u32) -> Self {
+        match bits & 3 {
+            0 => Topology::List,
+            1 => Topology::Strip,
+            2 => Topology::Fan,
+            _ => Topology::Geometry,
+        }
+    }
+}
+
+/// How a draw was started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DrawKind {
+    /// DRAWARRAYS (0x22E).
+    Arrays,
+    /// DRAWELEMENTS (0x22F).
+    Elements,
+    /// Immediate-mode vertices through FIXEDATTRIB_INDEX = 0xF.
+    Immediate,
+}
+
+/// Summary of a draw at its start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DrawInfo {
+    /// Draw index over the whole replay (0-based).
+    pub draw: u64,
+    /// How it was started.
+    pub kind: DrawKind,
+    /// Topology.
+    pub topology: Topology,
+    /// Number of vertices (indices) requested.
+    pub count: u32,
+    /// Whether the geometry shader is in use.
+    pub geometry_shader: bool,
+}
+
+/// Counters for a finished draw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DrawStats {
+    /// Vertices fetched by the loader.
+    pub vertices_loaded: u64,
+    /// Vertex-shader invocations.
+    pub vs_invocations: u64,
+    /// Geometry-shader invocations.
+    pub gs_invocations: u64,
+    /// Triangles out of primitive assembly.
+    pub triangles_assembled: u64,
+    /// Triangles left after clipping (fan triangles counted individually).
+    pub triangles_clipped: u64,
+    /// Triangles that reached the rasterizer after culling.
+    pub triangles_rasterized: u64,
+    /// Fragments that passed every test and were written.
+    pub fragments_written: u64,
+}
+
+/// Where an input attribute's value came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AttribSource {
+    /// Loaded from an attribute buffer.
+    Buffer {
+        /// Loader (0-11).
+        loader: u8,
+        /// Physical address of the first component.
+        addr: u32,
+    },
+    /// A fixed attribute value (FIXEDATTRIB), used because the fixed mask selects it.
+    Fixed,
+    /// Not provided by any loader or fixed value: the previous contents.
+    Default,
+    /// An immediate-mode vertex.
+    Immediate,
+}
+
+/// One vertex as loaded, before the vertex shader.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoadedVertex {
+    /// Index in the draw (k = 0..count).
+    pub index_in_draw: u32,
+    /// Vertex id (the index buffer value or k + VERTEX_OFFSET).
+    pub vertex_id: u32,
+    /// Attribute slots 0..n with their values (f32 x, y, z, w).
+    pub attrs: Vec<[f32; 4]>,
+    /// Provenance per slot.
+    pub sources: Vec<AttribSource>,
+}
+
+/// One shaded vertex: the shader's compacted output registers and the vertex by semantic.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShadedVertex {
+    /// Index in the draw.
+    pub index_in_draw: u32,
+    /// Output registers in slot order (after OUTMAP_MASK compaction).
+    pub outputs: Vec<[f32; 4]>,
+    /// The vertex after the output map.
+    pub vertex: OutputVertex,
+}
+
+/// Detailed per-draw data, recorded only when the observer asks for it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DrawDetail {
+    /// Vertices as loaded.
+    pub loaded: Vec<LoadedVertex>,
+    /// Vertices as shaded.
+    pub shaded: Vec<ShadedVertex>,
+    /// Triangles out of primitive assembly (clip space).
+    pub assembled: Vec<[OutputVertex; 3]>,
+    /// Triangles after clipping and the viewport transform.
+    pub clipped: Vec<[ScreenVertex; 3]>,
+}
+
+/// Receives what the GPU does. Every method has a no-op default.
+pub trait Observer {
+    /// True if the observer wants [`DrawDetail`] (costly: one record per vertex and triangle).
+    fn wants_draw_detail(&self) -> bool {
+        false
+    }
+    /// A register write was executed.
+    fn reg_write(&mut self, _ev: &RegWriteEvent) {}
+    /// A draw is about to start.
+    fn draw_begin(&mut self, _info: &DrawInfo) {}
+    /// A draw finished; `detail` is `Some` when [`Observer::wants_draw_detail`] said so.
+    fn draw_end(&mut self, _info: &DrawInfo, _stats: &DrawStats, _detail: Option<DrawDetail>) {}
+    /// Something went wrong that the replay survived.
+    fn diagnostic(&mut self, _diag: &Diagnostic) {}
+    /// An external engine ran (memory fill, display transfer, texture copy, command list).
+    fn engine(&mut self, _ev: &EngineEvent) {}
+}
+
+/// The no-op observer.
+impl Observer for () {}
+
+/// What an external engine did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EngineEvent {
+    /// Memory fill unit `unit` filled `[start, end)`.
+    MemoryFill {
+        /// Unit 0 or 1.
+        unit: u8,
+        /// First physical address.
+        start: u32,
+        /// One past the last physical address.
+        end: u32,
+        /// Fill value.
+        value: u32,
+    },
+    /// Display transfer or texture copy from `input` to `output`.
+    Transfer {
+        /// Source physical address.
+        input: u32,
+        /// Destination physical address.
+        output: u32,
+        /// True for texture copy (flags bit 3).
+        texture_copy: bool,
+    },
+    /// A command list was submitted.
+    CommandList {
+        /// Physical address.
+        addr: u32,
+        /// Size in bytes.
+        size: u32,
+    },
+}
+
+/// One recorded event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum GpuEvent {
+    /// A register write.
+    RegWrite(RegWriteEvent),
+    /// A draw started.
+    DrawBegin(DrawInfo),
+    /// A draw ended.
+    DrawEnd {
+        /// The draw.
+        info: DrawInfo,
+        /// Its counters.
+        stats: DrawStats,
+    },
+    /// A diagnostic.
+    Diagnostic(Diagnostic),
+    /// An external engine ran.
+    Engine(EngineEvent),
+}
+
+/// An observer that records every event (and optionally per-draw detail).
+#[derive(Clone, Debug, Default)]
+pub struct EventLog {
+    /// Events in execution order.
+    pub events: Vec<GpuEvent>,
+    /// Per-draw detail, `(draw index, detail)`, when `record_detail` is on.
+    pub details: Vec<(u64, DrawDetail)>,
+    /// Whether to ask for per-draw detail.
+    pub record_detail: bool,
+    /// Stop recording register writes after this many events (bounded memory); counted in
+    /// `dropped`.
+    pub max_events: usize,
+    /// Events not recorded because of `max_events`.
+    pub dropped: u64,
+}
+
+impl EventLog {
+    /// A log that keeps at most `max_events` events.
+    pub fn new(max_events: usize, record_detail: bool) -> Self {
+        Self { events: Vec::new(), details: Vec::new(), record_detail, max_events, dropped: 0 }
+    }
+
+    fn push(&mut self, ev: GpuEvent) {
+        if self.events.len() < self.max_events {
+            self.events.push(ev);
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    /// The diagnostics recorded so far.
+    pub fn diagnostics(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.events.iter().filter_map(|e| match e {
+            GpuEvent::Diagnostic(d) => Some(d),
+            _ => None,
+        })
+    }
+}
+
+impl Observer for EventLog {
+    fn wants_draw_detail(&self) -> bool {
+        self.record_detail
+    }
+    fn reg_write(&mut self, ev: &RegWriteEvent) {
+        self.push(GpuEvent::RegWrite(*ev));
+    }
+    fn draw_begin(&mut self, info: &DrawInfo) {
+        self.push(GpuEvent::DrawBegin(*info));
+    }
+    fn draw_end(&mut self, info: &DrawInfo, stats: &DrawStats, detail: Option<DrawDetail>) {
+        self.push(GpuEvent::DrawEnd { info: *info, stats: *stats });
+        if let Some(d) = detail {
+            self.details.push((info.draw, d));
+        }
+    }
+    fn diagnostic(&mut self, diag: &Diagnostic) {
+        self.push(GpuEvent::Diagnostic(diag.clone()));
+    }
+    fn engine(&mut self, ev: &EngineEvent) {
+        self.push(GpuEvent::Engine(ev.clone()));
+    }
+}
+
+/// Diagnostics only, for callers that want errors but not the full log.
+#[derive(Clone, Debug, Default)]
+pub struct DiagnosticsOnly {
+    /// The diagnostics, at most `limit` of them.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Diagnostics not kept because of the limit.
+    pub dropped: u64,
+    /// Maximum number kept.
+    pub limit: usize,
+}
+
+impl Observer for DiagnosticsOnly {
+    fn diagnostic(&mut self, diag: &Diagnostic) {
+        if self.diagnostics.len() < self.limit {
+            self.diagnostics.push(diag.clone());
+        } else {
+            self.dropped += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_log_is_bounded() {
+        let mut log = EventLog::new(2, false);
+        let ev = RegWriteEvent {
+            space: RegSpace::Pica,
+            id: 0x41,
+            mask: 0xF,
+            param: 1,
+            old: 0,
+            new: 1,
+            source_addr: None,
+        };
+        for _ in 0..5 {
+            log.reg_write(&ev);
+        }
+        assert_eq!(log.events.len(), 2);
+        assert_eq!(log.dropped, 3);
+    }
+
+    #[test]
+    fn write_classification() {
+        let ev = RegWriteEvent {
+            space: RegSpace::Pica,
+            id: 0x41,
+            mask: 0,
+            param: 5,
+            old: 7,
+            new: 7,
+            source_addr: Some(0x2000_0000),
+        };
+        assert!(ev.is_ineffective());
+        assert!(ev.is_redundant());
+        assert_eq!(Topology::from_bits(0x1), Topology::Strip);
+        assert_eq!(Topology::from_bits(0x7), Topology::Geometry);
+    }
+}
