@@ -317,7 +317,13 @@ pub struct EventLog {
 impl EventLog {
     /// A log that keeps at most `max_events` events.
     pub fn new(max_events: usize, record_detail: bool) -> Self {
-        Self { events: Vec::new(), details: Vec::new(), record_detail, max_events, dropped: 0 }
+        Self {
+            events: Vec::new(),
+            details: Vec::new(),
+            record_detail,
+            max_events,
+            dropped: 0,
+        }
     }
 
     fn push(&mut self, ev: GpuEvent) {
@@ -348,7 +354,10 @@ impl Observer for EventLog {
         self.push(GpuEvent::DrawBegin(*info));
     }
     fn draw_end(&mut self, info: &DrawInfo, stats: &DrawStats, detail: Option<DrawDetail>) {
-        self.push(GpuEvent::DrawEnd { info: *info, stats: *stats });
+        self.push(GpuEvent::DrawEnd {
+            info: *info,
+            stats: *stats,
+        });
         if let Some(d) = detail {
             self.details.push((info.draw, d));
         }

@@ -4,11 +4,13 @@
 //! address when a range leaves mapped memory.
 //!
 //! The model is sparse and cheap to snapshot: every region is split into 4 KiB pages that are
-//! allocated on first write (unwritten pages read as zero) and shared between clones through
-//! `Arc`, copy-on-write. Cloning a [`PhysMem`] therefore costs one pointer per page slot (at most
-//! about 70 000 of them), which is what makes keyframes for time travel affordable.
+//! allocated on first write (unwritten pages read as zero). Pages are grouped in chunks of 256
+//! (1 MiB); both levels are shared between clones through `Arc`, copy-on-write. Cloning a
+//! [`PhysMem`] therefore copies one pointer per 1 MiB chunk (about 280 of them), which is what
+//! makes keyframes for time travel affordable; a write after a clone copies one chunk table
+//! (2 KiB) and one page.
 //!
-//! Memory use is bounded by the size of the mapped regions (about 280 MiB when every page of
+//! Memory use is bounded by the size of the mapped regions (about 270 MiB when every page of
 //! every region has been written); nothing a trace does can grow it further.
 
 use std::sync::Arc;
@@ -36,18 +38,36 @@ impl RegionInfo {
 }
 
 /// VRAM: 6 MiB at PA 0x18000000.
-pub const VRAM: RegionInfo = RegionInfo { name: "VRAM", base: 0x1800_0000, size: 0x60_0000 };
+pub const VRAM: RegionInfo = RegionInfo {
+    name: "VRAM",
+    base: 0x1800_0000,
+    size: 0x60_0000,
+};
 /// New 3DS extra memory: 4 MiB at PA 0x1F000000.
-pub const N3DS_EXTRA: RegionInfo =
-    RegionInfo { name: "N3DS extra RAM", base: 0x1F00_0000, size: 0x40_0000 };
+pub const N3DS_EXTRA: RegionInfo = RegionInfo {
+    name: "N3DS extra RAM",
+    base: 0x1F00_0000,
+    size: 0x40_0000,
+};
 /// DSP memory: 512 KiB at PA 0x1FF00000.
-pub const DSP_RAM: RegionInfo = RegionInfo { name: "DSP RAM", base: 0x1FF0_0000, size: 0x8_0000 };
+pub const DSP_RAM: RegionInfo = RegionInfo {
+    name: "DSP RAM",
+    base: 0x1FF0_0000,
+    size: 0x8_0000,
+};
 /// AXI WRAM: 512 KiB at PA 0x1FF80000.
-pub const AXI_WRAM: RegionInfo =
-    RegionInfo { name: "AXI WRAM", base: 0x1FF8_0000, size: 0x8_0000 };
+pub const AXI_WRAM: RegionInfo = RegionInfo {
+    name: "AXI WRAM",
+    base: 0x1FF8_0000,
+    size: 0x8_0000,
+};
 /// FCRAM: mapped with the New 3DS size (256 MiB at PA 0x20000000) so traces from either model
 /// replay; an Old 3DS only has the first 128 MiB.
-pub const FCRAM: RegionInfo = RegionInfo { name: "FCRAM", base: 0x2000_0000, size: 0x1000_0000 };
+pub const FCRAM: RegionInfo = RegionInfo {
+    name: "FCRAM",
+    base: 0x2000_0000,
+    size: 0x1000_0000,
+};
 
 /// The regions a trace may load into or the GPU may read from, in ascending address order.
 pub const REGIONS: [RegionInfo; 5] = [VRAM, N3DS_EXTRA, DSP_RAM, AXI_WRAM, FCRAM];
@@ -67,11 +87,40 @@ pub enum MemError {
 }
 
 type Page = [u8; PAGE_SIZE];
+const CHUNK_PAGES: usize = 256;
+const CHUNK_SHIFT: u32 = 8;
+type Chunk = [Option<Arc<Page>>; CHUNK_PAGES];
 
 #[derive(Clone)]
 struct Region {
     info: RegionInfo,
-    pages: Vec<Option<Arc<Page>>>,
+    chunks: Vec<Option<Arc<Chunk>>>,
+}
+
+impl Region {
+    #[inline]
+    fn page(&self, page_index: usize) -> Option<&Arc<Page>> {
+        self.chunks
+            .get(page_index >> CHUNK_SHIFT)?
+            .as_ref()?
+            .get(page_index & (CHUNK_PAGES - 1))?
+            .as_ref()
+    }
+
+    /// The page for writing, allocated and unshared as needed. `page_index` must be in range
+    /// (callers check with `locate`).
+    fn page_mut(&mut self, page_index: usize) -> &mut Page {
+        let chunk = self.chunks[page_index >> CHUNK_SHIFT]
+            .get_or_insert_with(|| Arc::new(std::array::from_fn(|_| None)));
+        let page = Arc::make_mut(chunk)[page_index & (CHUNK_PAGES - 1)]
+            .get_or_insert_with(|| Arc::new([0; PAGE_SIZE]));
+        Arc::make_mut(page)
+    }
+
+    fn pages(&self) -> impl Iterator<Item = Option<&Arc<Page>>> + '_ {
+        let n = (self.info.size as usize).div_ceil(PAGE_SIZE);
+        (0..n).map(|i| self.page(i))
+    }
 }
 
 /// The sparse, copy-on-write physical memory.
@@ -106,7 +155,10 @@ impl PhysMem {
             .iter()
             .map(|info| {
                 let pages = (info.size as usize).div_ceil(PAGE_SIZE);
-                Region { info: *info, pages: vec![None; pages] }
+                Region {
+                    info: *info,
+                    chunks: vec![None; pages.div_ceil(CHUNK_PAGES)],
+                }
             })
             .collect();
         regions.sort_by_key(|r| r.info.base);
@@ -120,7 +172,10 @@ impl PhysMem {
 
     /// Number of pages that hold data (for memory statistics).
     pub fn resident_pages(&self) -> usize {
-        self.regions.iter().map(|r| r.pages.iter().flatten().count()).sum()
+        self.regions
+            .iter()
+            .map(|r| r.pages().flatten().count())
+            .sum()
     }
 
     /// The region containing `addr`, if any.
@@ -159,7 +214,7 @@ impl PhysMem {
             let in_page = off % PAGE_SIZE;
             let n = (PAGE_SIZE - in_page).min(buf.len() - done);
             let dst = &mut buf[done..done + n];
-            match &region.pages[off >> PAGE_SHIFT] {
+            match region.page(off >> PAGE_SHIFT) {
                 Some(page) => dst.copy_from_slice(&page[in_page..in_page + n]),
                 None => dst.fill(0),
             }
@@ -177,8 +232,8 @@ impl PhysMem {
         while done < data.len() {
             let in_page = off % PAGE_SIZE;
             let n = (PAGE_SIZE - in_page).min(data.len() - done);
-            let page = region.pages[off >> PAGE_SHIFT].get_or_insert_with(|| Arc::new([0; PAGE_SIZE]));
-            Arc::make_mut(page)[in_page..in_page + n].copy_from_slice(&data[done..done + n]);
+            region.page_mut(off >> PAGE_SHIFT)[in_page..in_page + n]
+                .copy_from_slice(&data[done..done + n]);
             done += n;
             off += n;
         }
@@ -198,8 +253,7 @@ impl PhysMem {
         while done < len {
             let in_page = off % PAGE_SIZE;
             let n = (PAGE_SIZE - in_page).min(len - done);
-            let page = region.pages[off >> PAGE_SHIFT].get_or_insert_with(|| Arc::new([0; PAGE_SIZE]));
-            let page = Arc::make_mut(page);
+            let page = region.page_mut(off >> PAGE_SHIFT);
             for (k, b) in page[in_page..in_page + n].iter_mut().enumerate() {
                 *b = pattern[(done + k) % pattern.len()];
             }
@@ -219,7 +273,7 @@ impl PhysMem {
         if in_page + len > PAGE_SIZE {
             return None;
         }
-        let page = self.regions[ri].pages[off >> PAGE_SHIFT].as_ref()?;
+        let page = self.regions[ri].page(off >> PAGE_SHIFT)?;
         Some(&page[in_page..in_page + len])
     }
 
@@ -265,7 +319,7 @@ impl PhysMem {
         }
         self.regions.iter().zip(&other.regions).all(|(a, b)| {
             a.info == b.info
-                && a.pages.iter().zip(&b.pages).all(|(pa, pb)| match (pa, pb) {
+                && a.pages().zip(b.pages()).all(|(pa, pb)| match (pa, pb) {
                     (Some(x), Some(y)) => Arc::ptr_eq(x, y) || x[..] == y[..],
                     (None, None) => true,
                     (Some(x), None) | (None, Some(x)) => x.iter().all(|&b| b == 0),
@@ -301,7 +355,10 @@ mod tests {
     #[test]
     fn unmapped_accesses_are_errors() {
         let mut m = PhysMem::new();
-        assert_eq!(m.read_u32(0).unwrap_err(), MemError::Unmapped { addr: 0, len: 4 });
+        assert_eq!(
+            m.read_u32(0).unwrap_err(),
+            MemError::Unmapped { addr: 0, len: 4 }
+        );
         // Straddling the end of VRAM into unmapped space.
         let end = VRAM.base + VRAM.size - 2;
         assert!(m.read_u32(end).is_err());
@@ -328,6 +385,9 @@ mod tests {
     fn fill_repeats_pattern() {
         let mut m = PhysMem::new();
         m.fill(VRAM.base + 1, 7, &[1, 2, 3]).unwrap();
-        assert_eq!(m.read_vec(VRAM.base, 9).unwrap(), [0, 1, 2, 3, 1, 2, 3, 1, 0]);
+        assert_eq!(
+            m.read_vec(VRAM.base, 9).unwrap(),
+            [0, 1, 2, 3, 1, 2, 3, 1, 0]
+        );
     }
 }
