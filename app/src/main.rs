@@ -6,6 +6,13 @@
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
+mod cmd_asm;
+mod cmd_bench;
+mod cmd_cmdlist;
+mod cmd_disasm;
+mod cmd_shader;
+mod cmd_trace;
+
 #[derive(Parser)]
 #[command(name = "picaview", version, about = "PICA200 (Nintendo 3DS GPU) trace replayer, shader debugger and viewer")]
 struct Cli {
@@ -17,6 +24,18 @@ struct Cli {
 enum Command {
     /// Print the physical memory map the replayer models.
     MemMap,
+    /// Assemble picasso-syntax shader sources into one .shbin (byte-identical to picasso 2.7.1).
+    Asm(cmd_asm::AsmArgs),
+    /// Disassemble a compiled shader (.shbin) to picasso assembly.
+    Disasm(cmd_disasm::DisasmArgs),
+    /// Run a compiled shader (.shbin) on the reference interpreter.
+    Shader(cmd_shader::ShaderArgs),
+    /// Benchmarks (`bench shader`: the W1/W2/W3 shader workloads).
+    Bench(cmd_bench::BenchArgs),
+    /// Decode a raw PICA command list, every register write named.
+    Cmdlist(cmd_cmdlist::CmdlistArgs),
+    /// Inspect a CiTrace (.ctf) file: `trace info`, `trace dump`.
+    Trace(cmd_trace::TraceArgs),
 }
 
 fn main() -> Result<()> {
@@ -28,5 +47,11 @@ fn main() -> Result<()> {
             }
             Ok(())
         }
+        Command::Asm(args) => cmd_asm::run(&args),
+        Command::Disasm(args) => cmd_disasm::run(&args),
+        Command::Shader(args) => cmd_shader::run(&args),
+        Command::Bench(args) => cmd_bench::run(&args),
+        Command::Cmdlist(args) => cmd_cmdlist::run(&args),
+        Command::Trace(args) => cmd_trace::run(&args),
     }
 }

@@ -241,6 +241,11 @@ pub trait Observer {
     fn diagnostic(&mut self, _diag: &Diagnostic) {}
     /// An external engine ran (memory fill, display transfer, texture copy, command list).
     fn engine(&mut self, _ev: &EngineEvent) {}
+    /// Checked after every command-list register write: returning true pauses the command
+    /// processor there (the list can be resumed). Used by time travel to stop at a position.
+    fn stop_requested(&self) -> bool {
+        false
+    }
 }
 
 /// The no-op observer.

@@ -6,6 +6,20 @@
 //! GUI code. Observation happens through observer type parameters and event logs.
 #![warn(missing_docs)]
 
+pub mod assembly;
+pub mod clip;
 pub mod debug;
+pub mod engines;
+pub mod fragment;
+pub mod framebuffer;
+pub mod lcd;
 pub mod memory;
+pub mod pixel;
+pub mod raster;
+pub mod shading;
+pub mod tev;
+pub mod texture;
+pub mod tiling;
 pub mod vertex;
+pub mod vertex_loader;
+pub mod viewport;

@@ -3,3 +3,7 @@
 //!
 //! This crate is a leaf of the workspace: it depends on no other workspace crate.
 #![warn(missing_docs)]
+
+pub mod cmdlist;
+pub mod regs;
+pub mod citrace;

@@ -3,3 +3,11 @@
 //!
 //! This crate is a leaf of the workspace: it depends on no other workspace crate.
 #![warn(missing_docs)]
+
+pub mod asm;
+pub mod bench;
+pub mod decode;
+pub mod disasm;
+pub mod dvlb;
+pub mod float;
+pub mod interp;

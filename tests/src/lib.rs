@@ -1,1 +1,3 @@
 //! Helpers shared by picaview's end-to-end tests (fixtures, image comparison, scene building).
+
+pub mod image_compare;
