@@ -1,0 +1,601 @@
+//! The draw driver: one DRAWARRAYS / DRAWELEMENTS / immediate-mode vertex from vertex fetch to
+//! pixels (`pica-core.md` §3-§8, `pica-raster.md` §1-§4).
+//!
+//! Input: the register file, shader memories and uniforms in [`Gpu`], physical memory.
+//! Output: pixels in the colour/depth buffers (through the fragment pipeline), the pipeline state
+//! that persists across draws (primitive assembler, shader unit registers, GS input buffer,
+//! the GS b15 flag), draw events and optional per-draw detail for the [`Observer`].
+//!
+//! Stages, in order: [`vertex_loader`] → [`shading::run_vertex_shader`] (batches of
+//! [`SHADE_BATCH`] vertices through the shader unit's batch API) → [`shading::route_vertex`]
+//! (primitive assembly, or the geometry shader and its emitted primitives) → [`clip`] →
+//! [`viewport`] → [`fragment::PixelPipeline`] (rasterizer, textures, combiners, fragment ops).
+//!
+//! Work is bounded: the vertex count is capped ([`DrawLimits`]), shading stops when the per-draw
+//! instruction budget is spent, and the first failed fetch ends the draw with a diagnostic.
+
+use std::sync::Arc;
+
+use shader_unit::decode::Program;
+use shader_unit::interp::{Interpreter, Uniforms};
+
+use crate::assembly::PrimitiveAssembler;
+use crate::clip::{self, ClipParams};
+use crate::debug::{
+    DiagKind, Diagnostic, DrawDetail, DrawInfo, DrawKind, DrawStats, Observer, ShadedVertex,
+    Topology,
+};
+use crate::fragment::PixelPipeline;
+use crate::gpu::{Gpu, ShaderUnitMemory, reg};
+use crate::memory::PhysMem;
+use crate::raster::TriangleOutcome;
+use crate::shading::{self, GsContext, GsInputBuffer, OutputSlots, ShadeScratch, ShadingSetup};
+use crate::vertex::OutputVertex;
+use crate::vertex_loader::{
+    AttributeSet, DrawCursor, DrawLimits, LoaderConfig, VertexCache, VertexCacheMode,
+};
+use crate::viewport::{self, Viewport};
+
+/// Vertices shaded per batch.
+pub const SHADE_BATCH: usize = 64;
+
+/// A decoded program and the memory generation it was decoded from.
+#[derive(Clone, Debug)]
+struct CachedProgram {
+    generation: u64,
+    program: Arc<Program>,
+}
+
+/// Vertex-pipeline state that persists across draws.
+#[derive(Clone, Debug)]
+pub struct PipelineState {
+    /// Primitive assembly (persists across draws; reset by 0x25E / 0x25F writes).
+    pub assembler: PrimitiveAssembler<OutputVertex>,
+    /// The vertex shader unit's registers (persist between invocations and draws, §5.4).
+    pub vs_unit: Interpreter,
+    /// The geometry shader unit's registers.
+    pub gs_unit: Interpreter,
+    /// GS input buffering.
+    pub gs_input: GsInputBuffer,
+    /// True once a GS invocation has set GS bool uniform b15 and no write to the GS bool
+    /// register (0x280) has happened since ([C] behaviour, §6.2).
+    pub gs_b15_set: bool,
+    /// Vertex cache policy.
+    pub cache_mode: VertexCacheMode,
+    /// Limits per draw.
+    pub limits: DrawLimits,
+    vs_program: Option<CachedProgram>,
+    gs_program: Option<CachedProgram>,
+    scratch: Scratch,
+    /// The open immediate-mode "draw" (vertices since FIXEDATTRIB_INDEX = 0xF), if any.
+    immediate: Option<ImmediateDraw>,
+}
+
+impl Default for PipelineState {
+    fn default() -> Self {
+        Self {
+            assembler: PrimitiveAssembler::new(Topology::List),
+            vs_unit: Interpreter::default(),
+            gs_unit: Interpreter::default(),
+            gs_input: GsInputBuffer::default(),
+            gs_b15_set: false,
+            cache_mode: VertexCacheMode::default(),
+            limits: DrawLimits::default(),
+            vs_program: None,
+            gs_program: None,
+            scratch: Scratch::default(),
+            immediate: None,
+        }
+    }
+}
+
+/// Reusable buffers (allocated once, reused by every draw).
+#[derive(Clone, Debug, Default)]
+struct Scratch {
+    attrs: Vec<AttributeSet>,
+    slots: Vec<OutputSlots>,
+    /// (k, vertex id, where its outputs come from).
+    pending: Vec<(u32, u32, Pending)>,
+    /// Outputs of the cache hits of the current batch.
+    cached: Vec<OutputSlots>,
+    shade: ShadeScratch,
+    tris: Vec<[OutputVertex; 3]>,
+}
+
+/// Where a pending vertex's shaded outputs come from.
+#[derive(Clone, Copy, Debug)]
+enum Pending {
+    /// Shaded in this batch at this position.
+    Shaded(usize),
+    /// Found in the post-transform cache; copied to `Scratch::cached` at this position.
+    Cached(usize),
+}
+
+#[derive(Clone, Debug)]
+struct ImmediateDraw {
+    info: DrawInfo,
+    stats: DrawStats,
+    detail: Option<DrawDetail>,
+    vertices: u32,
+}
+
+impl PipelineState {
+    /// Handles a write to PRIMITIVE_CONFIG or RESTART_PRIMITIVE: [C] resets assembly on any
+    /// write to either, taking the topology from 0x25E bits 8-9.
+    pub fn reset_assembly(&mut self, primitive_config: u32) {
+        self.assembler
+            .set_topology(Topology::from_bits(primitive_config >> 8));
+        self.assembler.reset();
+    }
+
+    fn program(cache: &mut Option<CachedProgram>, unit: &ShaderUnitMemory) -> Arc<Program> {
+        match cache {
+            Some(c) if c.generation == unit.program_generation => c.program.clone(),
+            _ => {
+                let program = Program::new_shared(&unit.code, &unit.opdescs);
+                *cache = Some(CachedProgram {
+                    generation: unit.program_generation,
+                    program: program.clone(),
+                });
+                program
+            }
+        }
+    }
+}
+
+/// Uniforms of a unit from its memories and its bool/int registers (block base `block`).
+fn uniforms(unit: &ShaderUnitMemory, regs: &[u32; 0x300], block: usize) -> Uniforms {
+    let mut u = Uniforms {
+        f: unit.float_uniforms,
+        ..Uniforms::default()
+    };
+    u.set_bools(regs[block]);
+    for i in 0..4 {
+        u.set_int(i, regs[block + 1 + i]);
+    }
+    u
+}
+
+/// Everything a draw decodes once from the registers.
+struct DrawSetup {
+    regs: Box<[u32; 0x300]>,
+    setup: ShadingSetup,
+    clip: ClipParams,
+    viewport: Viewport,
+    vs_program: Arc<Program>,
+    vs_uniforms: Uniforms,
+    gs: Option<(Arc<Program>, Uniforms)>,
+}
+
+fn draw_setup<O: Observer>(gpu: &mut Gpu, draw: u64, obs: &mut O) -> DrawSetup {
+    let regs = gpu.regs.clone();
+    let setup = ShadingSetup::from_regs(&regs);
+    for d in setup.diagnostics() {
+        obs.diagnostic(&d.to_diagnostic(Some(draw)));
+    }
+    let vs_program = PipelineState::program(&mut gpu.pipeline.vs_program, &gpu.vs);
+    let vs_uniforms = uniforms(&gpu.vs, &regs, reg::VSH_BASE as usize);
+    let gs = if setup.geometry.enabled {
+        let program = PipelineState::program(&mut gpu.pipeline.gs_program, &gpu.gs);
+        let mut u = uniforms(&gpu.gs, &regs, reg::GSH_BASE as usize);
+        if gpu.pipeline.gs_b15_set {
+            u.b[15] = true;
+        }
+        Some((program, u))
+    } else {
+        None
+    };
+    DrawSetup {
+        clip: ClipParams::from_regs(&regs),
+        viewport: Viewport::from_regs(&regs),
+        setup,
+        regs,
+        vs_program,
+        vs_uniforms,
+        gs,
+    }
+}
+
+/// Clips, transforms and rasterises the assembled triangles in `tris`.
+fn rasterize_all<O: Observer>(
+    tris: &mut Vec<[OutputVertex; 3]>,
+    ds: &DrawSetup,
+    pixels: &mut PixelPipeline<crate::fragment::TextureUnits>,
+    mem: &mut PhysMem,
+    stats: &mut DrawStats,
+    detail: &mut Option<DrawDetail>,
+    _obs: &mut O,
+) {
+    for tri in tris.drain(..) {
+        stats.triangles_assembled += 1;
+        if let Some(d) = detail.as_mut() {
+            d.assembled.push(tri);
+        }
+        let poly = clip::clip_triangle(&tri, &ds.clip);
+        for t in poly.triangles() {
+            stats.triangles_clipped += 1;
+            let screen = t.map(|v| viewport::to_screen(&v, &ds.viewport));
+            if let Some(d) = detail.as_mut() {
+                d.clipped.push(screen);
+            }
+            if let TriangleOutcome::Drawn { .. } = pixels.draw_triangle(mem, &screen) {
+                stats.triangles_rasterized += 1;
+            }
+        }
+    }
+}
+
+fn report_pixel_diags<O: Observer>(
+    pixels: &mut PixelPipeline<crate::fragment::TextureUnits>,
+    draw: u64,
+    obs: &mut O,
+) {
+    for d in pixels.take_diagnostics() {
+        obs.diagnostic(&d.to_diagnostic(Some(draw)));
+    }
+}
+
+/// Executes a DRAWARRAYS (`indexed = false`) or DRAWELEMENTS (`indexed = true`) draw.
+pub fn draw<O: Observer>(gpu: &mut Gpu, mem: &mut PhysMem, indexed: bool, obs: &mut O) {
+    close_immediate(gpu, mem, obs);
+    let draw = gpu.draw_count;
+    gpu.draw_count += 1;
+    let kind = if indexed {
+        DrawKind::Elements
+    } else {
+        DrawKind::Arrays
+    };
+    let ds = draw_setup(gpu, draw, obs);
+    let loader = LoaderConfig::from_regs(&ds.regs);
+    let info = DrawInfo {
+        draw,
+        kind,
+        topology: Topology::from_bits(ds.regs[reg::PRIMITIVE_CONFIG as usize] >> 8),
+        count: loader.num_vertices,
+        geometry_shader: ds.setup.geometry.enabled,
+    };
+    obs.draw_begin(&info);
+    for d in &loader.diagnostics {
+        obs.diagnostic(&d.to_diagnostic(Some(draw)));
+    }
+    let mut stats = DrawStats::default();
+    let mut detail = obs.wants_draw_detail().then(DrawDetail::default);
+    let mut pixels = PixelPipeline::for_draw(mem, &ds.regs);
+    let p = &mut gpu.pipeline;
+    let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
+    if ds.setup.geometry.enabled
+        && let Some(d) = p.gs_input.reconfigure(&ds.setup.geometry)
+    {
+        obs.diagnostic(&d.to_diagnostic(Some(draw)));
+    }
+    let (mut cursor, cap) = DrawCursor::new(&loader, kind, &p.limits);
+    if let Some(d) = cap {
+        obs.diagnostic(&d.to_diagnostic(Some(draw)));
+    }
+    let use_cache = indexed && p.cache_mode == VertexCacheMode::PerIndexedDraw;
+    let mut cache: VertexCache<OutputSlots> = VertexCache::default();
+    // Variable-primitive GS input interleaves batch counts with vertices, which depends on the
+    // routing of every earlier vertex: shade one vertex at a time there.
+    let variable_gs = ds.setup.geometry.enabled
+        && ds.setup.geometry.effective_mode() == shading::GsInputMode::VariablePrimitive;
+    let batch = if variable_gs { 1 } else { SHADE_BATCH };
+    let mut scratch = std::mem::take(&mut p.scratch);
+    scratch.attrs.resize(batch, AttributeSet::default());
+    scratch.slots.resize(batch, [[0.0; 4]; 16]);
+    let mut instructions: u64 = 0;
+    'draw: loop {
+        // Gather a batch of vertex ids; load the ones that need shading.
+        scratch.pending.clear();
+        scratch.cached.clear();
+        let mut n_shade = 0;
+        while scratch.pending.len() < batch {
+            let Some(next) = cursor.next_id(&loader, mem) else {
+                break;
+            };
+            let (k, id) = match next {
+                Ok(v) => v,
+                Err(e) => {
+                    obs.diagnostic(&e.to_diagnostic(Some(draw)));
+                    break;
+                }
+            };
+            if variable_gs && p.gs_input.needs_count() {
+                if let Some(u) = gs_uniforms.as_mut() {
+                    p.gs_input.submit_count(&ds.setup.geometry, id, &mut u.f);
+                }
+                continue;
+            }
+            if use_cache {
+                if let Some(slots) = cache.get(id) {
+                    scratch.cached.push(*slots);
+                    scratch
+                        .pending
+                        .push((k, id, Pending::Cached(scratch.cached.len() - 1)));
+                    continue;
+                }
+                // The same id earlier in this batch: shade once.
+                if let Some(&(_, _, Pending::Shaded(i))) = scratch
+                    .pending
+                    .iter()
+                    .find(|(_, pid, s)| *pid == id && matches!(s, Pending::Shaded(_)))
+                {
+                    scratch.pending.push((k, id, Pending::Shaded(i)));
+                    continue;
+                }
+            }
+            if let Err(e) =
+                loader.load_vertex(mem, &gpu.fixed_attribs, k, id, &mut scratch.attrs[n_shade])
+            {
+                obs.diagnostic(&e.to_diagnostic(Some(draw)));
+                cursor.stop();
+                break;
+            }
+            if let Some(d) = detail.as_mut() {
+                d.loaded.push(scratch.attrs[n_shade].to_loaded(k, id));
+            }
+            scratch.pending.push((k, id, Pending::Shaded(n_shade)));
+            n_shade += 1;
+        }
+        if scratch.pending.is_empty() {
+            break;
+        }
+        stats.vertices_loaded += n_shade as u64;
+        let mut shaded = n_shade;
+        if n_shade > 0 {
+            let result = shading::run_vertex_shader(
+                &mut p.vs_unit,
+                &ds.vs_program,
+                &ds.vs_uniforms,
+                &ds.setup.vs,
+                &scratch.attrs[..n_shade],
+                &mut scratch.shade,
+                &mut scratch.slots[..n_shade],
+            );
+            match result {
+                Ok(s) => {
+                    stats.vs_invocations += s.vertices as u64;
+                    instructions += s.instructions;
+                }
+                Err(e) => {
+                    shaded = e.vertex;
+                    stats.vs_invocations += e.vertex as u64;
+                    obs.diagnostic(&Diagnostic {
+                        kind: DiagKind::ShaderError,
+                        draw: Some(draw),
+                        detail: format!(
+                            "vertex shader stopped on vertex {} of the batch: {}",
+                            e.vertex, e.error
+                        ),
+                    });
+                }
+            }
+        }
+        for (k, id, src) in &scratch.pending {
+            let (k, id) = (*k, *id);
+            let slots = match src {
+                Pending::Shaded(i) if *i < shaded => scratch.slots[*i],
+                Pending::Shaded(_) => break 'draw,
+                Pending::Cached(c) => scratch.cached[*c],
+            };
+            if use_cache && matches!(src, Pending::Shaded(_)) {
+                cache.insert(id, slots);
+            }
+            if let Some(d) = detail.as_mut() {
+                let n = ds.setup.vs.outputs.count();
+                d.shaded.push(ShadedVertex {
+                    index_in_draw: k,
+                    outputs: slots[..n.min(16)].to_vec(),
+                    vertex: ds.setup.output_map.to_vertex(&slots, n),
+                });
+            }
+            let gs_ctx = match (&ds.gs, gs_uniforms.as_mut()) {
+                (Some((program, _)), Some(uniforms)) => Some(GsContext {
+                    buffer: &mut p.gs_input,
+                    unit: &mut p.gs_unit,
+                    program,
+                    uniforms,
+                }),
+                _ => None,
+            };
+            let tris = &mut scratch.tris;
+            match shading::route_vertex(&ds.setup, &slots, gs_ctx, &mut p.assembler, |t| {
+                tris.push(t)
+            }) {
+                Ok(out) => {
+                    stats.gs_invocations += u64::from(out.gs_invocations);
+                    instructions += out.gs_instructions;
+                    if out.gs_invocations > 0 {
+                        p.gs_b15_set = true;
+                    }
+                    if let Some(d) = out.diagnostic {
+                        obs.diagnostic(&d.to_diagnostic(Some(draw)));
+                    }
+                }
+                Err(e) => {
+                    stats.gs_invocations += 1;
+                    p.gs_b15_set = true;
+                    obs.diagnostic(&Diagnostic {
+                        kind: DiagKind::ShaderError,
+                        draw: Some(draw),
+                        detail: format!("geometry shader stopped: {e}"),
+                    });
+                }
+            }
+            rasterize_all(
+                &mut scratch.tris,
+                &ds,
+                &mut pixels,
+                mem,
+                &mut stats,
+                &mut detail,
+                obs,
+            );
+        }
+        if shaded < n_shade {
+            break;
+        }
+        if instructions > p.limits.max_shader_instructions {
+            obs.diagnostic(&Diagnostic {
+                kind: DiagKind::DrawTruncated,
+                draw: Some(draw),
+                detail: format!(
+                    "draw stopped after {instructions} shader instructions (limit {}); {} vertices not processed",
+                    p.limits.max_shader_instructions,
+                    cursor.remaining()
+                ),
+            });
+            break;
+        }
+    }
+    p.scratch = scratch;
+    if let Some(u) = gs_uniforms {
+        gpu.gs.float_uniforms = u.f;
+    }
+    stats.fragments_written = pixels.stats().fragments_passed;
+    report_pixel_diags(&mut pixels, draw, obs);
+    obs.draw_end(&info, &stats, detail);
+}
+
+/// One complete immediate-mode vertex (FIXEDATTRIB_INDEX = 0xF, §3.7): shaded with the VS input
+/// permutation applied, then routed like a vertex of a draw. Consecutive immediate vertices form
+/// one draw in the event log, closed by the next register write outside 0x232-0x235.
+pub fn immediate_vertex<O: Observer>(
+    gpu: &mut Gpu,
+    mem: &mut PhysMem,
+    attrs: &[[f32; 4]],
+    obs: &mut O,
+) {
+    if gpu.pipeline.immediate.is_none() {
+        let draw = gpu.draw_count;
+        gpu.draw_count += 1;
+        let regs = &gpu.regs;
+        let info = DrawInfo {
+            draw,
+            kind: DrawKind::Immediate,
+            topology: Topology::from_bits(regs[reg::PRIMITIVE_CONFIG as usize] >> 8),
+            count: 0,
+            geometry_shader: ShadingSetup::from_regs(regs).geometry.enabled,
+        };
+        obs.draw_begin(&info);
+        if ShadingSetup::from_regs(regs).geometry.enabled {
+            let geometry = ShadingSetup::from_regs(regs).geometry;
+            if let Some(d) = gpu.pipeline.gs_input.reconfigure(&geometry) {
+                obs.diagnostic(&d.to_diagnostic(Some(draw)));
+            }
+        }
+        gpu.pipeline.immediate = Some(ImmediateDraw {
+            info,
+            stats: DrawStats::default(),
+            detail: obs.wants_draw_detail().then(DrawDetail::default),
+            vertices: 0,
+        });
+    }
+    let Some(mut imm) = gpu.pipeline.immediate.take() else {
+        return;
+    };
+    let draw = imm.info.draw;
+    let ds = draw_setup(gpu, draw, obs);
+    let set = AttributeSet::immediate(attrs);
+    let k = imm.vertices;
+    imm.vertices += 1;
+    imm.info.count = imm.vertices;
+    imm.stats.vertices_loaded += 1;
+    if let Some(d) = imm.detail.as_mut() {
+        d.loaded.push(set.to_loaded(k, k));
+    }
+    let p = &mut gpu.pipeline;
+    let mut scratch = std::mem::take(&mut p.scratch);
+    let mut slots = [[[0.0f32; 4]; 16]; 1];
+    let result = shading::run_vertex_shader(
+        &mut p.vs_unit,
+        &ds.vs_program,
+        &ds.vs_uniforms,
+        &ds.setup.vs,
+        std::slice::from_ref(&set),
+        &mut scratch.shade,
+        &mut slots,
+    );
+    imm.stats.vs_invocations += 1;
+    match result {
+        Ok(_) => {
+            let slots = slots[0];
+            if let Some(d) = imm.detail.as_mut() {
+                let n = ds.setup.vs.outputs.count();
+                d.shaded.push(ShadedVertex {
+                    index_in_draw: k,
+                    outputs: slots[..n.min(16)].to_vec(),
+                    vertex: ds.setup.output_map.to_vertex(&slots, n),
+                });
+            }
+            let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
+            let gs_ctx = match (&ds.gs, gs_uniforms.as_mut()) {
+                (Some((program, _)), Some(uniforms)) => Some(GsContext {
+                    buffer: &mut p.gs_input,
+                    unit: &mut p.gs_unit,
+                    program,
+                    uniforms,
+                }),
+                _ => None,
+            };
+            let tris = &mut scratch.tris;
+            match shading::route_vertex(&ds.setup, &slots, gs_ctx, &mut p.assembler, |t| {
+                tris.push(t)
+            }) {
+                Ok(out) => {
+                    imm.stats.gs_invocations += u64::from(out.gs_invocations);
+                    if out.gs_invocations > 0 {
+                        p.gs_b15_set = true;
+                    }
+                    if let Some(d) = out.diagnostic {
+                        obs.diagnostic(&d.to_diagnostic(Some(draw)));
+                    }
+                }
+                Err(e) => obs.diagnostic(&Diagnostic {
+                    kind: DiagKind::ShaderError,
+                    draw: Some(draw),
+                    detail: format!("geometry shader stopped: {e}"),
+                }),
+            }
+            if let Some(u) = gs_uniforms {
+                gpu.gs.float_uniforms = u.f;
+            }
+            if !scratch.tris.is_empty() {
+                let mut pixels = PixelPipeline::for_draw(mem, &ds.regs);
+                rasterize_all(
+                    &mut scratch.tris,
+                    &ds,
+                    &mut pixels,
+                    mem,
+                    &mut imm.stats,
+                    &mut imm.detail,
+                    obs,
+                );
+                imm.stats.fragments_written += pixels.stats().fragments_passed;
+                report_pixel_diags(&mut pixels, draw, obs);
+            }
+        }
+        Err(e) => obs.diagnostic(&Diagnostic {
+            kind: DiagKind::ShaderError,
+            draw: Some(draw),
+            detail: format!(
+                "vertex shader stopped on an immediate-mode vertex: {}",
+                e.error
+            ),
+        }),
+    }
+    gpu.pipeline.scratch = scratch;
+    gpu.pipeline.immediate = Some(imm);
+}
+
+/// Ends the open immediate-mode draw, if any (called before any register write outside the
+/// fixed-attribute ports, and at the end of command lists).
+pub fn close_immediate<O: Observer>(gpu: &mut Gpu, _mem: &mut PhysMem, obs: &mut O) {
+    if let Some(imm) = gpu.pipeline.immediate.take() {
+        obs.draw_end(&imm.info, &imm.stats, imm.detail);
+    }
+}
+
+/// True while immediate-mode vertices are being collected into an open draw.
+pub fn immediate_open(gpu: &Gpu) -> bool {
+    gpu.pipeline.immediate.is_some()
+}
