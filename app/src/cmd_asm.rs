@@ -2,8 +2,11 @@
 //! shader sources into one `.shbin` (one DVLE per input file), byte-identical to picasso 2.7.1.
 //!
 //! An input named `-` is read from standard input (named `<stdin>` in diagnostics), so
-//! `picaview disasm X.shbin | picaview asm - -o Y.shbin` round-trips a binary. Diagnostics are
-//! printed to standard error as `file:line:column: error: ...` with the source line and a caret.
+//! `picaview disasm X.shbin | picaview asm - -o Y.shbin` round-trips a binary; when standard input
+//! holds the disassembly of a file with several DVLEs (sections headed `; ======== file N: ...`),
+//! each section becomes its own source file (`<stdin>#N`), as picasso needs one file per DVLE.
+//! Diagnostics are printed to standard error as `file:line:column: error: ...` with the source
+//! line and a caret.
 
 use std::io::{Read as _, Write as _};
 use std::path::PathBuf;
@@ -25,6 +28,29 @@ pub struct AsmArgs {
     pub no_nop: bool,
 }
 
+/// Marker line that `picaview disasm` puts before each DVLE's source when a file has several.
+const SECTION_MARKER: &str = "; ======== file ";
+
+/// Splits standard input into one source per DVLE when it is the output of `picaview disasm` for a
+/// file with several DVLEs (sections start with [`SECTION_MARKER`]); otherwise it is one source.
+fn split_disassembly(text: &str) -> Vec<(String, String)> {
+    let mut sections: Vec<(String, String)> = Vec::new();
+    for line in text.split_inclusive('\n') {
+        if line.starts_with(SECTION_MARKER) {
+            sections.push((format!("<stdin>#{}", sections.len()), String::new()));
+        }
+        match sections.last_mut() {
+            Some((_, body)) => body.push_str(line),
+            None if line.trim().is_empty() || line.trim_start().starts_with(';') => {}
+            None => return vec![("<stdin>".to_string(), text.to_string())],
+        }
+    }
+    if sections.is_empty() {
+        return vec![("<stdin>".to_string(), text.to_string())];
+    }
+    sections
+}
+
 /// Runs `picaview asm`.
 pub fn run(args: &AsmArgs) -> Result<()> {
     let mut sources = Vec::with_capacity(args.inputs.len());
@@ -34,7 +60,7 @@ pub fn run(args: &AsmArgs) -> Result<()> {
             std::io::stdin()
                 .read_to_string(&mut text)
                 .context("cannot read standard input")?;
-            sources.push(("<stdin>".to_string(), text));
+            sources.extend(split_disassembly(&text));
         } else {
             let bytes =
                 std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -75,4 +101,59 @@ pub fn run(args: &AsmArgs) -> Result<()> {
             .with_context(|| format!("cannot write {}", args.output.display()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn single_sources_stay_whole() {
+        let text = "; a comment\n.proc main\n\tend\n.end\n";
+        assert_eq!(
+            split_disassembly(text),
+            vec![("<stdin>".to_string(), text.to_string())]
+        );
+    }
+
+    #[test]
+    fn multi_dvle_disassembly_is_split() {
+        let text = "; ======== file 0: DVLE 0 (vertex shader) ========\n.out o position\n\n; ======== file 1: DVLE 1 (geometry shader), holds the code ========\n.gsh point c0\n";
+        let parts = split_disassembly(text);
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts[1].0, "<stdin>#1");
+        assert!(parts[1].1.contains(".gsh point c0"));
+        assert!(!parts[0].1.contains(".gsh"));
+    }
+
+    #[test]
+    fn assembles_files_and_reports_errors() {
+        let dir = std::env::temp_dir().join(format!("picaview-cmd-asm-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.v.pica");
+        std::fs::write(
+            &good,
+            ".out p position\n.proc main\n\tmov p, v0\n\tend\n.end\n",
+        )
+        .unwrap();
+        let out = dir.join("good.shbin");
+        run(&AsmArgs {
+            inputs: vec![good],
+            output: out.clone(),
+            no_nop: false,
+        })
+        .unwrap();
+        let bytes = std::fs::read(&out).unwrap();
+        assert_eq!(&bytes[..4], b"DVLB");
+        let bad = dir.join("bad.v.pica");
+        std::fs::write(&bad, ".proc main\n\tmov r0, q1\n\tend\n.end\n").unwrap();
+        let err = run(&AsmArgs {
+            inputs: vec![bad],
+            output: dir.join("bad.shbin"),
+            no_nop: false,
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("1 error"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -81,3 +81,57 @@ pub fn render(parsed: &ShaderFile, args: &DisasmArgs) -> Result<String> {
         None => Ok(disasm::disassemble_all(&dvlb)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn demo() -> ShaderFile {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../assets/shaders/craftus-world.shbin"
+        );
+        let bytes = std::fs::read(path).expect("bundled demo shader");
+        parse_shader_file(&bytes).expect("valid demo shader")
+    }
+
+    fn args(entry: Option<usize>, raw: bool, json: bool) -> DisasmArgs {
+        DisasmArgs {
+            file: PathBuf::from("demo.shbin"),
+            entry,
+            raw,
+            json,
+        }
+    }
+
+    #[test]
+    fn disassembles_the_bundled_demo_shader() {
+        let text = render(&demo(), &args(None, false, false)).unwrap();
+        assert!(text.starts_with("; picaview disassembly of DVLE 0 of 1 (vertex shader)\n"));
+        assert!(text.contains(".proc main\n"), "{text}");
+        assert!(text.contains("    end "), "{text}");
+        assert_eq!(render(&demo(), &args(Some(0), false, false)).unwrap(), text);
+        assert!(render(&demo(), &args(Some(1), false, false)).is_err());
+    }
+
+    #[test]
+    fn raw_listing_and_json() {
+        let raw = render(&demo(), &args(None, true, false)).unwrap();
+        assert!(
+            raw.contains("  000   2207F180  00    00069FEE  mul r0.xyz, c95.w, v3.xyz"),
+            "{raw}"
+        );
+        assert!(render(&demo(), &args(Some(3), true, false)).is_err());
+
+        let json = render(&demo(), &args(None, false, true)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["format"], "DVLB");
+        assert_eq!(v["dvlb"]["dvles"][0]["main_end"], 11);
+        assert_eq!(v["dvlb"]["dvles"][0]["uniforms"][0]["name"], "projection");
+        assert_eq!(v["dvlb"]["dvlp"]["code"].as_array().map(Vec::len), Some(11));
+        let one: serde_json::Value =
+            serde_json::from_str(&render(&demo(), &args(Some(0), false, true)).unwrap()).unwrap();
+        assert_eq!(one["dvle_index"], 0);
+        assert_eq!(one["dvle"]["outputs"][1]["semantic"], "Color");
+    }
+}

@@ -22,6 +22,12 @@
 //! All arithmetic is integer on u8 channels exactly as `pica-raster.md` §9 gives it (Citra's
 //! software rasteriser): blend products are divided by 255 with truncation and clamped.
 //!
+//! Entry points: [`PixelPipeline::for_draw_cached`] (what the command processor calls once per
+//! draw, with a [`TextureCache`] kept across draws), then [`PixelPipeline::draw_triangle`] per
+//! triangle; [`draw_triangle`] is a one-shot convenience. Colour and depth are accessed through
+//! one-tile write-back caches ([`crate::framebuffer::TileCache`]) flushed after every triangle.
+//! Nothing is allocated per triangle or per pixel.
+//!
 //! **Early depth** (regs 0x061-0x063, 0x06A, 0x118) is decoded into [`EarlyDepth`] for display
 //! but not applied: it is a hierarchical early rejection whose visible result equals the late
 //! depth test in normal use, and no source documents a visible difference (§9.5; Citra and
@@ -33,12 +39,13 @@ use crate::memory::PhysMem;
 use crate::pixel::{DepthFormat, Rgba};
 use crate::raster::{Fragment, RasterConfig, TriangleOutcome, rasterize_triangle};
 use crate::tev::{TevConfig, TevIssue, TevProgram, TevSource};
-use crate::texture::{
-    DecodedTexels, Gradients, Sampler, TexUnitsControl, TextureConfig, TextureError,
-};
+use crate::texture::TextureError;
+
+pub mod textures;
 use crate::vertex::ScreenVertex;
 use pica_cmd::regs::Regs;
 use pica_cmd::regs::framebuffer::BlendMode;
+pub use textures::{NoTextures, TextureCache, TextureSampler, TextureUnits};
 
 /// A comparison function (alpha, stencil, depth and early-depth tests; 3-bit field).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -157,7 +164,7 @@ pub enum BlendEquation {
     Min,
     /// 4: `max(s, d)`. UNVERIFIED: factors ignored, as for [`BlendEquation::Min`].
     Max,
-    /// 5-7: behave as [`BlendEquation::Add`] on hardware according to [3DB-I] (Citra leaves them
+    /// 5-7: behave as [`BlendEquation::Add`] on hardware according to \[3DB-I\] (Citra leaves them
     /// unimplemented).
     Reserved(u8),
 }
@@ -426,7 +433,7 @@ pub enum ColorOutput {
 pub enum FragmentMode {
     /// 0: the normal pipeline.
     Default,
-    /// 1: gas rendering (implemented elsewhere, see [`FragmentHooks::gas`]).
+    /// 1: gas rendering (implemented elsewhere, see [`FragmentHooks::gas_render`]).
     Gas,
     /// 2: undocumented. UNVERIFIED: treated as [`FragmentMode::Default`] and reported.
     Reserved2,
@@ -543,7 +550,7 @@ impl StencilTest {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct DepthTest {
     /// Bit 0: depth test enabled. When clear the test behaves as "always" and depth is still
-    /// written if [`DepthTest::write`] is set (HW: [3DB-I], `pica-raster.md` §9.5).
+    /// written if [`DepthTest::write`] is set (HW: \[3DB-I\], `pica-raster.md` §9.5).
     pub enabled: bool,
     /// Bits 4-6: passes if `fragment OP stored`.
     pub func: CompareFunc,
@@ -750,129 +757,6 @@ pub struct PixelStats {
     pub fragments_passed: u64,
 }
 
-/// Texture units 0-2 as the fragment pipeline sees them.
-///
-/// The sampler gets the fragment (texture coordinates, tc0.w, derivatives) and returns the
-/// colour of each unit the combiners read.
-pub trait TextureSampler {
-    /// True if unit `unit` (0-2) is enabled (reg 0x080 bits 0-2); disabled units give (0,0,0,0).
-    fn enabled(&self, unit: usize) -> bool;
-    /// Whether the sampler needs [`Fragment::tc_grad`] (mipmaps or different min/mag filters).
-    fn needs_gradients(&self) -> bool;
-    /// The colour of enabled unit `unit` (0-2) for `frag`.
-    fn sample(&self, mem: &PhysMem, unit: usize, frag: &Fragment) -> Rgba;
-}
-
-/// A sampler for draws whose texture units are all disabled, or for callers without texturing.
-/// Enabled units are reported as [`Feature::Textures`] not implemented and read as 0.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoTextures {
-    /// Units 0-2 enabled (reg 0x080 bits 0-2).
-    pub enabled: [bool; 3],
-}
-
-impl TextureSampler for NoTextures {
-    fn enabled(&self, _unit: usize) -> bool {
-        false
-    }
-    fn needs_gradients(&self) -> bool {
-        false
-    }
-    fn sample(&self, _mem: &PhysMem, _unit: usize, _frag: &Fragment) -> Rgba {
-        [0; 4]
-    }
-}
-
-/// Texture units 0-2 sampled with [`crate::texture::Sampler`] over textures decoded once per
-/// draw (so a draw sees the texture as it was when the draw started).
-///
-/// Coordinates (`pica-raster.md` §5.6): unit 0 uses texcoord0 (and tc0.w for projective, cube
-/// and shadow types), unit 1 texcoord1, unit 2 texcoord2 or texcoord1 (reg 0x080 bit 13).
-/// Derivatives for the LOD come from the rasteriser's analytic gradients.
-pub struct TextureUnits {
-    samplers: [Option<Sampler<DecodedTexels>>; 3],
-    unit2_uses_texcoord1: bool,
-    needs_gradients: bool,
-    /// Units that were wanted but cannot be sampled, with the reason.
-    pub errors: Vec<(u8, TextureError)>,
-}
-
-impl std::fmt::Debug for TextureUnits {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TextureUnits")
-            .field("present", &self.samplers.each_ref().map(|s| s.is_some()))
-            .field("errors", &self.errors)
-            .finish()
-    }
-}
-
-impl TextureUnits {
-    /// Builds samplers for the units in `wanted` that reg 0x080 enables (others are not
-    /// decoded and read as 0). Units whose texture cannot be sampled are listed in
-    /// [`TextureUnits::errors`].
-    pub fn from_regs(mem: &PhysMem, regs: &[u32; 0x300], wanted: [bool; 3]) -> Self {
-        let ctl = TexUnitsControl::from_regs(regs);
-        let mut samplers: [Option<Sampler<DecodedTexels>>; 3] = [None, None, None];
-        let mut errors = Vec::new();
-        let mut needs_gradients = false;
-        for unit in 0..3 {
-            if !(wanted[unit] && ctl.enabled[unit]) {
-                continue;
-            }
-            let cfg = TextureConfig::from_regs(regs, unit);
-            match Sampler::decoded(mem, &cfg) {
-                Ok(s) => {
-                    let c = s.config();
-                    // λ matters only with distinct filters or more than one usable level.
-                    let levels = s.layout().levels().len() as u32;
-                    let usable = c.lod.max_level.min(levels.saturating_sub(1));
-                    needs_gradients |= c.min_filter != c.mag_filter || usable > c.lod.min_level;
-                    samplers[unit] = Some(s);
-                }
-                Err(e) => errors.push((unit as u8, e)),
-            }
-        }
-        TextureUnits {
-            samplers,
-            unit2_uses_texcoord1: ctl.unit2_uses_texcoord1,
-            needs_gradients,
-            errors,
-        }
-    }
-}
-
-impl TextureSampler for TextureUnits {
-    fn enabled(&self, unit: usize) -> bool {
-        self.samplers.get(unit).is_some_and(|s| s.is_some())
-    }
-
-    fn needs_gradients(&self) -> bool {
-        self.needs_gradients
-    }
-
-    #[inline]
-    fn sample(&self, _mem: &PhysMem, unit: usize, frag: &Fragment) -> Rgba {
-        let Some(Some(s)) = self.samplers.get(unit) else {
-            return [0; 4];
-        };
-        let tc = match unit {
-            2 if self.unit2_uses_texcoord1 => 1,
-            u => u.min(2),
-        };
-        let [u, v] = frag.tc[tc];
-        let g = frag.tc_grad[tc];
-        if unit == 0 {
-            let gr = Gradients {
-                dx: [g[0], g[1], frag.tc0_w_grad[0]],
-                dy: [g[2], g[3], frag.tc0_w_grad[1]],
-            };
-            s.sample(u, v, frag.tc0_w, &gr)
-        } else {
-            s.sample(u, v, 0.0, &Gradients::uv(g[0], g[1], g[2], g[3]))
-        }
-    }
-}
-
 /// Per-fragment stages implemented in other modules (fragment lighting, procedural texture,
 /// fog, gas, shadow rendering). Every method has a default that returns "not implemented"
 /// (`None` / `false`); the pipeline then reports [`PipelineDiag::NotImplemented`] once per draw
@@ -892,15 +776,23 @@ pub trait FragmentHooks {
     fn fog(&mut self, _frag: &Fragment, _color: &mut Rgba) -> bool {
         false
     }
-    /// Gas (fog mode 7 or fragment mode 1): returns false if not implemented (the fragment is
-    /// then discarded, as Citra's GL path does).
-    fn gas(&mut self, _frag: &Fragment, _color: &mut Rgba) -> bool {
+    /// Gas shading as a fog mode (fog mode 7): changes `color` for `frag`. Returns false if not
+    /// implemented; the fragment is then discarded (Citra's GL path discards gas fragments).
+    fn gas_fog(&mut self, _frag: &Fragment, _color: &mut Rgba) -> bool {
         false
     }
-    /// Shadow-map rendering (fragment mode 3): update the 4 colour-buffer bytes of this pixel
-    /// (`pica-raster.md` §9.2) from the combiner output `color`. Returns `None` if not
+    /// Gas rendering (fragment operation mode 1): update this pixel's colour-buffer bytes
+    /// (`pixel`, in the colour buffer's own format, 2-4 bytes) from the combiner output
+    /// `color`. Nothing else happens to the fragment. Returns `None` if not implemented, else
+    /// whether the bytes were changed.
+    fn gas_render(&mut self, _frag: &Fragment, _color: Rgba, _pixel: &mut [u8]) -> Option<bool> {
+        None
+    }
+    /// Shadow-map rendering (fragment operation mode 3): update this pixel's 4 colour-buffer
+    /// bytes (`pixel`; always 4 bytes per pixel in this mode, `pica-raster.md` §9.2) from the
+    /// combiner output `color`. Nothing else happens to the fragment. Returns `None` if not
     /// implemented, else whether the bytes were changed.
-    fn shadow(&mut self, _frag: &Fragment, _color: Rgba, _pixel: &mut [u8; 4]) -> Option<bool> {
+    fn shadow(&mut self, _frag: &Fragment, _color: Rgba, _pixel: &mut [u8]) -> Option<bool> {
         None
     }
 }
@@ -982,7 +874,7 @@ impl PixelPipeline<NoTextures> {
     pub fn new(regs: &[u32; 0x300]) -> Self {
         let tc = Regs::new(regs).texunit_config();
         let enabled = [tc.tex0_enable, tc.tex1_enable, tc.tex2_enable];
-        let mut p = Self::with_sampler(regs, NoTextures { enabled });
+        let mut p = Self::with_sampler(regs, NoTextures);
         // Report enabled units that are read but cannot be sampled.
         if (0..3).any(|u| enabled[u] && p.cfg.tev.reads(tex_source(u))) {
             p.not_implemented(Feature::Textures);
@@ -994,10 +886,19 @@ impl PixelPipeline<NoTextures> {
 impl PixelPipeline<TextureUnits> {
     /// The pipeline for a draw: decodes the registers and the textures the combiners read
     /// (from `mem`, as they are now). This is what the command processor calls at each draw.
+    ///
+    /// Decodes every texture anew; callers drawing many draws should keep a [`TextureCache`]
+    /// and use [`PixelPipeline::for_draw_cached`].
     pub fn for_draw(mem: &PhysMem, regs: &[u32; 0x300]) -> Self {
+        Self::for_draw_cached(mem, regs, &mut TextureCache::new(0))
+    }
+
+    /// As [`PixelPipeline::for_draw`], reusing decoded textures from `cache` (which keeps them
+    /// for later draws).
+    pub fn for_draw_cached(mem: &PhysMem, regs: &[u32; 0x300], cache: &mut TextureCache) -> Self {
         let tev = TevConfig::from_regs(regs);
         let wanted = [0, 1, 2].map(|u| tev.reads(tex_source(u)));
-        let mut units = TextureUnits::from_regs(mem, regs, wanted);
+        let mut units = TextureUnits::from_regs_cached(mem, regs, wanted, cache);
         let errors = std::mem::take(&mut units.errors);
         let mut p = Self::with_sampler(regs, units);
         for (unit, error) in errors {
@@ -1281,15 +1182,8 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         let mut color = self.tev.run_table(&mut t);
 
         match ops.mode {
-            FragmentMode::Shadow => {
-                self.shadow(frag, color);
-                return;
-            }
-            FragmentMode::Gas => {
-                if !self.hooks.gas(frag, &mut color) {
-                    self.miss(Feature::Gas);
-                }
-                // Gas rendering writes through its own path; nothing more happens here.
+            FragmentMode::Shadow | FragmentMode::Gas => {
+                self.special_mode(frag, color, ops.mode);
                 return;
             }
             FragmentMode::Default | FragmentMode::Reserved2 => {}
@@ -1309,7 +1203,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
                 }
             }
             FogMode::Gas => {
-                if !self.hooks.gas(frag, &mut color) {
+                if !self.hooks.gas_fog(frag, &mut color) {
                     self.miss(Feature::Gas);
                     // UNVERIFIED: Citra GL discards gas fragments; we do the same without a hook.
                     return;
@@ -1428,8 +1322,8 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         }
     }
 
-    /// Shadow-map rendering: hand the 4 colour-buffer bytes to the hook.
-    fn shadow(&mut self, frag: &Fragment, color: Rgba) {
+    /// Shadow-map or gas rendering: hand the pixel's colour-buffer bytes to the hook.
+    fn special_mode(&mut self, frag: &Fragment, color: Rgba, mode: FragmentMode) {
         let fb = &self.cfg.fb;
         let Some(px) = self
             .color_cache
@@ -1437,16 +1331,15 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         else {
             return;
         };
-        let mut b = [0u8; 4];
-        let n = px.len().min(4);
-        b[..n].copy_from_slice(&px[..n]);
-        match self.hooks.shadow(frag, color, &mut b) {
-            Some(true) => {
-                px[..n].copy_from_slice(&b[..n]);
-                self.color_cache.mark_dirty();
-            }
+        let (result, feature) = if mode == FragmentMode::Shadow {
+            (self.hooks.shadow(frag, color, px), Feature::ShadowRendering)
+        } else {
+            (self.hooks.gas_render(frag, color, px), Feature::Gas)
+        };
+        match result {
+            Some(true) => self.color_cache.mark_dirty(),
             Some(false) => {}
-            None => self.miss(Feature::ShadowRendering),
+            None => self.miss(feature),
         }
     }
 }

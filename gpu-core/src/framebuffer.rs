@@ -100,7 +100,7 @@ pub enum WriteGate {
 
 /// The DEPTHBUFFER_WRITE interpretation in use.
 ///
-/// UNVERIFIED: [3DB-I] defines bit 0 = stencil and bit 1 = depth, and citro3d writes exactly that
+/// UNVERIFIED: \[3DB-I\] defines bit 0 = stencil and bit 1 = depth, and citro3d writes exactly that
 /// (mask 3 for D24S8 targets, 2 for depth-only formats); Citra treats the register as one gate.
 /// Both agree for the values real software writes (0, 2 with no stencil, 3); we follow 3dbrew.
 pub const DEPTH_STENCIL_WRITE_GATE: WriteGate = WriteGate::PerBit;

@@ -274,7 +274,7 @@ fn attr_array(v: &ScreenVertex) -> [f32; N_ATTR] {
 #[inline]
 fn to_fixed(v: f32) -> Option<i64> {
     let f = (v * ONE as f32).round();
-    // ok: NaN fails both comparisons and is rejected.
+    // NaN fails the comparison and is rejected like out-of-range values.
     if f.abs() <= MAX_FIXED {
         Some(f as i64)
     } else {

@@ -266,7 +266,7 @@ fn op_channel(op: TevOp, a: u32, b: u32, c: u32) -> u8 {
 /// The DOT3 value of two RGB triples:
 /// `clamp(Σ ((2a − 255)·(2b − 255) + 128) / 256, 0, 255)` with division truncating toward zero.
 ///
-/// HW: [C] PR #767 compared this against hardware; worst-case error ±3 (the per-component
+/// HW: \[C\] PR #767 compared this against hardware; worst-case error ±3 (the per-component
 /// precision of the hardware is not known exactly). Dot3_RGBA verified in PR #2671.
 #[inline]
 pub fn dot3(a: [u8; 3], b: [u8; 3]) -> u8 {
@@ -540,7 +540,7 @@ impl TevConfig {
 
     /// Runs the six stages for one fragment.
     ///
-    /// The combiner buffer lags one stage (HW: verified by fincs, [C] PR #1261; `pica-raster.md`
+    /// The combiner buffer lags one stage (HW: verified by fincs, \[C\] PR #1261; `pica-raster.md`
     /// §6.5): stage 0 reads (0, 0, 0, 0) as "previous buffer", stage 1 reads
     /// [`TevConfig::buffer_color`], stage k ≥ 2 reads the buffer as updated by stages ≤ k − 2.
     /// Only stages 0-3 can update it.

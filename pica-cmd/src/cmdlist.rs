@@ -1040,10 +1040,11 @@ impl CmdListBuilder {
         Ok(self)
     }
 
-    /// Appends the end-of-list sequence: a write of [`FINALIZE_VALUE`] to GPUREG_FINALIZE, then
-    /// (if the list is not yet a multiple of 16 bytes) a second identical write, as libctru's
-    /// `GPUCMD_Finalize` does, so that the FINALIZE command is not lost to the hardware's size
-    /// rounding (3dbrew "GPU/Pitfalls").
+    /// Appends the end-of-list sequence: a write of [`FINALIZE_VALUE`] to GPUREG_FINALIZE, then,
+    /// only if the list is not yet a multiple of 16 bytes, a second identical write, so that the
+    /// size is 16-byte aligned and no FINALIZE is lost to the hardware's size rounding (3dbrew
+    /// "GPU/Pitfalls"). libctru's `GPUCMD_Finalize` pads the same way with a repeated FINALIZE
+    /// write (some versions always write two).
     pub fn finalize(&mut self) -> &mut Self {
         self.write(FINALIZE_ID, FINALIZE_VALUE);
         if !self.words.len().is_multiple_of(4) {

@@ -575,3 +575,18 @@ fn proctex_from_the_reset_sequence() {
     assert_eq!(p.config.u_clamp, regs::tev::ProcTexClamp::ToEdge);
     assert_eq!(p.config.v_clamp, regs::tev::ProcTexClamp::ToEdge);
 }
+
+#[test]
+fn float_text_forms() {
+    assert_eq!(meaning(0x041, 0x7F_0000, "value"), "f24 inf");
+    assert_eq!(meaning(0x041, 0xFF_0000, "value"), "f24 -inf");
+    assert_eq!(meaning(0x041, 0x7F_0001, "value"), "f24 NaN");
+    assert_eq!(meaning(0x041, 0x80_0000, "value"), "f24 -0");
+    // 2^-63 * (1 + 2^-16): exponent 0 is a normal number (no denormals), printed in
+    // scientific notation.
+    assert!(meaning(0x041, 0x00_0001, "value").starts_with("f24 1.0842"));
+    assert!(meaning(0x041, 0x00_0001, "value").contains("e-19"));
+    // 2^20 = 1048576 stays decimal; 2^40 switches to scientific notation.
+    assert_eq!(meaning(0x041, (63 + 20) << 16, "value"), "f24 1048576");
+    assert_eq!(meaning(0x041, (63 + 40) << 16, "value"), "f24 1.0995116e12");
+}

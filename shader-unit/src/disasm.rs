@@ -24,11 +24,20 @@
 //!   masks, relative addressing `c4[a0.x]` / `name[aL+2]`, conditions `cmp.x && !cmp.y`.
 //!   Registers named in the DVLE uniform/output tables are printed by name.
 //!
+//! - Register choices picasso's allocators must reproduce: uniforms are declared in register
+//!   order with private `_unused_*` uniforms filling gaps; constants use `.constf`/`.consti` only
+//!   where picasso 2.x's top-down allocation lands on the same register. picasso 2.7.1 rejects
+//!   the name `v15` (its range check is off by one), so v15 is written `v14[1]`.
+//!
 //! Every instruction picasso cannot express (undefined opcodes, an empty write mask, flow control
 //! whose ranges do not nest, ...) is printed as `nop` with an `UNEXPRESSIBLE` comment, so that
 //! addresses still line up; instructions that picasso would encode differently get a `NOTE`
-//! comment; and the header lists these problems. [`Listing::exact`] says whether re-assembly can
-//! reproduce the words.
+//! comment; and the header lists these problems, tagged `[code]` (program words, operand
+//! descriptors, constants) or `[table]` (other DVLE fields). The operand-descriptor table is
+//! checked by replaying picasso's allocation (`findOrAddOpdesc` with its lane masks and the MAD
+//! slot swap): other producers (nihstro) allocate differently, and re-assembly then renumbers
+//! descriptors. [`Listing::code_exact`] and [`Listing::exact`] summarise the notes; the
+//! real-file tests check both claims against an actual re-assembly.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
@@ -126,6 +135,7 @@ pub fn disassemble_all(dvlb: &Dvlb) -> String {
     }
     let analysis = Analysis::new(dvlb, None);
     let code_file = analysis.code_file(dvlb);
+    let mut shared = UniformAlloc::default();
     for (index, exe) in dvlb.dvles.iter().enumerate() {
         let mut out = FileWriter::new(&analysis, exe, index, count);
         if count > 1 {
@@ -141,7 +151,7 @@ pub fn disassemble_all(dvlb: &Dvlb) -> String {
             );
         }
         out.header(dvlb);
-        out.directives();
+        out.directives_with(&mut shared);
         if index == code_file {
             out.code();
         } else {
@@ -1122,6 +1132,32 @@ fn semantic_alias(entry_semantic: &str) -> String {
     format!("out_{entry_semantic}")
 }
 
+/// picasso's vertex-shader uniform allocator, which is shared by all source files of one run
+/// (`unifAlloc[0]` and `g_uniformTable` in `picasso_assembler.cpp`): next free registers and the
+/// uniforms declared so far. Geometry shaders with a `.gsh` mode get a fresh one per file.
+#[derive(Clone, Debug)]
+struct UniformAlloc {
+    /// Next free register per class, unified index space (c0 = 0x10, i0 = 0x70, b0 = 0x78).
+    next: [u16; 3],
+    /// Uniforms declared in earlier files: name -> (class, first register, last register).
+    declared: HashMap<String, (usize, u16, u16)>,
+}
+
+impl UniformAlloc {
+    fn starting_at(fvec: u16) -> Self {
+        UniformAlloc {
+            next: [fvec, 0x70, 0x78],
+            declared: HashMap::new(),
+        }
+    }
+}
+
+impl Default for UniformAlloc {
+    fn default() -> Self {
+        Self::starting_at(0x10)
+    }
+}
+
 /// Writes one picasso source file.
 struct FileWriter<'a> {
     a: &'a Analysis,
@@ -1202,8 +1238,14 @@ impl<'a> FileWriter<'a> {
         self.header_at = self.lines.len();
     }
 
-    /// All directives of the DVLE.
+    /// All directives of the DVLE, for a stand-alone file.
     fn directives(&mut self) {
+        self.directives_with(&mut UniformAlloc::default());
+    }
+
+    /// All directives of the DVLE; `shared` is the vertex-shader allocator state left by the
+    /// earlier files of the same picasso run.
+    fn directives_with(&mut self, shared: &mut UniformAlloc) {
         let e = self.dvle;
         let mut fvec_start: u16 = 0x10;
         if e.kind == ShaderKind::Geometry {
@@ -1235,7 +1277,11 @@ impl<'a> FileWriter<'a> {
                 e.main_start
             ));
         }
-        let (fvec_next, ivec_next) = self.uniform_directives(fvec_start);
+        let (fvec_next, ivec_next) = if self.dvle.kind == ShaderKind::Geometry {
+            self.uniform_directives(&mut UniformAlloc::starting_at(fvec_start))
+        } else {
+            self.uniform_directives(shared)
+        };
         self.constant_directives(fvec_next, ivec_next);
         self.output_directives();
     }
@@ -1298,14 +1344,17 @@ impl<'a> FileWriter<'a> {
     /// Emits `.in`, `.fvec`, `.ivec`, `.bool` (and `.alias` fallbacks) in register order, which
     /// is the order of picasso's sorted uniform table. Returns the next float and integer
     /// uniforms picasso's allocator would hand out (unified index space).
-    fn uniform_directives(&mut self, fvec_start: u16) -> (u16, u16) {
+    fn uniform_directives(&mut self, alloc: &mut UniformAlloc) -> (u16, u16) {
         let mut entries: Vec<&UniformEntry> = self.dvle.uniforms.iter().collect();
         entries.sort_by_key(|u| u.start);
-        // Next register picasso's allocator hands out, per file (unified index space).
-        let mut next_f = fvec_start;
-        let mut next_i: u16 = 0x70;
-        let mut next_b: u16 = 0x78;
         let mut input_mask = 0u16;
+        // Private gap names must not repeat across the files of one run (picasso would find
+        // the earlier one in its global table and reuse its registers).
+        let gap_prefix = if self.index == 0 {
+            "_unused_".to_string()
+        } else {
+            format!("_unused{}_", self.index)
+        };
         for u in entries {
             let Some(name) = alias_name(&u.name) else {
                 self.note(format!(
@@ -1350,9 +1399,9 @@ impl<'a> FileWriter<'a> {
                     self.register_names(&name, u);
                     continue;
                 }
-                UniformRegister::Float(_) => (".fvec", &mut next_f, 0x10u16, "c", 0x70u16),
-                UniformRegister::Int(_) => (".ivec", &mut next_i, 0x70, "i", 0x74),
-                UniformRegister::Bool(_) => (".bool", &mut next_b, 0x78, "b", 0x88),
+                UniformRegister::Float(_) => (".fvec", 0usize, 0x10u16, "c", 0x70u16),
+                UniformRegister::Int(_) => (".ivec", 1, 0x70, "i", 0x74),
+                UniformRegister::Bool(_) => (".bool", 2, 0x78, "b", 0x88),
                 UniformRegister::Other(raw) => {
                     self.note(format!(
                         "uniform `{name}` names unified register 0x{raw:02X}, which is no register"
@@ -1360,14 +1409,20 @@ impl<'a> FileWriter<'a> {
                     continue;
                 }
             };
+            let class = next;
+            let next = alloc.next[class];
             let end_ok = u32::from(u.end) < u32::from(class_end);
-            if u.start >= *next && end_ok && !name.starts_with('_') {
-                if u.start > *next {
+            let earlier = alloc.declared.get(&name).copied();
+            if earlier == Some((class, u.start, u.end)) {
+                // Declared by an earlier file of the run: picasso reuses its registers.
+                self.line(format!("{directive} {array}"));
+            } else if earlier.is_none() && u.start >= next && end_ok && !name.starts_with('_') {
+                if u.start > next {
                     // A gap: a private (underscore) uniform keeps picasso's allocator in step
                     // without adding a table entry.
-                    let gap = u.start - *next;
+                    let gap = u.start - next;
                     let gap_name = unique(
-                        &format!("_unused_{prefix}{}", *next - base),
+                        &format!("{gap_prefix}{prefix}{}", next - base),
                         &mut self.aliases_used,
                     );
                     let gap_decl = if gap > 1 {
@@ -1378,7 +1433,8 @@ impl<'a> FileWriter<'a> {
                     self.line(format!("{directive} {gap_decl}"));
                 }
                 self.line(format!("{directive} {array}"));
-                *next = u.end + 1;
+                alloc.next[class] = u.end + 1;
+                alloc.declared.insert(name.clone(), (class, u.start, u.end));
             } else {
                 self.note(format!(
                     "uniform `{name}` cannot be allocated by picasso at {prefix}{}; declared with .alias (not in the re-assembled uniform table)",
@@ -1397,12 +1453,13 @@ impl<'a> FileWriter<'a> {
                 self.dvle.input_mask
             ));
         }
-        (next_f, next_i)
+        (alloc.next[0], alloc.next[1])
     }
 
     fn register_names(&mut self, name: &str, u: &UniformEntry) {
         let array = u.len() > 1;
-        for k in 0..u.len() {
+        // Registers exist only below unified index 0x88; longer ranges name nothing more.
+        for k in 0..u.len().min(0x88) {
             let reg = u.start.wrapping_add(k as u16);
             let index = array.then_some(k);
             self.names
@@ -1718,7 +1775,10 @@ impl<'a> FileWriter<'a> {
             let word = code.get(addr as usize).copied().unwrap_or(0);
             let depth = stack.len();
             let text = self.instruction_line(addr, word, instr);
-            self.address_lines[addr as usize] = self.lines.len();
+            let line_no = self.lines.len();
+            if let Some(slot) = self.address_lines.get_mut(addr as usize) {
+                *slot = line_no;
+            }
             self.line(format!("{}{}", indent(depth), text));
             sim.instruction();
             if a.structured.contains(&addr) {

@@ -28,9 +28,12 @@
 //! # Errors and memory
 //!
 //! Every failure is a [`DvlbError`] naming the structure ([`Section`]), the byte offset and what
-//! is wrong. Counts are checked against the file size *before* anything is allocated, so memory
-//! use is bounded by a small multiple of the input size, whatever the headers claim.
+//! is wrong. Counts are checked against the file size *before* anything is allocated, and every
+//! byte copied out of the input (tables, names) is charged to a budget of
+//! [`DECODE_BUDGET_FACTOR`] times the input size, so memory use stays bounded even when
+//! thousands of DVLE offsets or names point at the same large table.
 
+use std::cell::Cell;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -69,6 +72,13 @@ pub const OUTPUT_ENTRY_SIZE: u32 = 8;
 pub const UNIFORM_ENTRY_SIZE: u32 = 8;
 /// Size in bytes of one item of the DVOJ's second unknown block.
 pub const DVOJ_BLOCK2_ENTRY_SIZE: u32 = 12;
+
+/// The parser copies at most `DECODE_BUDGET_FACTOR * input length + DECODE_BUDGET_SLACK` bytes
+/// of tables and names out of its input. Real files copy each table once (less than 1x); the
+/// limit only stops inputs whose headers reference the same data over and over.
+pub const DECODE_BUDGET_FACTOR: u64 = 16;
+/// See [`DECODE_BUDGET_FACTOR`].
+pub const DECODE_BUDGET_SLACK: u64 = 64 * 1024;
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -214,6 +224,20 @@ pub enum DvlbErrorKind {
         entry_size: u32,
         /// `count * entry_size`.
         needed: u64,
+        /// Length of the input in bytes.
+        input_len: u64,
+    },
+    /// The tables the headers point at overlap so much (many DVLEs sharing one large table,
+    /// many names sharing one long string) that decoding them would need far more memory than
+    /// the input size justifies.
+    #[error(
+        "decoding would copy more than {limit} bytes out of a {input_len}-byte input (tables \
+         referenced over and over)"
+    )]
+    TooMuchData {
+        /// The limit, [`DECODE_BUDGET_FACTOR`] times the input size plus
+        /// [`DECODE_BUDGET_SLACK`].
+        limit: u64,
         /// Length of the input in bytes.
         input_len: u64,
     },
@@ -472,8 +496,8 @@ pub struct DvleLayout {
 pub struct Constant {
     /// Halfword 0x00: the constant type (0 bool, 1 integer vector, 2 float vector), raw.
     ///
-    /// HW: nihstro reads bit 0 of the first word as a custom "float32 values" flag that only its
-    /// own loader of Citra dumps uses; that extension is not interpreted here.
+    /// nihstro's `shader_binary.h` reads bit 0 of the first word as a custom "float32 values" flag
+    /// that only its own loader of Citra dumps uses; that extension is not interpreted here.
     pub type_raw: u16,
     /// Halfword 0x02: register index within its file (b0-b15, i0-i3 or c0-c95), raw.
     pub register: u16,
@@ -760,14 +784,45 @@ fn rd_u8(b: &[u8], at: usize) -> u8 {
     b.get(at).copied().unwrap_or(0)
 }
 
-/// The input with bounds-checked, error-producing accessors.
+/// The input with bounds-checked, error-producing accessors and the decode budget.
 struct Input<'a> {
     bytes: &'a [u8],
+    /// Bytes the parser may still copy out (see [`DECODE_BUDGET_FACTOR`]).
+    budget: Cell<u64>,
 }
 
 impl<'a> Input<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        let len = bytes.len() as u64;
+        let budget = len
+            .saturating_mul(DECODE_BUDGET_FACTOR)
+            .saturating_add(DECODE_BUDGET_SLACK);
+        Input {
+            bytes,
+            budget: Cell::new(budget),
+        }
+    }
+
     fn len(&self) -> u64 {
         self.bytes.len() as u64
+    }
+
+    /// Accounts for `amount` bytes copied out of the input.
+    fn charge(&self, section: Section, offset: u64, amount: u64) -> Result<(), DvlbError> {
+        let left = self.budget.get();
+        if amount > left {
+            let input_len = self.len();
+            let limit = input_len
+                .saturating_mul(DECODE_BUDGET_FACTOR)
+                .saturating_add(DECODE_BUDGET_SLACK);
+            return Err(self.err(
+                section,
+                offset,
+                DvlbErrorKind::TooMuchData { limit, input_len },
+            ));
+        }
+        self.budget.set(left - amount);
+        Ok(())
     }
 
     fn err(&self, section: Section, offset: u64, kind: DvlbErrorKind) -> DvlbError {
@@ -841,7 +896,9 @@ impl<'a> Input<'a> {
             // which may be the end of the file); nothing is read.
             return Ok(&[]);
         }
-        self.bytes_at(section, offset, needed)
+        let bytes = self.bytes_at(section, offset, needed)?;
+        self.charge(section, offset, needed)?;
+        Ok(bytes)
     }
 
     /// Checks a 4-byte magic at `offset`. A short input whose remaining bytes match the start of
@@ -904,6 +961,21 @@ fn symbol(table: &[u8], offset: u32, section: Section, entry_at: u64) -> Result<
     Ok(String::from_utf8_lossy(name).into_owned())
 }
 
+impl Input<'_> {
+    /// [`symbol`], charged to the decode budget.
+    fn name(
+        &self,
+        table: &[u8],
+        offset: u32,
+        section: Section,
+        entry_at: u64,
+    ) -> Result<String, DvlbError> {
+        let name = symbol(table, offset, section, entry_at)?;
+        self.charge(section, entry_at, name.len() as u64)?;
+        Ok(name)
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // DVLB
 // ---------------------------------------------------------------------------------------------
@@ -911,14 +983,14 @@ fn symbol(table: &[u8], offset: u32, section: Section, entry_at: u64) -> Result<
 impl Dvlb {
     /// Parses a complete DVLB file (`.shbin`).
     pub fn parse(bytes: &[u8]) -> Result<Dvlb, DvlbError> {
-        let input = Input { bytes };
+        let input = Input::new(bytes);
         input.magic(Section::DvlbHeader, 0, DVLB_MAGIC)?;
         let head = input.bytes_at(Section::DvlbHeader, 0, u64::from(DVLB_HEADER_SIZE))?;
         let count = rd_u32(head, 4);
         let offsets = input.table(Section::DvleOffsetTable, 8, count, 4)?;
         let dvle_offsets: Vec<u32> = offsets.chunks_exact(4).map(|c| rd_u32(c, 0)).collect();
 
-        // HW: 3dbrew: "The DVLP section comes directly after the binary header"; the header
+        // HW: [3DB] "SHBIN": "The DVLP section comes directly after the binary header"; the header
         // has no DVLP offset, so this is where every reader (ctrulib, citra, nihstro) looks.
         let dvlp_offset = u32::try_from(8 + 4 * u64::from(count)).map_err(|_| DvlbError {
             section: Section::DvleOffsetTable,
@@ -975,6 +1047,10 @@ fn parse_dvlp(input: &Input<'_>, offset: u32, dvle_offsets: &[u32]) -> Result<Dv
         .collect();
 
     // The words at 0x1C..0x28 exist only if those bytes are not part of another structure.
+    // UNVERIFIED: 0x18/0x1C as line table offset/count and 0x20/0x24 as the filename table
+    // follow the [3DB] DVLP table plus our reading of its "unknown" words (see
+    // `DvlpLayout::line_offset`); the alternative, [N]'s 0x18 = filename table offset with no
+    // words after it, only differs for files with a non-empty filename table (none known).
     let ext_start = base + u64::from(DVLP_HEADER_MIN_SIZE);
     let ext_end = base + u64::from(DVLP_HEADER_FULL_SIZE);
     let overlaps = |start: u64, len: u64| start < ext_end && ext_start < start + len;
@@ -1006,13 +1082,10 @@ fn parse_dvlp(input: &Input<'_>, offset: u32, dvle_offsets: &[u32]) -> Result<Dv
                     1,
                 )?
                 .to_vec();
-            let line_bytes = input.table(
-                Section::LineTable,
-                abs(offset, line_offset),
-                ext.line_count,
-                LINE_ENTRY_SIZE,
-            )?;
-            let lines = parse_line_info(line_bytes, &names);
+            let line_at = abs(offset, line_offset);
+            let line_bytes =
+                input.table(Section::LineTable, line_at, ext.line_count, LINE_ENTRY_SIZE)?;
+            let lines = parse_line_info(input, Section::LineTable, line_at, line_bytes, &names)?;
             (names, lines)
         }
         None => (Vec::new(), Vec::new()),
@@ -1036,20 +1109,27 @@ fn parse_dvlp(input: &Input<'_>, offset: u32, dvle_offsets: &[u32]) -> Result<Dv
     })
 }
 
-/// Decodes 8-byte line entries; file names resolve leniently (debug data only).
-fn parse_line_info(bytes: &[u8], names: &[u8]) -> Vec<LineInfo> {
-    bytes
-        .chunks_exact(LINE_ENTRY_SIZE as usize)
-        .map(|c| {
-            let filename_offset = rd_u32(c, 0);
-            let filename = symbol(names, filename_offset, Section::FilenameSymbols, 0).ok();
-            LineInfo {
-                filename_offset,
-                line: rd_u32(c, 4),
-                filename,
-            }
-        })
-        .collect()
+/// Decodes 8-byte line entries; file names resolve leniently (debug data only: an offset outside
+/// the name table gives `None`), but their copies count against the decode budget.
+fn parse_line_info(
+    input: &Input<'_>,
+    section: Section,
+    at: u64,
+    bytes: &[u8],
+    names: &[u8],
+) -> Result<Vec<LineInfo>, DvlbError> {
+    let mut lines = Vec::with_capacity(bytes.len() / LINE_ENTRY_SIZE as usize);
+    for c in bytes.chunks_exact(LINE_ENTRY_SIZE as usize) {
+        let filename_offset = rd_u32(c, 0);
+        let filename = symbol(names, filename_offset, section, at).ok();
+        input.charge(section, at, filename.as_ref().map_or(0, |n| n.len() as u64))?;
+        lines.push(LineInfo {
+            filename_offset,
+            line: rd_u32(c, 4),
+            filename,
+        });
+    }
+    Ok(lines)
 }
 
 fn parse_dvle(input: &Input<'_>, index: usize, offset: u32) -> Result<Dvle, DvlbError> {
@@ -1140,13 +1220,15 @@ impl ExecTables {
         for (i, c) in bytes.chunks_exact(LABEL_ENTRY_SIZE as usize).enumerate() {
             let symbol_offset = rd_u32(c, 0x0C);
             let entry_at = at + (i as u64) * u64::from(LABEL_ENTRY_SIZE);
+            // [3DB]: halfword id, halfword "unknown (always 1?)"; [N] reads an 8-bit id from
+            // the first word. Halfwords keep both readings (nihstro writes 0 in the upper half).
             labels.push(Label {
                 id: rd_u16(c, 0),
                 unknown: rd_u16(c, 2),
                 location: rd_u32(c, 4),
                 size: rd_u32(c, 8),
                 symbol_offset,
-                name: symbol(&symbols, symbol_offset, Section::Label(owner, i), entry_at)?,
+                name: input.name(&symbols, symbol_offset, Section::Label(owner, i), entry_at)?,
             });
         }
 
@@ -1194,6 +1276,10 @@ impl ExecTables {
 fn parse_constant(c: &[u8]) -> Constant {
     let type_raw = rd_u16(c, 0);
     let data = [rd_u32(c, 4), rd_u32(c, 8), rd_u32(c, 12), rd_u32(c, 16)];
+    // Sources disagree on the field widths: [3DB] shows a byte type at 0x00, a byte register
+    // at 0x02 and a byte bool value at 0x04; picasso writes halfwords and a 32-bit bool; [N]
+    // reads the register from bits 16-23. We read halfwords (the widest reading; identical for
+    // every valid file) and the bool from its low byte, and keep all data words raw.
     let value = match type_raw {
         // 3dbrew: the bool value is the byte at 0x04; picasso writes the whole word as 0/1.
         0 => ConstantValue::Bool(rd_u8(c, 4) != 0),
@@ -1216,7 +1302,7 @@ fn parse_constant(c: &[u8]) -> Constant {
 impl Dvoj {
     /// Parses a DVOJ shader object (all offsets relative to its start, 3dbrew "DVOJ").
     pub fn parse(bytes: &[u8]) -> Result<Dvoj, DvlbError> {
-        let input = Input { bytes };
+        let input = Input::new(bytes);
         input.magic(Section::DvojHeader, 0, DVOJ_MAGIC)?;
         let h = input.bytes_at(Section::DvojHeader, 0, u64::from(DVOJ_HEADER_SIZE))?;
         let at = |rel: usize| u64::from(rd_u32(h, rel));
@@ -1256,7 +1342,13 @@ impl Dvoj {
             rd_u32(h, 0x34),
             LINE_ENTRY_SIZE,
         )?;
-        let line_info = parse_line_info(line_bytes, &tables.symbols);
+        let line_info = parse_line_info(
+            &input,
+            Section::DvojLineInfo,
+            at(0x30),
+            line_bytes,
+            &tables.symbols,
+        )?;
         let block2 = input
             .table(
                 Section::DvojBlock2,
@@ -1273,6 +1365,8 @@ impl Dvoj {
             kind: ShaderKind::from_raw(rd_u8(h, 0x06)),
             merge_outmaps: rd_u8(h, 0x07),
             input_mask: rd_u16(h, 0x08),
+            // UNVERIFIED: [3DB] lists the output mask at 0x10, which collides with the constant
+            // table offset; the halfword after the input mask (as in the DVLE) is our guess.
             output_mask: rd_u16(h, 0x0A),
             unknown_0c: rd_u32(h, 0x0C),
             code,

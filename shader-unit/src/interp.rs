@@ -52,7 +52,7 @@ use thiserror::Error;
 use crate::decode::{BinaryOp, Dst, DstReg, Instr, Program, RelAddr, Src, SrcReg, UnaryOp};
 use crate::float::round_to_f24;
 
-/// One shader register: `[x, y, z, w]`.
+/// One shader register: `[x, y, z, w]` as host f32 (float24 on hardware; see the module docs).
 pub type Vec4 = [f32; 4];
 
 /// Number of float uniforms c0–c95.
@@ -71,7 +71,9 @@ pub const OUT_OF_RANGE_UNIFORM: Vec4 = [1.0; 4];
 /// Shader uniforms of one unit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Uniforms {
-    /// c0–c95 (`[x, y, z, w]`).
+    /// c0–c95 (`[x, y, z, w]`), host f32. On hardware these are float24; values uploaded in f24
+    /// mode are exact in f32 ([`crate::float::unpack_f24x4_f32`]), values uploaded in f32 mode keep
+    /// their f32 precision like [C]/[P] (pica-core.md §2.6).
     pub f: [Vec4; NUM_FLOAT_UNIFORMS],
     /// i0–i3 as (x = iterations − 1, y = aL start, z = aL step, w unused), unsigned bytes.
     pub i: [[u8; 4]; 4],
@@ -210,12 +212,16 @@ pub struct ExecConfig {
     /// Maximum instructions per invocation.
     pub budget: u64,
     /// Hardware subnormal handling: source operands and results of arithmetic instructions with
-    /// |x| < 2^−62 ([`alu::F24_MIN_NORMAL`]) become +0, which also removes −0.
-    /// CMP, MAX and MIN compare unflushed values ([3DB]: "CMP and MAX do not flush"; MIN assumed
-    /// alike, UNVERIFIED), and MOVA converts unflushed values.
+    /// |x| < 2^−62 ([`alu::F24_MIN_NORMAL`]) become +0, which also removes −0 ([3DB]: "no
+    /// negative zero", "input and output subnormals are flushed to +0").
+    /// CMP, MAX and MIN compare unflushed values and write them unflushed ([3DB]: "CMP and MAX do
+    /// not flush"; MIN assumed alike), and MOVA converts unflushed values.
+    /// UNVERIFIED: which other instructions flush; we flush all remaining ones, including MOV,
+    /// SGE/SLT inputs, FLR, LITP and the scalar ops. Alternative: flush only results.
     ///
-    /// Default `true`: it does not change any of the benchmark reference hashes (measured; see
-    /// `bench.rs` tests), which are defined with plain IEEE semantics.
+    /// Default `true`: measured, it does not change any of the benchmark reference hashes or
+    /// sums (`bench::tests::reference_hashes_1m` runs both modes), which are defined with plain
+    /// IEEE semantics; `false` is plain IEEE f32 ([C]/[P] behaviour).
     pub flush: bool,
     /// Round every value written to a register to float24 (round-to-nearest-even).
     /// UNVERIFIED: the hardware ALU's rounding mode is undocumented. Default `false` ([C]/[P]
@@ -269,6 +275,33 @@ pub struct RunStats {
     pub unknown_ops: u32,
     /// EMIT instructions executed.
     pub emits: u32,
+}
+
+/// Loads vertex attributes into the input registers through the attribute permutation
+/// (pica-core.md §5.2): attribute slot `a` (`a < attrs.len()`, at most 16) goes to input register
+/// `(permutation >> 4a) & 0xF`. `permutation` is SH_ATTRIBUTES_PERMUTATION_LOW (0x2BB/0x28B,
+/// attributes 0–7) in bits 0–31 and `_HIGH` (0x2BC/0x28C, attributes 8–15) in bits 32–63.
+/// Registers no slot targets keep their previous contents ([C]); when two slots target the same
+/// register the later slot wins.
+pub fn load_permuted_inputs(state: &mut UnitState, attrs: &[Vec4], permutation: u64) {
+    for (a, v) in attrs.iter().take(16).enumerate() {
+        let reg = ((permutation >> (4 * a)) & 0xF) as usize;
+        state.inputs[reg] = *v;
+    }
+}
+
+/// Compacts the output registers enabled in `mask` (SH_OUTMAP_MASK, bit i = o_i) into
+/// consecutive slots, lowest register first (pica-core.md §5.3: mask 0x11 puts o0 in slot 0 and o4
+/// in slot 1). Returns the number of slots written to `out`.
+pub fn compact_outputs(outputs: &[Vec4; 16], mask: u16, out: &mut [Vec4; 16]) -> usize {
+    let mut n = 0;
+    for (r, v) in outputs.iter().enumerate() {
+        if mask & (1 << r) != 0 {
+            out[n] = *v;
+            n += 1;
+        }
+    }
+    n
 }
 
 /// Runs one invocation of `program` from `entry` until END.
@@ -397,6 +430,8 @@ impl Machine<'_> {
                     RelAddr::AL => self.state.al,
                 };
                 // HW: [3DB]/[P-INT]/[CL]: offsets outside -128..=127 are ignored; wrap at 7 bits.
+                // UNVERIFIED for aL, which can exceed 127 (u8 start plus increments): the same
+                // rule is applied (pica-core.md §5.6).
                 let offset = if (-128..=127).contains(&offset) {
                     offset
                 } else {

@@ -302,3 +302,53 @@ fn producer_variants_are_accepted() {
     assert_eq!(d.dvles[0], d.dvles[1]);
     assert_eq!(d.dvlp.code, full.dvlp.code);
 }
+
+#[test]
+fn tables_referenced_over_and_over_hit_the_decode_budget() {
+    use shader_unit::dvlb::{DECODE_BUDGET_FACTOR, DECODE_BUDGET_SLACK};
+    // 20000 DVLE offsets, all pointing at one DVLE whose 100000-byte symbol table would be
+    // copied 20000 times (2 GB) without the budget.
+    let count = 20_000u32;
+    let dvlp = 8 + 4 * count;
+    let dvle = dvlp + 0x28;
+    let mut b = Vec::new();
+    b.extend_from_slice(b"DVLB");
+    b.extend_from_slice(&count.to_le_bytes());
+    for _ in 0..count {
+        b.extend_from_slice(&dvle.to_le_bytes());
+    }
+    b.extend_from_slice(b"DVLP");
+    b.extend_from_slice(&[0; 0x24]);
+    b.extend_from_slice(b"DVLE");
+    b.extend_from_slice(&[0; 0x34]);
+    b.extend_from_slice(&0x40u32.to_le_bytes()); // symbol table right after the header
+    b.extend_from_slice(&100_000u32.to_le_bytes());
+    b.resize(b.len() + 100_000, b'a');
+    let started = std::time::Instant::now();
+    let e = Dvlb::parse(&b).unwrap_err();
+    assert!(started.elapsed().as_secs() < 5);
+    let limit = b.len() as u64 * DECODE_BUDGET_FACTOR + DECODE_BUDGET_SLACK;
+    assert_eq!(
+        e.kind,
+        DvlbErrorKind::TooMuchData {
+            limit,
+            input_len: b.len() as u64
+        }
+    );
+    assert!(
+        matches!(e.section, Section::Symbols(Owner::Dvle(n)) if n > 1 && n < 100),
+        "{e}"
+    );
+    // The same DVLE listed a few times is fine.
+    let mut small = b.clone();
+    put_u32(&mut small, 4, 3);
+    let small = [&small[..20], &b[dvlp as usize..]].concat();
+    let mut fixed = small.clone();
+    // Offsets moved: DVLP now at 8 + 12 = 20, DVLE at 20 + 0x28.
+    for i in 0..3 {
+        put_u32(&mut fixed, 8 + 4 * i, 20 + 0x28);
+    }
+    let d = Dvlb::parse(&fixed).unwrap();
+    assert_eq!(d.dvles.len(), 3);
+    assert_eq!(d.dvles[2].symbols.len(), 100_000);
+}

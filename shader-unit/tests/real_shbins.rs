@@ -388,3 +388,13 @@ fn disassembly_reassembles_to_the_same_binary() {
         }
     }
 }
+
+#[test]
+fn the_model_round_trips_through_json() {
+    for (rel, bytes) in fixtures::all() {
+        let dvlb = Dvlb::parse(&bytes).unwrap();
+        let json = serde_json::to_string(&dvlb).unwrap();
+        let back: Dvlb = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, dvlb, "{rel}");
+    }
+}

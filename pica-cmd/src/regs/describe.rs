@@ -132,6 +132,16 @@ fn hex_digits(width: u32) -> usize {
     width.div_ceil(4).max(1) as usize
 }
 
+/// A float in plain decimal, or in scientific notation when that would be very long.
+fn float_text(v: f32) -> String {
+    let a = v.abs();
+    if v.is_finite() && a != 0.0 && !(1e-4..1e7).contains(&a) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 /// The textual meaning of a field's raw bits.
 fn meaning(field: &Field, raw: u32) -> String {
     let width = field.width();
@@ -145,10 +155,10 @@ fn meaning(field: &Field, raw: u32) -> String {
             None => format!("unknown ({raw})"),
         },
         FieldKind::Biased(bias) => format!("{} (stored {raw})", u64::from(raw) + u64::from(bias)),
-        FieldKind::Float24 => format!("f24 {}", numbers::pica_float_to_f32(raw, 16, 7)),
-        FieldKind::Float20 => format!("f20 {}", numbers::pica_float_to_f32(raw, 12, 7)),
-        FieldKind::Float16 => format!("f16 {}", numbers::pica_float_to_f32(raw, 10, 5)),
-        FieldKind::Float31 => format!("f31 {}", numbers::pica_float_to_f32(raw, 23, 7)),
+        FieldKind::Float24 => format!("f24 {}", float_text(numbers::pica_float_to_f32(raw, 16, 7))),
+        FieldKind::Float20 => format!("f20 {}", float_text(numbers::pica_float_to_f32(raw, 12, 7))),
+        FieldKind::Float16 => format!("f16 {}", float_text(numbers::pica_float_to_f32(raw, 10, 5))),
+        FieldKind::Float31 => format!("f31 {}", float_text(numbers::pica_float_to_f32(raw, 23, 7))),
         FieldKind::Fixed {
             signed,
             int_bits,

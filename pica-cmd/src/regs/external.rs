@@ -14,7 +14,7 @@
 
 use super::FieldKind::*;
 use super::describe::{describe_field, raw_word_field};
-use super::{Field, RegDescription, RegSpace, RegView, describe as describe_internal, lookup};
+use super::{Field, RegDescription, RegSpace, describe as describe_internal, lookup};
 
 /// Physical base address of the GPU MMIO block.
 pub const GPU_BASE: u32 = 0x1040_0000;
@@ -878,10 +878,4 @@ view! {
         color: super::Rgb8 = COLOR,
         enable: bool = ENABLE,
     }
-}
-
-/// Decodes an external register value as view `V` (convenience for replay code that already
-/// knows which register it holds).
-pub fn view<V: RegView>(value: u32) -> V {
-    V::from_raw(value)
 }

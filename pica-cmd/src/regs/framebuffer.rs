@@ -179,6 +179,7 @@ pica_enum! {
 /// Whether the stencil reference (STENCIL_TEST bits 16-23) is shown signed. [3DB] and [P] say
 /// signed; [C] compares it unsigned, and `pica-raster.md` §9.5 follows [C]. We choose unsigned
 /// (the [C] behaviour most reference images come from). UNVERIFIED on hardware.
+// UNVERIFIED: stencil reference signedness; alternative: signed ([3DB], [P]).
 pub const STENCIL_REFERENCE_SIGNED: bool = false;
 
 const STENCIL_REFERENCE_KIND: FieldKind = if STENCIL_REFERENCE_SIGNED { Int } else { Uint };
@@ -192,6 +193,7 @@ layout! {
     }
 }
 
+// HW: [3DB] blend equations 5-7 behave as ADD; they decode as Unknown(5..7) here.
 layout! {
     /// Layout of BLEND_FUNC (0x101).
     blend_func {
@@ -247,6 +249,8 @@ layout! {
     }
 }
 
+// HW: [3DB] with the depth test disabled the depth buffer is still written (the test behaves
+// as ALWAYS); only bit 12 stops depth writes.
 layout! {
     /// Layout of DEPTH_COLOR_MASK (0x107).
     depth_color_mask {
@@ -318,6 +322,8 @@ layout! {
     }
 }
 
+// UNVERIFIED: bit 24 of FRAMEBUFFER_DIM ([3DB] "vertical flip?", 0 = enable); alternative: no
+// effect (ignored by [C]).
 layout! {
     /// Layout of FRAMEBUFFER_DIM (0x11E).
     framebuffer_dim {

@@ -133,11 +133,13 @@ impl LutScale {
 /// Width of each channel of the light colour registers. [3DB]: 8-bit fields at bits 0-7,
 /// 10-17, 20-27; [C] reads 10-bit fields 0-9 / 10-19 / 20-29 (still dividing by 255). We follow
 /// [3DB]; change this to 10 for [C]'s layout. UNVERIFIED which is right for values > 255.
+// UNVERIFIED: light colour channel width 8 ([3DB]); alternative 10 ([C]).
 pub const LIGHT_COLOR_BITS: u8 = 8;
 
 /// Bit of LIGHTING_CONFIG1 that disables the RB LUT. [3DB], [LC] (`GPU_LC1_LUTBIT`) and [P]:
 /// bit 20 (RB) / 22 (RR); [C]'s register struct swaps them (RR at 20, RB at 22). We follow
 /// [3DB]/[LC]; swap these two constants for [C] parity.
+// UNVERIFIED: RB/RR disable bit order; alternative: [C]'s swapped order (RR 20, RB 22).
 pub const CONFIG1_RB_DISABLE_BIT: u8 = 20;
 /// Bit of LIGHTING_CONFIG1 that disables the RR LUT (see [`CONFIG1_RB_DISABLE_BIT`]).
 pub const CONFIG1_RR_DISABLE_BIT: u8 = 22;
@@ -145,6 +147,7 @@ pub const CONFIG1_RR_DISABLE_BIT: u8 = 22;
 /// Divisor of the raw spot-direction components. [3DB] notation fixed1.1.11 means 2048, which
 /// ctrulib's reset data supports (see `SPOTDIR`); [C]/[P] use 2047. UNVERIFIED on hardware;
 /// set to 2047.0 for emulator parity.
+// UNVERIFIED: spot direction divisor 2048; alternative 2047 ([C], [P]).
 pub const SPOTDIR_DIVISOR: f32 = 2048.0;
 
 /// Kind of the spot-direction components: fixed1.1.11 divided by 2048 (the notation). [C]/[P]
@@ -368,6 +371,7 @@ registers! {
     /// 3dbrew's GPUREG_01D4: no documented meaning. Catalogued because ctrulib's GPU reset
     /// sequence writes 1 here, so that every register of that real stream has a name.
     0x1D4 UNKNOWN_01D4 => unknown_01d4;
+    // UNVERIFIED: 0x1D4 has no documented meaning anywhere; catalogued under a placeholder name.
     /// Which light each enabled slot uses.
     0x1D9 LIGHTING_LIGHT_PERMUTATION => lighting_light_permutation;
 }

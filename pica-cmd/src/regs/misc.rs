@@ -8,6 +8,8 @@
 
 use super::FieldKind::*;
 
+// UNVERIFIED: the interrupt registers' names and meanings come from [LC] only; [3DB] lists
+// them as unnamed; alternative: treat them as unknown.
 layout! {
     /// Layout of IRQ_ACK (0x000).
     irq_ack {

@@ -295,6 +295,7 @@ layout! {
 
 /// Width of the CMDBUF_SIZE field: [3DB] bits 0-20, [C]/[P] 0-19. We follow [3DB] (hardware
 /// documentation; real sizes never reach bit 20).
+// UNVERIFIED: field widths of CMDBUF_SIZE/ADDR; alternative [C]/[P]'s 20/28 bits.
 pub const CMDBUF_SIZE_HI: u8 = 20;
 /// Highest bit of the CMDBUF_ADDR field: [3DB] bits 0-28, [C]/[P] 0-27. We follow [3DB].
 pub const CMDBUF_ADDR_HI: u8 = 28;
@@ -356,6 +357,8 @@ layout! {
     }
 }
 
+// UNVERIFIED: which reading of GSH_MISC1 is the register's real layout; alternative: [3DB]'s
+// 5-bit subdivision type only.
 layout! {
     /// Layout of GSH_MISC1 (0x254). [3DB]: subdivision type in bits 0-4; [C]: the whole word is
     /// the main vertex count - 1 of variable-primitive mode. Likely the same quantity seen two
@@ -608,6 +611,7 @@ pub struct AttribFormatHigh {
 
 fn decode_formats<const N: usize>(raw: u32, first: usize) -> [AttribFormat; N] {
     core::array::from_fn(|i| {
+        // ok: `idx` < 12 = the length of both field tables.
         let idx = (first + i) % 12;
         AttribFormat {
             ty: AttribType::from_raw(FORMAT_TYPES[idx].extract(raw)),
@@ -618,6 +622,7 @@ fn decode_formats<const N: usize>(raw: u32, first: usize) -> [AttribFormat; N] {
 
 fn encode_formats(formats: &[AttribFormat], first: usize) -> u32 {
     formats.iter().enumerate().fold(0, |word, (i, f)| {
+        // ok: `idx` < 12 = the length of both field tables.
         let idx = (first + i) % 12;
         word | FORMAT_TYPES[idx].place(f.ty.raw())
             | FORMAT_COUNTS[idx].place(u32::from(f.components).wrapping_sub(1))

@@ -64,6 +64,7 @@ pica_enum! {
     }
 }
 
+// UNVERIFIED: scissor mode 1 = exclude ([C]); alternative: undocumented / disabled.
 pica_enum! {
     /// Scissor test mode (SCISSORTEST_MODE bits 0-1). [3DB] documents 0 and 3 only; mode 1 is
     /// [C]'s "exclude"; [C] treats 2 as disabled.

@@ -187,12 +187,14 @@ const PROCTEX_AMPLITUDE: FieldKind = Fixed {
 };
 
 /// Divisor [`ProcTexNoise::amplitude`] uses: 4096 per the fixed1.3.12 notation ([C]: 4095).
+// UNVERIFIED: noise amplitude divisor 4096; alternative 4095 ([C]).
 pub const PROCTEX_AMPLITUDE_DIVISOR: f32 = 4096.0;
 
 /// Divisor of the 12-bit values and differences of the procedural-texture noise/map LUT
 /// entries and the 11-bit fog LUT entries: [C] divides by 2^n - 1 so that the largest value
 /// is exactly 1.0; [3DB] calls them fixed0.0.12 / fixed0.0.11. We print the [C] value.
 /// UNVERIFIED on hardware.
+// UNVERIFIED: LUT value divisor 2^n - 1 ([C]); alternative 2^n (the fixed-point notation).
 const LUT_DIVISOR: FixedDivisor = FixedDivisor::AllOnes;
 
 layout! {
@@ -406,6 +408,7 @@ registers! {
     /// ctrulib's GPU reset sequence writes 0xFEFCF8F0 here, exactly the offsets 0xF0, 0xF8,
     /// 0xFC, 0xFE that [3DB] calls hard-wired. Alternative: an unused register.
     0x0AE TEXUNIT3_PROCTEX6 => proctex6;
+    // UNVERIFIED: 0x0AE = mip levels 4-7 colour-LUT offsets (inferred from ctrulib's reset data).
     /// Procedural texture LUT select and start index.
     0x0AF PROCTEX_LUT => proctex_lut;
     /// TEV combiner-buffer update bits, fog mode and gas density source.

@@ -33,6 +33,7 @@ pica_enum! {
     }
 }
 
+// HW: [C] observed wrap modes 4-7 on hardware (see the variant docs); [3DB] documents 0-3.
 pica_enum! {
     /// Texture wrap mode (TEXUNITi_PARAM bits 8-10 / 12-14). [3DB] documents 0-3; [C] observed
     /// 4-7 on hardware ("weird result and may be just invalid").

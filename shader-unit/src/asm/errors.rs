@@ -30,7 +30,8 @@ impl fmt::Display for Severity {
 }
 
 /// One assembler diagnostic (error or warning) with its source location.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.headline())]
 pub struct AsmError {
     /// Error or warning.
     pub severity: Severity,
@@ -99,16 +100,10 @@ impl AsmError {
     }
 }
 
-impl fmt::Display for AsmError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.headline())
-    }
-}
-
-impl std::error::Error for AsmError {}
-
-/// All diagnostics of a failed assembly (at least one error; warnings are included in order).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// All diagnostics of a failed assembly (at least one error; warnings are included, everything
+/// in source order). Displays as a count plus one headline per error.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.summary())]
 pub struct AsmErrors(pub Vec<AsmError>);
 
 impl AsmErrors {
@@ -131,15 +126,14 @@ impl std::ops::Deref for AsmErrors {
     }
 }
 
-impl fmt::Display for AsmErrors {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl AsmErrors {
+    fn summary(&self) -> String {
         let n = self.errors().count();
-        write!(f, "{n} assembler error{}", if n == 1 { "" } else { "s" })?;
+        let mut s = format!("{n} assembler error{}", if n == 1 { "" } else { "s" });
         for e in self.errors() {
-            write!(f, "\n{}", e.headline())?;
+            s.push('\n');
+            s.push_str(&e.headline());
         }
-        Ok(())
+        s
     }
 }
-
-impl std::error::Error for AsmErrors {}

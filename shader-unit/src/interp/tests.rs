@@ -1178,6 +1178,80 @@ fn call_stack_depth_and_overflow() {
 }
 
 #[test]
+fn stack_checks_use_independent_pc_copies_and_priorities() {
+    let mut u = Uniforms::default();
+    u.f[0] = splat(1.0);
+    u.b[0] = true;
+    u.i[0] = [3, 0, 1, 0];
+    // A loop body and an IF then-block that end on the same word: both stacks fire on the same
+    // instruction ([3DB]: each stack checks its own copy of PC + 1); LOOP has priority, and the
+    // IF entry is popped every iteration, so nothing accumulates.
+    let prog = [
+        Instr::Loop {
+            i: 0,
+            dst: 2,
+            num: 0,
+        },
+        Instr::IfU {
+            b: 0,
+            dst: 3,
+            num: 0,
+        },
+        bin(B::Add, rd(0, "x"), c(0), r(0)),
+        mov(o(0, "xyzw"), r(0)),
+        END,
+    ];
+    let p = build(&prog);
+    let mut st = UnitState::default();
+    let mut rec = Recorder::new();
+    run(
+        &p,
+        &u,
+        &mut st,
+        0,
+        &ExecConfig::default(),
+        &mut rec,
+        &mut (),
+    )
+    .unwrap();
+    assert_eq!(st.outputs[0][0], 4.0);
+    assert!(
+        rec.steps.iter().all(|s| s.stack_depths[1] <= 1),
+        "IF entries do not pile up"
+    );
+    assert_eq!(rec.steps.last().map(|s| s.stack_depths), Some([0, 0, 0]));
+    // A JMP as the last word of a CALL range is overridden by the return (JMP has the lowest
+    // priority; picasso pads such a JMP with a NOP for this reason).
+    let prog = [
+        Instr::Call { dst: 2, num: 2 },
+        END,
+        NOP,
+        Instr::JmpC {
+            cond: cond(CondOp::X, false, false),
+            dst: 5,
+        },
+        END,
+        mov(o(0, "xyzw"), c(0)),
+        END,
+    ];
+    assert_eq!(run_ok(&prog, &[], &u).outputs[0], splat(0.0));
+    // The same JMP one word earlier does jump.
+    let prog = [
+        Instr::Call { dst: 2, num: 2 },
+        END,
+        Instr::JmpC {
+            cond: cond(CondOp::X, false, false),
+            dst: 5,
+        },
+        NOP,
+        END,
+        mov(o(0, "xyzw"), c(0)),
+        END,
+    ];
+    assert_eq!(run_ok(&prog, &[], &u).outputs[0], splat(1.0));
+}
+
+#[test]
 fn if_else_nesting() {
     let mut u = Uniforms::default();
     u.f[0] = splat(1.0);
@@ -1941,4 +2015,34 @@ proptest! {
         let r2 = run(&p, &u, &mut st2, entry, &cfg, &mut (), &mut Vec::<EmittedPrimitive>::new());
         prop_assert_eq!(r.map(|s| s.instructions), r2.map(|s| s.instructions));
     }
+}
+
+#[test]
+fn input_permutation_and_output_compaction() {
+    let mut st = UnitState::default();
+    st.inputs[7] = splat(-7.0);
+    let attrs = [splat(0.0), splat(1.0), splat(2.0)];
+    // slot 0 -> v3, slot 1 -> v0, slot 2 -> v15; v7 untouched.
+    load_permuted_inputs(&mut st, &attrs, 0xF03);
+    assert_eq!(
+        (st.inputs[3], st.inputs[0], st.inputs[15], st.inputs[7]),
+        (splat(0.0), splat(1.0), splat(2.0), splat(-7.0))
+    );
+    // The high word maps attribute 8.
+    let many = [splat(8.0); 9];
+    load_permuted_inputs(&mut st, &many, 0x5_0000_0000 | 0x7654_3210);
+    assert_eq!(st.inputs[5], splat(8.0));
+    let mut outs = [[0.0; 4]; 16];
+    for (i, o) in outs.iter_mut().enumerate() {
+        *o = splat(i as f32);
+    }
+    let mut slots = [[-1.0; 4]; 16];
+    // [3DB] Pitfalls example: mask 0x11 -> o0 in slot 0, o4 in slot 1.
+    assert_eq!(compact_outputs(&outs, 0x11, &mut slots), 2);
+    assert_eq!(
+        (slots[0], slots[1], slots[2]),
+        (splat(0.0), splat(4.0), splat(-1.0))
+    );
+    assert_eq!(compact_outputs(&outs, 0xFFFF, &mut slots), 16);
+    assert_eq!(slots[15], splat(15.0));
 }
