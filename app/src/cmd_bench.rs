@@ -23,6 +23,8 @@ pub struct BenchArgs {
 enum BenchCommand {
     /// Shader-unit throughput on the W1/W2/W3 workloads.
     Shader(ShaderBenchArgs),
+    /// Trace replay: frames per second, time in draws vs. the rest, index build and seek times.
+    Replay(crate::cmd_bench_replay::ReplayBenchArgs),
 }
 
 /// Arguments of `picaview bench shader`.
@@ -52,6 +54,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 .write_all(text.as_bytes())
                 .context("cannot write to stdout")
         }
+        BenchCommand::Replay(a) => crate::cmd_bench_replay::run(a),
     }
 }
 

@@ -48,6 +48,15 @@ pub enum TraceCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Lint: what the trace lacks or does wrong (uncovered memory reads, missing shader state,
+    /// command lists not 16-byte sized, unknown registers, vertex counts beyond buffers).
+    Check {
+        /// CiTrace file.
+        file: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// The stream in order, with command lists decoded.
     Dump {
         /// CiTrace file.
@@ -65,6 +74,7 @@ pub enum TraceCommand {
 pub fn run(args: &TraceArgs) -> Result<()> {
     match &args.command {
         TraceCommand::Info { file, json } => info(file, *json),
+        TraceCommand::Check { file, json } => check(file, *json),
         TraceCommand::Dump {
             file,
             json,
@@ -151,7 +161,34 @@ fn info(path: &Path, as_json: bool) -> Result<()> {
         subs.push((s, covered, writes, error));
     }
 
+    // Replay once for frames and draws.
+    let mut replay = gpu_core::replay::Replay::new(open(path)?);
+    let index = replay.build_index();
+
     if as_json {
+        let frames: Vec<Value> = index
+            .frames
+            .iter()
+            .map(|f| {
+                let draws: Vec<Value> = index
+                    .draws
+                    .iter()
+                    .filter(|d| d.frame == f.index)
+                    .map(draw_json)
+                    .collect();
+                json!({
+                    "index": f.index,
+                    "draws": draws,
+                    "register_writes": f.end.writes - f.start.writes,
+                    "unterminated": f.unterminated,
+                })
+            })
+            .collect();
+        let diagnostics: Vec<Value> = index
+            .diagnostics
+            .iter()
+            .map(|(p, d)| json!({ "frame": p.frame, "draw": d.draw, "kind": d.kind, "detail": d.detail }))
+            .collect();
         let sections: Vec<Value> = Section::ALL
             .iter()
             .map(|&sec| {
@@ -209,6 +246,9 @@ fn info(path: &Path, as_json: bool) -> Result<()> {
             },
             "submissions": submissions,
             "warnings": warnings,
+            "frames": frames,
+            "draws": index.draws.len(),
+            "diagnostics": diagnostics,
         });
         let stdout = std::io::stdout();
         let mut out = stdout.lock();
@@ -284,6 +324,108 @@ fn info(path: &Path, as_json: bool) -> Result<()> {
     }
     for w in trace.warnings() {
         writeln!(out, "warning: {w}")?;
+    }
+    writeln!(
+        out,
+        "replay: {} frames, {} draws, {} diagnostics",
+        index.frames.len(),
+        index.draws.len(),
+        index.diagnostics.len()
+    )?;
+    for f in &index.frames {
+        let draws: Vec<_> = index.draws.iter().filter(|d| d.frame == f.index).collect();
+        let verts: u64 = draws.iter().map(|d| u64::from(d.info.count)).sum();
+        writeln!(
+            out,
+            "  frame {:<4} {:>5} draws, {:>7} vertices, {:>7} register writes{}",
+            f.index,
+            draws.len(),
+            verts,
+            f.end.writes - f.start.writes,
+            if f.unterminated {
+                " (no closing frame marker)"
+            } else {
+                ""
+            }
+        )?;
+        for d in draws.iter().take(64) {
+            let i = &d.info;
+            write!(
+                out,
+                "    draw {:<5} {:?} {:?} {} vertices, VS {:016x}@{}",
+                i.draw, i.kind, i.topology, i.count, i.vs_program.0, i.vs_program.1
+            )?;
+            if let Some((h, e)) = i.gs_program {
+                write!(out, ", GS {h:016x}@{e}")?;
+            }
+            for t in i.textures.iter().flatten() {
+                write!(
+                    out,
+                    ", tex{} {}x{} fmt {} @0x{:08X}",
+                    t.unit, t.width, t.height, t.format, t.addr
+                )?;
+            }
+            writeln!(out, "; {} triangles drawn", d.stats.triangles_rasterized)?;
+        }
+        if draws.len() > 64 {
+            writeln!(out, "    ... {} more draws (see --json)", draws.len() - 64)?;
+        }
+    }
+    for (p, d) in index.diagnostics.iter().take(20) {
+        writeln!(out, "  diagnostic (frame {}): {}", p.frame, d.detail)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn draw_json(d: &gpu_core::replay::DrawRecord) -> Value {
+    let i = &d.info;
+    let textures: Vec<Value> = i
+        .textures
+        .iter()
+        .flatten()
+        .map(|t| json!({ "unit": t.unit, "address": t.addr, "width": t.width, "height": t.height, "format": t.format }))
+        .collect();
+    json!({
+        "draw": i.draw,
+        "kind": i.kind,
+        "topology": i.topology,
+        "vertex_count": i.count,
+        "vertex_shader": { "hash": format!("{:016x}", i.vs_program.0), "entry": i.vs_program.1 },
+        "geometry_shader": i.gs_program.map(|(h, e)| json!({ "hash": format!("{h:016x}"), "entry": e })),
+        "textures": textures,
+        "stats": d.stats,
+        "command_address": d.trigger_addr,
+    })
+}
+
+fn check(path: &Path, as_json: bool) -> Result<()> {
+    let mut replay = gpu_core::replay::Replay::new(open(path)?);
+    let report = gpu_core::lint::check(&mut replay);
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if as_json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "{}: {} frames, {} draws checked, {} issues",
+            path.display(),
+            report.frames,
+            report.draws,
+            report.counts.values().sum::<u64>()
+        )?;
+        for (kind, n) in &report.counts {
+            writeln!(out, "  {kind}: {n}")?;
+        }
+        for i in &report.issues {
+            let draw = i.draw.map(|d| format!(" draw {d}")).unwrap_or_default();
+            writeln!(out, "frame {}{draw}: {:?}: {}", i.frame, i.kind, i.detail)?;
+        }
+        if report.dropped > 0 {
+            writeln!(out, "... {} more issues not listed", report.dropped)?;
+        }
     }
     out.flush()?;
     Ok(())

@@ -8,8 +8,10 @@ use clap::{Parser, Subcommand};
 
 mod cmd_asm;
 mod cmd_bench;
+mod cmd_bench_replay;
 mod cmd_cmdlist;
 mod cmd_disasm;
+mod cmd_render;
 mod cmd_shader;
 mod cmd_trace;
 
@@ -34,8 +36,10 @@ enum Command {
     Bench(cmd_bench::BenchArgs),
     /// Decode a raw PICA command list, every register write named.
     Cmdlist(cmd_cmdlist::CmdlistArgs),
-    /// Inspect a CiTrace (.ctf) file: `trace info`, `trace dump`.
+    /// Inspect a CiTrace (.ctf) file: `trace info`, `trace dump`, `trace check`.
     Trace(cmd_trace::TraceArgs),
+    /// Replay a CiTrace and write a screen or PICA buffer as PNG (or every frame).
+    Render(cmd_render::RenderArgs),
 }
 
 fn main() -> Result<()> {
@@ -53,5 +57,6 @@ fn main() -> Result<()> {
         Command::Bench(args) => cmd_bench::run(&args),
         Command::Cmdlist(args) => cmd_cmdlist::run(&args),
         Command::Trace(args) => cmd_trace::run(&args),
+        Command::Render(args) => cmd_render::run(&args),
     }
 }

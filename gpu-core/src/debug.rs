@@ -136,6 +136,21 @@ pub enum DrawKind {
     Immediate,
 }
 
+/// A texture a draw samples (enabled unit 0-2 whose colour the combiners may read).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextureRef {
+    /// Texture unit 0-2.
+    pub unit: u8,
+    /// Physical address of level 0.
+    pub addr: u32,
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// Raw format id (0-13 valid).
+    pub format: u32,
+}
+
 /// Summary of a draw at its start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DrawInfo {
@@ -149,6 +164,12 @@ pub struct DrawInfo {
     pub count: u32,
     /// Whether the geometry shader is in use.
     pub geometry_shader: bool,
+    /// Content hash of the vertex shader program (code + operand descriptors) and its entry.
+    pub vs_program: (u64, u32),
+    /// Content hash and entry of the geometry shader, when in use.
+    pub gs_program: Option<(u64, u32)>,
+    /// Enabled texture units 0-2.
+    pub textures: [Option<TextureRef>; 3],
 }
 
 /// Counters for a finished draw.
@@ -215,6 +236,8 @@ pub struct ShadedVertex {
 /// Detailed per-draw data, recorded only when the observer asks for it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DrawDetail {
+    /// The PICA register file (0x300 words) as the draw saw it.
+    pub regs: Vec<u32>,
     /// Vertices as loaded.
     pub loaded: Vec<LoadedVertex>,
     /// Vertices as shaded.
@@ -264,6 +287,8 @@ pub enum EngineEvent {
         end: u32,
         /// Fill value.
         value: u32,
+        /// Range actually written (first address, length), if any.
+        written: Option<(u32, u64)>,
     },
     /// Display transfer or texture copy from `input` to `output`.
     Transfer {
@@ -273,6 +298,8 @@ pub enum EngineEvent {
         output: u32,
         /// True for texture copy (flags bit 3).
         texture_copy: bool,
+        /// Range actually written (first address, length), if any.
+        written: Option<(u32, u64)>,
     },
     /// A command list was submitted.
     CommandList {

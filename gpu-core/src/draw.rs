@@ -23,7 +23,7 @@ use crate::assembly::PrimitiveAssembler;
 use crate::clip::{self, ClipParams};
 use crate::debug::{
     DiagKind, Diagnostic, DrawDetail, DrawInfo, DrawKind, DrawStats, Observer, ShadedVertex,
-    Topology,
+    TextureRef, Topology,
 };
 use crate::fragment::PixelPipeline;
 use crate::gpu::{Gpu, ShaderUnitMemory, reg};
@@ -44,6 +44,7 @@ pub const SHADE_BATCH: usize = 64;
 struct CachedProgram {
     generation: u64,
     program: Arc<Program>,
+    hash: u64,
 }
 
 /// Vertex-pipeline state that persists across draws.
@@ -128,16 +129,18 @@ impl PipelineState {
         self.assembler.reset();
     }
 
-    fn program(cache: &mut Option<CachedProgram>, unit: &ShaderUnitMemory) -> Arc<Program> {
+    fn program(cache: &mut Option<CachedProgram>, unit: &ShaderUnitMemory) -> (Arc<Program>, u64) {
         match cache {
-            Some(c) if c.generation == unit.program_generation => c.program.clone(),
+            Some(c) if c.generation == unit.program_generation => (c.program.clone(), c.hash),
             _ => {
                 let program = Program::new_shared(&unit.code, &unit.opdescs);
+                let hash = program.content_hash();
                 *cache = Some(CachedProgram {
                     generation: unit.program_generation,
                     program: program.clone(),
+                    hash,
                 });
-                program
+                (program, hash)
             }
         }
     }
@@ -163,8 +166,39 @@ struct DrawSetup {
     clip: ClipParams,
     viewport: Viewport,
     vs_program: Arc<Program>,
+    vs_hash: u64,
     vs_uniforms: Uniforms,
     gs: Option<(Arc<Program>, Uniforms)>,
+    gs_hash: Option<u64>,
+}
+
+impl DrawSetup {
+    fn draw_info(&self, draw: u64, kind: DrawKind, count: u32) -> DrawInfo {
+        let units = crate::texture::TexUnitsControl::from_regs(&self.regs);
+        let enabled = [units.enabled[0], units.enabled[1], units.enabled[2]];
+        let textures = std::array::from_fn(|u| {
+            enabled[u].then(|| {
+                let t = crate::texture::TextureConfig::from_regs(&self.regs, u);
+                TextureRef {
+                    unit: u as u8,
+                    addr: t.address,
+                    width: t.width,
+                    height: t.height,
+                    format: t.format_id,
+                }
+            })
+        });
+        DrawInfo {
+            draw,
+            kind,
+            topology: Topology::from_bits(self.regs[reg::PRIMITIVE_CONFIG as usize] >> 8),
+            count,
+            geometry_shader: self.setup.geometry.enabled,
+            vs_program: (self.vs_hash, self.setup.vs.entry),
+            gs_program: self.gs_hash.map(|h| (h, self.setup.gs.entry)),
+            textures,
+        }
+    }
 }
 
 fn draw_setup<O: Observer>(gpu: &mut Gpu, draw: u64, obs: &mut O) -> DrawSetup {
@@ -173,10 +207,12 @@ fn draw_setup<O: Observer>(gpu: &mut Gpu, draw: u64, obs: &mut O) -> DrawSetup {
     for d in setup.diagnostics() {
         obs.diagnostic(&d.to_diagnostic(Some(draw)));
     }
-    let vs_program = PipelineState::program(&mut gpu.pipeline.vs_program, &gpu.vs);
+    let (vs_program, vs_hash) = PipelineState::program(&mut gpu.pipeline.vs_program, &gpu.vs);
     let vs_uniforms = uniforms(&gpu.vs, &regs, reg::VSH_BASE as usize);
+    let mut gs_hash = None;
     let gs = if setup.geometry.enabled {
-        let program = PipelineState::program(&mut gpu.pipeline.gs_program, &gpu.gs);
+        let (program, hash) = PipelineState::program(&mut gpu.pipeline.gs_program, &gpu.gs);
+        gs_hash = Some(hash);
         let mut u = uniforms(&gpu.gs, &regs, reg::GSH_BASE as usize);
         if gpu.pipeline.gs_b15_set {
             u.b[15] = true;
@@ -191,8 +227,10 @@ fn draw_setup<O: Observer>(gpu: &mut Gpu, draw: u64, obs: &mut O) -> DrawSetup {
         setup,
         regs,
         vs_program,
+        vs_hash,
         vs_uniforms,
         gs,
+        gs_hash,
     }
 }
 
@@ -247,19 +285,16 @@ pub fn draw<O: Observer>(gpu: &mut Gpu, mem: &mut PhysMem, indexed: bool, obs: &
     };
     let ds = draw_setup(gpu, draw, obs);
     let loader = LoaderConfig::from_regs(&ds.regs);
-    let info = DrawInfo {
-        draw,
-        kind,
-        topology: Topology::from_bits(ds.regs[reg::PRIMITIVE_CONFIG as usize] >> 8),
-        count: loader.num_vertices,
-        geometry_shader: ds.setup.geometry.enabled,
-    };
+    let info = ds.draw_info(draw, kind, loader.num_vertices);
     obs.draw_begin(&info);
     for d in &loader.diagnostics {
         obs.diagnostic(&d.to_diagnostic(Some(draw)));
     }
     let mut stats = DrawStats::default();
-    let mut detail = obs.wants_draw_detail().then(DrawDetail::default);
+    let mut detail = obs.wants_draw_detail().then(|| DrawDetail {
+        regs: ds.regs.to_vec(),
+        ..DrawDetail::default()
+    });
     let mut pixels = PixelPipeline::for_draw(mem, &ds.regs);
     let p = &mut gpu.pipeline;
     let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
@@ -468,25 +503,21 @@ pub fn immediate_vertex<O: Observer>(
     if gpu.pipeline.immediate.is_none() {
         let draw = gpu.draw_count;
         gpu.draw_count += 1;
-        let regs = &gpu.regs;
-        let info = DrawInfo {
-            draw,
-            kind: DrawKind::Immediate,
-            topology: Topology::from_bits(regs[reg::PRIMITIVE_CONFIG as usize] >> 8),
-            count: 0,
-            geometry_shader: ShadingSetup::from_regs(regs).geometry.enabled,
-        };
+        let ds = draw_setup(gpu, draw, obs);
+        let info = ds.draw_info(draw, DrawKind::Immediate, 0);
         obs.draw_begin(&info);
-        if ShadingSetup::from_regs(regs).geometry.enabled {
-            let geometry = ShadingSetup::from_regs(regs).geometry;
-            if let Some(d) = gpu.pipeline.gs_input.reconfigure(&geometry) {
-                obs.diagnostic(&d.to_diagnostic(Some(draw)));
-            }
+        if ds.setup.geometry.enabled
+            && let Some(d) = gpu.pipeline.gs_input.reconfigure(&ds.setup.geometry)
+        {
+            obs.diagnostic(&d.to_diagnostic(Some(draw)));
         }
         gpu.pipeline.immediate = Some(ImmediateDraw {
             info,
             stats: DrawStats::default(),
-            detail: obs.wants_draw_detail().then(DrawDetail::default),
+            detail: obs.wants_draw_detail().then(|| DrawDetail {
+                regs: ds.regs.to_vec(),
+                ..DrawDetail::default()
+            }),
             vertices: 0,
         });
     }

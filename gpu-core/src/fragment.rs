@@ -788,10 +788,10 @@ pub trait FragmentHooks {
     fn gas_render(&mut self, _frag: &Fragment, _color: Rgba, _pixel: &mut [u8]) -> Option<bool> {
         None
     }
-    /// Shadow-map rendering (fragment operation mode 3): update this pixel's 4 colour-buffer
-    /// bytes (`pixel`; always 4 bytes per pixel in this mode, `pica-raster.md` §9.2) from the
-    /// combiner output `color`. Nothing else happens to the fragment. Returns `None` if not
-    /// implemented, else whether the bytes were changed.
+    /// Shadow-map rendering (fragment operation mode 3): update this pixel's colour-buffer
+    /// bytes (`pixel`: always 4 bytes, the buffer is 4 bytes per pixel in this mode whatever its
+    /// format, `pica-raster.md` §9.2) from the combiner output `color`. Nothing else happens to
+    /// the fragment. Returns `None` if not implemented, else whether the bytes were changed.
     fn shadow(&mut self, _frag: &Fragment, _color: Rgba, _pixel: &mut [u8]) -> Option<bool> {
         None
     }
@@ -897,7 +897,8 @@ impl PixelPipeline<TextureUnits> {
     /// for later draws).
     pub fn for_draw_cached(mem: &PhysMem, regs: &[u32; 0x300], cache: &mut TextureCache) -> Self {
         let tev = TevConfig::from_regs(regs);
-        let wanted = [0, 1, 2].map(|u| tev.reads(tex_source(u)));
+        let light_tex = lighting_texture_units(regs, &tev);
+        let wanted = [0, 1, 2].map(|u| tev.reads(tex_source(u)) || light_tex[u]);
         let mut units = TextureUnits::from_regs_cached(mem, regs, wanted, cache);
         let errors = std::mem::take(&mut units.errors);
         let mut p = Self::with_sampler(regs, units);
@@ -905,6 +906,19 @@ impl PixelPipeline<TextureUnits> {
             p.diags.push(PipelineDiag::Texture { unit, error });
         }
         p
+    }
+}
+
+/// Texture units 0-3 that fragment lighting reads (bump/tangent map, shadow factor) when it
+/// runs for this draw (enabled and read by the combiners), so they are sampled even if no
+/// combiner reads them (see [`crate::lighting::texture_units_read`]).
+fn lighting_texture_units(regs: &[u32; 0x300], tev: &TevConfig) -> [bool; 4] {
+    let used = lighting_enabled(regs)
+        && (tev.reads(TevSource::FragmentPrimary) || tev.reads(TevSource::FragmentSecondary));
+    if used {
+        crate::lighting::texture_units_read(regs)
+    } else {
+        [false; 4]
     }
 }
 
@@ -921,16 +935,19 @@ impl<S: TextureSampler> PixelPipeline<S> {
     pub fn with_sampler(regs: &[u32; 0x300], sampler: S) -> Self {
         let mut cfg = PipelineConfig::from_regs(regs);
         let tev = &cfg.tev;
+        let light_tex = lighting_texture_units(regs, tev);
         let needs = Needs {
-            tex: [0, 1, 2].map(|u| sampler.enabled(u) && tev.reads(tex_source(u))),
-            proctex: cfg.proctex && tev.reads(TevSource::Texture3),
+            tex: [0, 1, 2]
+                .map(|u| sampler.enabled(u) && (tev.reads(tex_source(u)) || light_tex[u])),
+            proctex: cfg.proctex && (tev.reads(TevSource::Texture3) || light_tex[3]),
             lighting: cfg.lighting
                 && (tev.reads(TevSource::FragmentPrimary)
                     || tev.reads(TevSource::FragmentSecondary)),
         };
         cfg.raster.varyings.texcoords = needs.tex.iter().any(|&t| t) || needs.proctex;
-        cfg.raster.varyings.texcoord_gradients =
-            needs.tex.iter().any(|&t| t) && sampler.needs_gradients();
+        cfg.raster.varyings.texcoord_gradients = (needs.tex.iter().any(|&t| t)
+            && sampler.needs_gradients())
+            || (needs.proctex && crate::proctex::needs_gradients(regs));
         cfg.raster.varyings.lighting = needs.lighting;
 
         let color_bpp = match cfg.ops.mode {
@@ -1332,6 +1349,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             return;
         };
         let (result, feature) = if mode == FragmentMode::Shadow {
+            // The colour cache holds 4-byte pixels in shadow mode (see `with_sampler`).
             (self.hooks.shadow(frag, color, px), Feature::ShadowRendering)
         } else {
             (self.hooks.gas_render(frag, color, px), Feature::Gas)

@@ -531,12 +531,11 @@ impl LightingConfig {
                 &mut tables,
                 &mut issues,
             );
-            let distance_attenuation =
-                (!c1.dist_atten_disabled(id)).then(|| DistanceAttenuation {
-                    scale: l.attenuation_scale.to_f32(),
-                    bias: l.attenuation_bias.to_f32(),
-                    table: tables.get(LutSlot::Da.lut_id(id)),
-                });
+            let distance_attenuation = (!c1.dist_atten_disabled(id)).then(|| DistanceAttenuation {
+                scale: l.attenuation_scale.to_f32(),
+                bias: l.attenuation_bias.to_f32(),
+                table: tables.get(LutSlot::Da.lut_id(id)),
+            });
             *lp = LightParams {
                 id: id as u8,
                 specular0: l.specular0.to_f32(),
@@ -669,7 +668,9 @@ impl LightingConfig {
                 }
                 (p, [1.0, 0.0, 0.0])
             }
-            Bump::TangentMap { unit } => ([0.0, 0.0, 1.0], perturbation(tex[usize::from(unit & 3)])),
+            Bump::TangentMap { unit } => {
+                ([0.0, 0.0, 1.0], perturbation(tex[usize::from(unit & 3)]))
+            }
             Bump::Unknown => ([0.0; 3], [0.0; 3]),
         };
         let normal = rotate(quat, n_local);
@@ -736,16 +737,16 @@ impl LightingConfig {
                 d1 * rb * light.specular1[2],
             ];
 
-            // HW: [C] "only the last entry in the light slots applies the Fresnel factor".
-            if k == last {
-                if let Some(u) = self.fr {
-                    let f = self.lookup(u, &inputs, light.two_sided);
-                    if self.fresnel_primary {
-                        diffuse_sum[3] = f;
-                    }
-                    if self.fresnel_secondary {
-                        specular_sum[3] = f;
-                    }
+            // [C]: only the last light slot applies the Fresnel factor (§7.6, §14).
+            if k == last
+                && let Some(u) = self.fr
+            {
+                let f = self.lookup(u, &inputs, light.two_sided);
+                if self.fresnel_primary {
+                    diffuse_sum[3] = f;
+                }
+                if self.fresnel_secondary {
+                    specular_sum[3] = f;
                 }
             }
 
@@ -762,7 +763,11 @@ impl LightingConfig {
             };
             if light.geometric0 || light.geometric1 {
                 let g = dot(half, half);
-                let g = if g == 0.0 { 0.0 } else { (n_dot_l / g).min(1.0) };
+                let g = if g == 0.0 {
+                    0.0
+                } else {
+                    (n_dot_l / g).min(1.0)
+                };
                 if light.geometric0 {
                     spec0 = mul(spec0, g);
                 }
@@ -796,21 +801,22 @@ impl LightingConfig {
         }
 
         // 5. Shadow alpha, through the Fresnel selector bits.
-        if let Some(s) = self.shadow {
-            if s.alpha {
-                if self.fresnel_primary {
-                    diffuse_sum[3] *= shadow[3];
-                }
-                if self.fresnel_secondary {
-                    specular_sum[3] *= shadow[3];
-                }
+        if let Some(s) = self.shadow
+            && s.alpha
+        {
+            if self.fresnel_primary {
+                diffuse_sum[3] *= shadow[3];
+            }
+            if self.fresnel_secondary {
+                specular_sum[3] *= shadow[3];
             }
         }
         // 6. Global ambient.
-        for c in 0..3 {
-            diffuse_sum[c] += self.global_ambient[c];
+        for (d, a) in diffuse_sum.iter_mut().zip(self.global_ambient) {
+            *d += a;
         }
-        // 7. HW: none; [C] SW truncates `clamp(x, 0, 1)·255` (GL keeps floats). NaN gives 0.
+        // 7. UNVERIFIED: the hardware's conversion is unknown; Citra SW truncates
+        // `clamp(x, 0, 1)·255` (Citra GL keeps floats, i.e. rounds later). NaN gives 0.
         [to_u8x4(diffuse_sum), to_u8x4(specular_sum)]
     }
 }

@@ -92,10 +92,11 @@ impl MapLut {
 
     /// Lookup of a coordinate in [0, 1]: `p = c·128`, `i = min(int(p), 127)`,
     /// `value[i] + (p − i)·diff[i]`, so c = 1 gives `value[127] + diff[127]` (§8.2 step 5).
-    /// Negative and NaN coordinates read entry 0.
+    /// Negative and NaN coordinates read as 0 (entry 0 exactly).
     #[inline]
     pub fn lookup(&self, c: f32) -> f32 {
-        let p = c * 128.0;
+        // f32::max returns the non-NaN operand, so NaN becomes 0.
+        let p = c.max(0.0) * 128.0;
         // ok: `as` saturates (NaN → 0); the clamp keeps the index in 0..=127.
         let i = (p as i32).clamp(0, 127);
         let [v, d] = self.entries[i as usize];

@@ -276,6 +276,11 @@ impl<S: TraceSource> Replay<S> {
         }
     }
 
+    /// Executes exactly one stream element (or finishes an interrupted command list).
+    pub fn step_element<O: Observer>(&mut self, obs: &mut O) {
+        self.step(None, obs);
+    }
+
     /// Executes one stream element, or continues an interrupted command list, stopping early if
     /// `stop` is reached inside a command list.
     fn step<O: Observer>(&mut self, stop: Option<Target>, obs: &mut O) {
@@ -354,6 +359,18 @@ impl<S: TraceSource> Replay<S> {
     /// Runs the whole trace once from the start, recording frames, draws, engine events,
     /// diagnostics and keyframes. Leaves the replay at the end of the stream.
     pub fn build_index(&mut self) -> TraceIndex {
+        // ok: a callback that never cancels always yields an index.
+        self.build_index_with(&mut |_| true).unwrap_or_default()
+    }
+
+    /// [`Replay::build_index`] with progress and cancellation (for the viewer's worker thread):
+    /// `keep_going` is called with the position after every executed stream element (or
+    /// command-list slice); when it returns false the pass stops, the keyframes taken so far are
+    /// dropped and `None` is returned.
+    pub fn build_index_with(
+        &mut self,
+        keep_going: &mut dyn FnMut(Position) -> bool,
+    ) -> Option<TraceIndex> {
         self.rewind();
         self.keyframes.clear();
         let mut rec = IndexRecorder::default();
@@ -389,6 +406,10 @@ impl<S: TraceSource> Replay<S> {
                 self.keyframes.push(self.keyframe());
                 last_key = after;
             }
+            if !keep_going(after) {
+                self.keyframes.clear();
+                return None;
+            }
         }
         let end = self.pos;
         if end.writes > frame_start.writes
@@ -405,7 +426,7 @@ impl<S: TraceSource> Replay<S> {
         }
         rec.index.end = end;
         rec.index.keyframes = self.keyframes.len();
-        rec.index
+        Some(rec.index)
     }
 
     fn keyframe(&self) -> Keyframe {

@@ -61,16 +61,23 @@ pub fn external_side_effect<O: Observer>(
                 ext(gpu, base + 8),
                 value,
             );
+            let written = match engines::memory_fill(mem, &cfg) {
+                Ok(outcome) => {
+                    report(obs, outcome.diagnostics());
+                    outcome.written
+                }
+                Err(e) => {
+                    report(obs, [e.to_diagnostic()]);
+                    None
+                }
+            };
             obs.engine(&EngineEvent::MemoryFill {
                 unit,
                 start: cfg.start,
                 end: cfg.end,
                 value: ext(gpu, base + 8),
+                written,
             });
-            match engines::memory_fill(mem, &cfg) {
-                Ok(outcome) => report(obs, outcome.diagnostics()),
-                Err(e) => report(obs, [e.to_diagnostic()]),
-            }
             // Completion: start bit cleared, finished bit set ([3DB]).
             set_ext(gpu, pa, (value & !1) | 2);
         }
@@ -85,15 +92,22 @@ pub fn external_side_effect<O: Observer>(
                 copy_input: ext(gpu, 0x1040_0C24),
                 copy_output: ext(gpu, 0x1040_0C28),
             };
+            let written = match engines::run_transfer(mem, &regs) {
+                Ok(outcome) => {
+                    report(obs, outcome.diagnostics());
+                    outcome.written
+                }
+                Err(e) => {
+                    report(obs, [e.to_diagnostic()]);
+                    None
+                }
+            };
             obs.engine(&EngineEvent::Transfer {
                 input: regs.input_addr.wrapping_mul(8),
                 output: regs.output_addr.wrapping_mul(8),
                 texture_copy: regs.flags & 8 != 0,
+                written,
             });
-            match engines::run_transfer(mem, &regs) {
-                Ok(outcome) => report(obs, outcome.diagnostics()),
-                Err(e) => report(obs, [e.to_diagnostic()]),
-            }
             // Completion: bit 0 cleared, bit 8 set ([3DB]).
             set_ext(gpu, pa, (value & !1) | 0x100);
         }

@@ -109,3 +109,38 @@ fn replaying_twice_is_bit_identical() {
     let px = fb.read_color(a.mem(), 0, 10).unwrap();
     assert_eq!(px, [0, 170, 128, 255]);
 }
+
+#[test]
+fn lint_finds_nothing_in_a_complete_trace() {
+    let mut r = Replay::new(CiTrace::from_bytes(make_trace()).unwrap());
+    let report = gpu_core::lint::check(&mut r);
+    assert_eq!(report.draws, u64::from(FRAMES * DRAWS_PER_FRAME));
+    assert_eq!(report.frames, FRAMES);
+    assert!(report.issues.is_empty(), "{:#?}", report.issues);
+}
+
+#[test]
+fn lint_reports_missing_vertex_data_and_odd_list_sizes() {
+    use gpu_core::lint::LintKind;
+    let mut tb = CiTraceBuilder::new(InitialState::citra_sized());
+    let mut b = CmdListBuilder::new();
+    setup(&mut b, 6, 0);
+    b.write(0x22E, 1);
+    b.write(0x010, 0x1234_5678); // FINALIZE without padding: 8 bytes past a 16-byte boundary
+    let list = b.to_bytes();
+    assert_ne!(list.len() % 16, 0);
+    // Only the first three vertices are in the trace: the draw reads past them.
+    let verts = vertex_bytes(&[
+        ([-1.0, -1.0, -0.5, 1.0], RED),
+        ([1.0, -1.0, -0.5, 1.0], RED),
+        ([-1.0, 1.0, -0.5, 1.0], RED),
+    ]);
+    tb.memory_load(VERTEX_ADDR, &verts).unwrap();
+    tb.submit_command_list(LIST_ADDR, &list).unwrap();
+    tb.frame_marker();
+    let mut r = Replay::new(CiTrace::from_bytes(tb.build().unwrap()).unwrap());
+    let report = gpu_core::lint::check(&mut r);
+    let kinds: Vec<LintKind> = report.issues.iter().map(|i| i.kind).collect();
+    assert!(kinds.contains(&LintKind::CommandListSize), "{kinds:?}");
+    assert!(kinds.contains(&LintKind::VertexCountBeyondBuffer), "{kinds:?}");
+}

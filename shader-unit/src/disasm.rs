@@ -1689,7 +1689,7 @@ impl<'a> FileWriter<'a> {
             self.note_code(why);
         }
         if a.uses_setemit && !geometry {
-            self.note_code(
+            self.note(
                 "the code uses SETEMIT, which makes picasso treat this file as a geometry shader",
             );
         }
@@ -1774,12 +1774,12 @@ impl<'a> FileWriter<'a> {
             };
             let word = code.get(addr as usize).copied().unwrap_or(0);
             let depth = stack.len();
-            let text = self.instruction_line(addr, word, instr);
+            let text = self.instruction_line(addr, word, instr, depth);
             let line_no = self.lines.len();
             if let Some(slot) = self.address_lines.get_mut(addr as usize) {
                 *slot = line_no;
             }
-            self.line(format!("{}{}", indent(depth), text));
+            self.line(text);
             sim.instruction();
             if a.structured.contains(&addr) {
                 match *instr {
@@ -1807,21 +1807,22 @@ impl<'a> FileWriter<'a> {
         }
     }
 
-    /// One instruction as a line of source with its address comment (no indentation).
-    fn instruction_line(&mut self, addr: u32, word: u32, instr: &Instr) -> String {
+    /// One instruction as a line of source, indented for block depth `depth`, with its address
+    /// comment at [`COMMENT_COLUMN`].
+    fn instruction_line(&mut self, addr: u32, word: u32, instr: &Instr, depth: usize) -> String {
         let mut notes: Vec<String> = Vec::new();
         let text = match self.instruction_body(addr, instr, &mut notes) {
             Ok(t) => t,
             Err(why) => {
                 self.note_code(format!("0x{addr:03X}: {why}; written as nop"));
                 let raw = instruction_text(instr);
-                let mut s = pad("nop".to_string());
+                let mut s = pad(format!("{}nop", indent(depth)));
                 let _ = write!(s, "; 0x{addr:03X} UNEXPRESSIBLE: {raw} [{word:08X}]: {why}");
                 return s;
             }
         };
         self.fidelity_notes(addr, word, instr, &mut notes);
-        let mut s = pad(text);
+        let mut s = pad(format!("{}{text}", indent(depth)));
         let _ = write!(s, "; 0x{addr:03X}");
         for n in &notes {
             let _ = write!(s, " NOTE: {n}.");
@@ -2225,9 +2226,8 @@ fn indent(depth: usize) -> String {
 
 /// Pads an instruction to the comment column (at least one space).
 fn pad(mut s: String) -> String {
-    let width = COMMENT_COLUMN.saturating_sub(4);
-    if s.len() < width {
-        s.push_str(&" ".repeat(width - s.len()));
+    if s.len() < COMMENT_COLUMN {
+        s.push_str(&" ".repeat(COMMENT_COLUMN - s.len()));
     } else {
         s.push(' ');
     }

@@ -1,3 +1,4 @@
 //! Helpers shared by picaview's end-to-end tests (fixtures, image comparison, scene building).
 
 pub mod image_compare;
+pub mod scene;

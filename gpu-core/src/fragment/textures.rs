@@ -334,30 +334,51 @@ fn content_hash(mem: &PhysMem, cfg: &TextureConfig) -> Option<u64> {
     Some(h.finish())
 }
 
-/// A small non-cryptographic 64-bit hash (multiply-xorshift over 8-byte words, with a final
-/// avalanche). Deterministic across runs and platforms.
-struct Hasher(u64);
+/// A small non-cryptographic 64-bit hash: four independent multiply-rotate lanes over 32-byte
+/// blocks (so the multiplications overlap instead of forming one long dependency chain), then a
+/// final avalanche. Deterministic across runs and platforms. The lane assignment depends on how
+/// the bytes are split into [`Hasher::bytes`] calls, which is fixed for a given texture
+/// configuration, so equal configurations over equal bytes always hash equally.
+struct Hasher([u64; 4]);
 
 impl Hasher {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
 
     fn new() -> Self {
-        Hasher(0x243F_6A88_85A3_08D3)
+        Hasher([
+            0x243F_6A88_85A3_08D3,
+            0x1319_8A2E_0370_7344,
+            0xA409_3822_299F_31D0,
+            0x082E_FA98_EC4E_6C89,
+        ])
+    }
+
+    #[inline]
+    fn mix(lane: u64, w: u64) -> u64 {
+        (lane ^ w).wrapping_mul(Self::K).rotate_left(29)
     }
 
     #[inline]
     fn word(&mut self, w: u64) {
-        self.0 = (self.0 ^ w).wrapping_mul(Self::K).rotate_left(29);
+        self.0[0] = Self::mix(self.0[0], w);
     }
 
     fn bytes(&mut self, b: &[u8]) {
-        let mut chunks = b.chunks_exact(8);
-        for c in &mut chunks {
+        let mut blocks = b.chunks_exact(32);
+        for blk in &mut blocks {
+            for (k, lane) in self.0.iter_mut().enumerate() {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(&blk[8 * k..8 * k + 8]);
+                *lane = Self::mix(*lane, u64::from_le_bytes(w));
+            }
+        }
+        let mut words = blocks.remainder().chunks_exact(8);
+        for c in &mut words {
             let mut w = [0u8; 8];
             w.copy_from_slice(c);
             self.word(u64::from_le_bytes(w));
         }
-        let rest = chunks.remainder();
+        let rest = words.remainder();
         if !rest.is_empty() {
             let mut w = [0u8; 8];
             w[..rest.len()].copy_from_slice(rest);
@@ -366,7 +387,10 @@ impl Hasher {
     }
 
     fn finish(&self) -> u64 {
-        let mut x = self.0;
+        let mut x = 0u64;
+        for (k, &lane) in self.0.iter().enumerate() {
+            x = Self::mix(x, lane.rotate_left(16 * k as u32));
+        }
         x ^= x >> 33;
         x = x.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
         x ^= x >> 33;

@@ -1,0 +1,64 @@
+//! Deferred UI commands and the one selection model every panel reads
+//! (`architecture-and-style.md` §C6).
+//!
+//! Stage: viewer control. Panels never change the selection or the document while they draw:
+//! they push [`AppCommand`]s, and the app applies them after the frame's layout.
+
+use std::path::PathBuf;
+
+use super::prefs::Tab;
+use super::protocol::ImageSource;
+
+/// What the user selected. Everything else (the draw whose detail is shown, the frame) is
+/// derived from `command`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// The selected command: the state shown is the one right after this register write
+    /// (1-based; 0 = the trace's initial state).
+    pub command: u64,
+    /// Selected vertex (index in the draw) of the current draw.
+    pub vertex: Option<u32>,
+    /// Selected step of the shader trace (`None` = before the first instruction).
+    pub shader_step: Option<usize>,
+}
+
+/// A deferred action.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AppCommand {
+    /// Open a file.
+    Open(PathBuf),
+    /// Show the native file dialog.
+    OpenDialog,
+    /// Close the document.
+    Close,
+    /// Cancel the running long operation.
+    Cancel,
+    /// Select a command.
+    SelectCommand(u64),
+    /// Select a draw (its triggering command).
+    SelectDraw(u64),
+    /// Select a vertex of the current draw.
+    SelectVertex(u32),
+    /// Move by commands.
+    StepCommand(i64),
+    /// Move to the next / previous draw.
+    StepDraw(i64),
+    /// Move to the end of the next / previous frame.
+    StepFrame(i64),
+    /// Go to the initial state.
+    Start,
+    /// Go to the last command.
+    End,
+    /// Switch the central tab.
+    Tab(Tab),
+    /// Show an image in the image view.
+    ShowImage(ImageSource),
+    /// Select a shader step.
+    ShaderStep(Option<usize>),
+    /// Move the shader step by this many instructions.
+    ShaderMove(i64),
+    /// Dismiss the error banner.
+    DismissErrors,
+    /// Quit.
+    Quit,
+}

@@ -1,0 +1,536 @@
+//! The UI side of an open document: what the worker has sent so far, what is still pending, and
+//! the textures made from it.
+//!
+//! Stage: viewer state (owned by the app, never persisted). Input: [`Response`]s from the
+//! worker ([`TraceSession::poll`]). Output: caches the panels read (state snapshot, images,
+//! command pages, draw detail, shader trace, thumbnails, provenance) and requests the panels
+//! file with the `want_*` methods; [`TraceSession::flush`] sends each wanted item once.
+//!
+//! Memory is bounded: images and command pages live in small LRU caches, thumbnails in a map
+//! capped at [`MAX_THUMBS`].
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use eframe::egui;
+use gpu_core::replay::{FrameInfo, TraceIndex};
+
+use super::load::{ShaderDoc, TraceInfo};
+use super::protocol::{
+    CommandPage, DrawInspection, ImageData, ImageSource, PixelInfo, Progress, Request, Response,
+    ShaderTrace, StateSnapshot, Thumb,
+};
+use super::provenance::Provenance;
+use super::worker::WorkerHandle;
+
+/// Commands per page requested from the worker.
+pub const PAGE: u64 = 4096;
+/// Images kept.
+const MAX_IMAGES: usize = 24;
+/// Command pages kept.
+const MAX_PAGES: usize = 64;
+/// Thumbnails kept.
+pub const MAX_THUMBS: usize = 8192;
+
+/// A cached image and its texture.
+#[derive(Clone)]
+pub enum ImageEntry {
+    /// Requested, not yet here.
+    Pending,
+    /// Decoded; the texture is made on first display.
+    Ready(Arc<ImageData>, Option<egui::TextureHandle>),
+    /// Could not be decoded.
+    Failed(String),
+}
+
+/// A cached thumbnail.
+#[derive(Clone)]
+pub enum ThumbEntry {
+    /// Requested.
+    Pending,
+    /// Made; texture on first display.
+    Ready(Arc<Thumb>, Option<egui::TextureHandle>),
+    /// No readable colour buffer.
+    Missing,
+}
+
+/// Search state of the command list.
+#[derive(Clone, Debug, Default)]
+pub struct SearchState {
+    /// Id of the newest request.
+    pub id: u64,
+    /// The query of the newest request.
+    pub query: String,
+    /// Range searched.
+    pub range: (u64, u64),
+    /// Matches of the newest answered request.
+    pub matches: Vec<u64>,
+    /// Whether the answer is still pending.
+    pub pending: bool,
+    /// The match list was cut.
+    pub truncated: bool,
+}
+
+/// An open trace (or wrapped command list).
+pub struct TraceSession {
+    /// File facts.
+    pub info: TraceInfo,
+    worker: WorkerHandle,
+    /// The index, once built.
+    pub index: Option<Arc<TraceIndex>>,
+    /// Progress of a long operation.
+    pub progress: Option<Progress>,
+    /// True when indexing was cancelled (the session is unusable).
+    pub cancelled: bool,
+    /// Register/uniform history, once the background pass finished.
+    pub provenance: Option<Arc<Provenance>>,
+    /// Newest state snapshot received.
+    pub state: Option<Arc<StateSnapshot>>,
+    state_pending: Option<u64>,
+    images: HashMap<(u64, ImageSource), ImageEntry>,
+    image_order: VecDeque<(u64, ImageSource)>,
+    pages: HashMap<u64, Arc<CommandPage>>,
+    page_order: VecDeque<u64>,
+    pages_pending: HashSet<u64>,
+    /// Draw detail of the newest requested draw.
+    pub detail: Option<(u64, Result<Arc<DrawInspection>, String>)>,
+    detail_pending: Option<u64>,
+    /// Shader trace of the newest requested vertex.
+    pub shader: Option<((u64, u32), Result<Arc<ShaderTrace>, String>)>,
+    shader_pending: Option<(u64, u32)>,
+    /// Newest pixel pick.
+    pub pixel: Option<(u64, ImageSource, u32, u32, PixelInfo)>,
+    pixel_pending: Option<(u64, ImageSource, u32, u32)>,
+    thumbs: HashMap<u64, ThumbEntry>,
+    /// Search of the command list.
+    pub search: SearchState,
+    /// Messages for the log panel.
+    pub log: Vec<String>,
+    outbox: Vec<Request>,
+}
+
+impl std::fmt::Debug for TraceSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceSession")
+            .field("path", &self.info.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TraceSession {
+    /// A session for a freshly started worker.
+    pub fn new(info: TraceInfo, worker: WorkerHandle) -> Self {
+        let log = info
+            .warnings
+            .iter()
+            .map(|w| format!("trace warning: {w}"))
+            .collect();
+        Self {
+            info,
+            worker,
+            index: None,
+            progress: None,
+            cancelled: false,
+            provenance: None,
+            state: None,
+            state_pending: None,
+            images: HashMap::new(),
+            image_order: VecDeque::new(),
+            pages: HashMap::new(),
+            page_order: VecDeque::new(),
+            pages_pending: HashSet::new(),
+            detail: None,
+            detail_pending: None,
+            shader: None,
+            shader_pending: None,
+            pixel: None,
+            pixel_pending: None,
+            thumbs: HashMap::new(),
+            search: SearchState::default(),
+            log,
+            outbox: Vec::new(),
+        }
+    }
+
+    /// Applies every response waiting in the channel. Returns true if anything arrived.
+    pub fn poll(&mut self) -> bool {
+        let mut any = false;
+        while let Some(r) = self.worker.try_recv() {
+            any = true;
+            self.apply(r);
+        }
+        any
+    }
+
+    fn apply(&mut self, r: Response) {
+        match r {
+            Response::Progress(p) => self.progress = Some(p),
+            Response::Idle => self.progress = None,
+            Response::Indexed(index) => {
+                let diags = index.diagnostics.len();
+                self.log.push(format!(
+                    "indexed: {} frame(s), {} draw(s), {} command(s), {} keyframe(s), {diags} diagnostic(s){}",
+                    index.frames.len(),
+                    index.draws.len(),
+                    index.end.writes,
+                    index.keyframes,
+                    if index.dropped_diagnostics > 0 {
+                        format!(" (+{} not kept)", index.dropped_diagnostics)
+                    } else {
+                        String::new()
+                    }
+                ));
+                self.index = Some(index);
+            }
+            Response::Cancelled => {
+                self.cancelled = true;
+                self.progress = None;
+                self.log.push("indexing cancelled".into());
+            }
+            Response::State(s) => {
+                if self.state_pending == Some(s.at) {
+                    self.state_pending = None;
+                }
+                self.state = Some(s);
+            }
+            Response::Image { at, source, result } => {
+                let entry = match result {
+                    Ok(img) => ImageEntry::Ready(img, None),
+                    Err(e) => ImageEntry::Failed(e),
+                };
+                self.insert_image((at, source), entry);
+            }
+            Response::Pixel {
+                at,
+                source,
+                x,
+                y,
+                info,
+            } => {
+                if self.pixel_pending == Some((at, source, x, y)) {
+                    self.pixel_pending = None;
+                }
+                self.pixel = Some((at, source, x, y, info));
+            }
+            Response::Commands(page) => {
+                let key = (page.first - 1) / PAGE;
+                self.pages_pending.remove(&key);
+                self.pages.insert(key, page);
+                self.page_order.push_back(key);
+                while self.page_order.len() > MAX_PAGES {
+                    if let Some(old) = self.page_order.pop_front() {
+                        self.pages.remove(&old);
+                    }
+                }
+            }
+            Response::DrawDetail { draw, result } => {
+                if self.detail_pending == Some(draw) {
+                    self.detail_pending = None;
+                }
+                if let Err(e) = &result {
+                    self.log.push(format!("draw {draw}: {e}"));
+                }
+                self.detail = Some((draw, result));
+            }
+            Response::ShaderTrace {
+                draw,
+                index_in_draw,
+                result,
+            } => {
+                if self.shader_pending == Some((draw, index_in_draw)) {
+                    self.shader_pending = None;
+                }
+                self.shader = Some(((draw, index_in_draw), result));
+            }
+            Response::Thumbnails(list) => {
+                for (d, t) in list {
+                    let e = match t {
+                        Some(t) => ThumbEntry::Ready(t, None),
+                        None => ThumbEntry::Missing,
+                    };
+                    if self.thumbs.len() >= MAX_THUMBS && !self.thumbs.contains_key(&d) {
+                        // Drop every other entry rather than growing without bound.
+                        let keys: Vec<u64> = self.thumbs.keys().copied().step_by(2).collect();
+                        for k in keys {
+                            self.thumbs.remove(&k);
+                        }
+                    }
+                    self.thumbs.insert(d, e);
+                }
+            }
+            Response::Provenance(p) => {
+                if p.truncated {
+                    self.log.push(format!(
+                        "register history is complete up to command {} only (memory limit)",
+                        p.complete_until
+                    ));
+                }
+                self.provenance = Some(p);
+            }
+            Response::SearchResult {
+                id,
+                matches,
+                truncated,
+            } => {
+                if id == self.search.id {
+                    self.search.pending = false;
+                    self.search.matches = matches;
+                    self.search.truncated = truncated;
+                }
+            }
+            Response::Log(m) => self.log.push(m),
+        }
+    }
+
+    fn insert_image(&mut self, key: (u64, ImageSource), entry: ImageEntry) {
+        if !self.images.contains_key(&key) {
+            self.image_order.push_back(key);
+        }
+        self.images.insert(key, entry);
+        while self.image_order.len() > MAX_IMAGES {
+            if let Some(old) = self.image_order.pop_front() {
+                self.images.remove(&old);
+            }
+        }
+    }
+
+    /// Sends the requests filed since the last flush.
+    pub fn flush(&mut self) {
+        for r in self.outbox.drain(..) {
+            self.worker.send(r);
+        }
+    }
+
+    /// Cancels indexing.
+    pub fn cancel(&self) {
+        self.worker.cancel();
+    }
+
+    /// True while the index is being built.
+    pub fn loading(&self) -> bool {
+        self.index.is_none() && !self.cancelled
+    }
+
+    /// Total number of commands (register writes) in the trace.
+    pub fn total_commands(&self) -> u64 {
+        self.index.as_ref().map_or(0, |i| i.end.writes)
+    }
+
+    /// The state as of command `at` (requested if it is not the newest snapshot).
+    pub fn want_state(&mut self, at: u64) -> Option<Arc<StateSnapshot>> {
+        let have = self.state.as_ref().is_some_and(|s| s.at == at);
+        if !have && self.state_pending != Some(at) && self.index.is_some() {
+            self.state_pending = Some(at);
+            self.outbox.push(Request::State { at });
+        }
+        self.state.clone()
+    }
+
+    /// True if the newest snapshot is for `at`.
+    pub fn state_is_current(&self, at: u64) -> bool {
+        self.state.as_ref().is_some_and(|s| s.at == at)
+    }
+
+    /// An image as of command `at`; requested when missing.
+    pub fn want_image(&mut self, at: u64, source: ImageSource) -> ImageEntry {
+        if self.index.is_none() {
+            return ImageEntry::Pending;
+        }
+        match self.images.get(&(at, source)) {
+            Some(e) => e.clone(),
+            None => {
+                self.insert_image((at, source), ImageEntry::Pending);
+                self.outbox.push(Request::Image { at, source });
+                ImageEntry::Pending
+            }
+        }
+    }
+
+    /// The texture of a ready image, made once.
+    pub fn image_texture(
+        &mut self,
+        ctx: &egui::Context,
+        at: u64,
+        source: ImageSource,
+    ) -> Option<(Arc<ImageData>, egui::TextureHandle)> {
+        let entry = self.images.get_mut(&(at, source))?;
+        let ImageEntry::Ready(img, tex) = entry else {
+            return None;
+        };
+        let tex = tex.get_or_insert_with(|| {
+            ctx.load_texture(
+                format!("image-{at}-{source:?}"),
+                color_image(img.width, img.height, &img.pixels),
+                egui::TextureOptions::NEAREST,
+            )
+        });
+        Some((img.clone(), tex.clone()))
+    }
+
+    /// The newest ready image for `source` at any position (shown while the exact one loads).
+    pub fn any_image(&mut self, source: ImageSource) -> Option<u64> {
+        self.image_order
+            .iter()
+            .rev()
+            .find(|(_, s)| *s == source)
+            .filter(|k| matches!(self.images.get(k), Some(ImageEntry::Ready(..))))
+            .map(|(at, _)| *at)
+    }
+
+    /// The write of command `n`, if its page is here (its page is requested otherwise).
+    pub fn want_command(&mut self, n: u64) -> Option<gpu_core::debug::RegWriteEvent> {
+        if n == 0 || self.index.is_none() {
+            return None;
+        }
+        let key = (n - 1) / PAGE;
+        match self.pages.get(&key) {
+            Some(p) => p.writes.get((n - p.first) as usize).copied(),
+            None => {
+                if self.pages_pending.insert(key) {
+                    self.outbox.push(Request::Commands {
+                        first: key * PAGE + 1,
+                        // ok: PAGE is 4096.
+                        count: PAGE as u32,
+                    });
+                }
+                None
+            }
+        }
+    }
+
+    /// Draw detail of `draw` (requested when missing).
+    pub fn want_detail(&mut self, draw: u64) -> Option<&Result<Arc<DrawInspection>, String>> {
+        let have = self.detail.as_ref().is_some_and(|(d, _)| *d == draw);
+        if !have && self.detail_pending != Some(draw) && self.index.is_some() {
+            self.detail_pending = Some(draw);
+            self.outbox.push(Request::DrawDetail { draw });
+        }
+        self.detail
+            .as_ref()
+            .filter(|(d, _)| *d == draw)
+            .map(|(_, r)| r)
+    }
+
+    /// True while draw detail is on its way.
+    pub fn detail_pending(&self) -> bool {
+        self.detail_pending.is_some()
+    }
+
+    /// Shader trace of vertex `k` of `draw` (requested when missing).
+    pub fn want_shader(&mut self, draw: u64, k: u32) -> Option<&Result<Arc<ShaderTrace>, String>> {
+        let have = self.shader.as_ref().is_some_and(|(key, _)| *key == (draw, k));
+        if !have && self.shader_pending != Some((draw, k)) && self.index.is_some() {
+            self.shader_pending = Some((draw, k));
+            self.outbox.push(Request::ShaderTrace {
+                draw,
+                index_in_draw: k,
+            });
+        }
+        self.shader
+            .as_ref()
+            .filter(|(key, _)| *key == (draw, k))
+            .map(|(_, r)| r)
+    }
+
+    /// Picks a pixel.
+    pub fn pick(&mut self, at: u64, source: ImageSource, x: u32, y: u32) {
+        if self.pixel_pending != Some((at, source, x, y)) {
+            self.pixel_pending = Some((at, source, x, y));
+            self.outbox.push(Request::Pixel { at, source, x, y });
+        }
+    }
+
+    /// Thumbnail texture of `draw` (requested when missing).
+    pub fn want_thumb(&mut self, ctx: &egui::Context, draw: u64) -> Option<egui::TextureHandle> {
+        match self.thumbs.get_mut(&draw) {
+            None => {
+                self.thumbs.insert(draw, ThumbEntry::Pending);
+                self.outbox.push(Request::Thumbnail { draw });
+                None
+            }
+            Some(ThumbEntry::Ready(t, tex)) => Some(
+                tex.get_or_insert_with(|| {
+                    ctx.load_texture(
+                        format!("thumb-{draw}"),
+                        color_image(t.width, t.height, &t.pixels),
+                        egui::TextureOptions::LINEAR,
+                    )
+                })
+                .clone(),
+            ),
+            Some(_) => None,
+        }
+    }
+
+    /// True when a thumbnail for `draw` has arrived (made or known missing).
+    pub fn has_thumb(&self, draw: u64) -> bool {
+        matches!(
+            self.thumbs.get(&draw),
+            Some(ThumbEntry::Ready(..) | ThumbEntry::Missing)
+        )
+    }
+
+    /// Starts a search of commands `first..=last`.
+    pub fn search(&mut self, query: &str, first: u64, last: u64) {
+        self.search.id += 1;
+        self.search.query = query.to_string();
+        self.search.range = (first, last);
+        self.search.pending = true;
+        self.search.matches.clear();
+        self.outbox.push(Request::Search {
+            id: self.search.id,
+            first,
+            last,
+            query: query.to_string(),
+        });
+    }
+
+    /// The frame containing command `n` (frames cover contiguous command ranges).
+    pub fn frame_of(&self, n: u64) -> Option<&FrameInfo> {
+        let index = self.index.as_ref()?;
+        let i = index.frames.partition_point(|f| f.end.writes < n);
+        index.frames.get(i).or(index.frames.last())
+    }
+
+    /// The draw whose triggering command is `n`, or the last draw triggered at or before it.
+    pub fn draw_at_or_before(&self, n: u64) -> Option<u64> {
+        let index = self.index.as_ref()?;
+        let i = index.draws.partition_point(|d| d.before.writes < n);
+        i.checked_sub(1).map(|i| i as u64)
+    }
+}
+
+/// An egui image from RGBA8 pixels.
+pub fn color_image(width: u32, height: u32, pixels: &[[u8; 4]]) -> egui::ColorImage {
+    let mut bytes = Vec::with_capacity(pixels.len() * 4);
+    for p in pixels {
+        bytes.extend_from_slice(p);
+    }
+    bytes.resize(width as usize * height as usize * 4, 0);
+    egui::ColorImage::from_rgba_unmultiplied([width as usize, height as usize], &bytes)
+}
+
+/// The open document.
+pub enum Document {
+    /// Nothing open.
+    None,
+    /// A trace.
+    Trace(Box<TraceSession>),
+    /// A shader binary.
+    Shader(Box<ShaderSession>),
+}
+
+/// An open shader binary with the shader debugger's inputs.
+#[derive(Clone, Debug)]
+pub struct ShaderSession {
+    /// The file.
+    pub doc: ShaderDoc,
+    /// Selected DVLE.
+    pub dvle: usize,
+    /// Input registers v0-v15 as edited.
+    pub inputs: [[f32; 4]; 16],
+    /// Text of the input editors.
+    pub input_text: Vec<String>,
+    /// The newest run.
+    pub trace: Option<Result<Arc<ShaderTrace>, String>>,
+}

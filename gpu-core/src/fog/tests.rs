@@ -1,0 +1,116 @@
+//! Fog tests; expected values are worked out by hand from `pica-raster.md` §9.4.
+
+use super::*;
+use pica_cmd::regs::{F16, id};
+
+/// A fog LUT word: value bits 13-23 (unsigned 11-bit), difference bits 0-12 (signed 13-bit).
+fn fog_entry(value: u32, diff: i32) -> u32 {
+    (value << 13) | ((diff as u32) & 0x1FFF)
+}
+
+/// Fog factor ramp: entry i has value 2047 − 16i and difference −16 (so the factor falls
+/// linearly from 1 at depth 0 to 15/2047 at depth 1).
+fn ramp() -> [u32; 128] {
+    core::array::from_fn(|i| fog_entry(2047 - 16 * i as u32, -16))
+}
+
+fn regs(mode: u32, z_flip: bool, color: u32) -> Box<[u32; 0x300]> {
+    let mut r = Box::new([0u32; 0x300]);
+    r[usize::from(id::TEXENV_UPDATE_BUFFER)] = mode | (u32::from(z_flip) << 16);
+    r[usize::from(id::FOG_COLOR)] = color;
+    r
+}
+
+#[test]
+fn lut_entry_decoding() {
+    let lut = FogLut::from_words(&[fog_entry(1024, -512); 128]);
+    assert_eq!(lut.entries[5], [1024.0 / 2047.0, -512.0 / 2047.0]);
+    let lut = FogLut::from_words(&[fog_entry(2047, 4095); 128]);
+    assert_eq!(lut.entries[0], [1.0, 4095.0 / 2047.0]);
+}
+
+#[test]
+fn factor_at_and_between_entries() {
+    let lut = FogLut::from_words(&ramp());
+    // depth 0.5 → idx 64 exactly: (2047 − 1024)/2047.
+    assert_eq!(lut.factor(0.5), 1023.0 / 2047.0);
+    // A quarter of the way to entry 65: minus 0.25·16/2047.
+    let x = 64.25 / 128.0;
+    assert!((lut.factor(x) - 1019.0 / 2047.0).abs() < 1e-6);
+    // depth 1.0 → idx 128: entry 127 with f = 1: (2047 − 2032 − 16)/2047 < 0 → clamped to 0.
+    assert_eq!(lut.factor(1.0), 0.0);
+    // depth 0: entry 0 = 1.0.
+    assert_eq!(lut.factor(0.0), 1.0);
+    // Out-of-range and NaN inputs are clamped to the table (no panic).
+    assert_eq!(lut.factor(f32::NAN), 1.0);
+    assert_eq!(lut.factor(-3.0), 1.0);
+    assert_eq!(lut.factor(7.0), 0.0);
+}
+
+#[test]
+fn factor_is_clamped_to_one() {
+    // value 2047 (1.0) and difference +2047 (+1): half way gives 1.5 → clamped to 1.
+    let lut = FogLut::from_words(&[fog_entry(2047, 2047); 128]);
+    assert_eq!(lut.factor(0.5 + 0.5 / 128.0), 1.0);
+}
+
+#[test]
+fn decode_and_blend() {
+    // Fog mode 5, fog colour (0, 0, 255).
+    let r = regs(5, false, 0xFF_0000);
+    let fog = FogConfig::from_regs(&r, &ramp()).unwrap();
+    assert_eq!(fog.color, [0, 0, 255]);
+    assert!(!fog.z_flip);
+    // depth 0.5: f = 1023/2047 = 0.499756. R = 0.499756·200 = 99.95 → 99;
+    // G = 0.499756·100 = 49.98 → 49; B = 0.500244·255 = 127.56 → 127; alpha unchanged.
+    let mut c = [200, 100, 0, 77];
+    fog.apply(0.5, &mut c);
+    assert_eq!(c, [99, 49, 127, 77]);
+    // Depth 0: no fog.
+    let mut c = [200, 100, 0, 77];
+    fog.apply(0.0, &mut c);
+    assert_eq!(c, [200, 100, 0, 77]);
+}
+
+#[test]
+fn z_flip_indexes_with_one_minus_depth() {
+    let r = regs(5, true, 0);
+    let fog = FogConfig::from_regs(&r, &ramp()).unwrap();
+    // depth 0.25 → 1 − 0.25 = 0.75 → entry 96: (2047 − 1536)/2047 = 511/2047.
+    assert_eq!(fog.factor(0.25), 511.0 / 2047.0);
+    // 0.249634·200 = 49.93 → 49 (fog colour black).
+    let mut c = [200, 0, 0, 255];
+    fog.apply(0.25, &mut c);
+    assert_eq!(c, [49, 0, 0, 255]);
+}
+
+#[test]
+fn only_mode_5_is_fog() {
+    for mode in [0, 1, 2, 3, 4, 6, 7] {
+        assert!(
+            FogConfig::from_regs(&regs(mode, false, 0), &ramp()).is_none(),
+            "{mode}"
+        );
+    }
+}
+
+#[test]
+fn gas_registers_decode_and_are_not_modelled() {
+    let mut r = regs(7, false, 0);
+    r[usize::from(id::TEXENV_UPDATE_BUFFER)] |= 1 << 3;
+    r[usize::from(id::GAS_ATTENUATION)] = u32::from(F16::from_f32(0.5).0);
+    r[usize::from(id::GAS_ACCMAX)] = u32::from(F16::from_f32(2.0).0);
+    r[usize::from(id::GAS_LIGHT_XY)] = 1 | (2 << 8) | (3 << 16);
+    r[usize::from(id::GAS_LIGHT_Z)] = 4 | (5 << 8) | (6 << 16);
+    r[usize::from(id::GAS_LIGHT_Z_COLOR)] = 7 | (1 << 8);
+    r[usize::from(id::GAS_DELTAZ_DEPTH)] = 0x180 | (2 << 24);
+    let g = GasConfig::from_regs(&r);
+    assert_eq!(g.density_source, GasDensitySource::Depth);
+    assert_eq!((g.attenuation, g.accumulation_max), (0.5, 2.0));
+    assert_eq!((g.planar, g.view), ([1, 2, 3], [4, 5, 6]));
+    assert_eq!(g.line_of_sight, 7);
+    assert_eq!(g.color_lut_input, GasColorLutInput::LightFactor);
+    assert_eq!(g.delta_z, 1.5);
+    assert_eq!(g.depth_func, GasDepthFunc::Greater);
+    assert_eq!(g.support, GasSupport::NotModelled);
+}
