@@ -103,7 +103,7 @@ fn fixed_attributes_and_lut_ports() {
 fn masked_writes_keep_other_bytes() {
     let mut b = CmdListBuilder::new();
     b.write(0x107, 0x1122_3344);
-    b.write_masked(0x107, 0b0010, 0xAABB_CCDD);
+    b.write_masked(0x107, 0b0010, 0xAABB_CCDD).unwrap();
     let (gpu, _, log) = exec(&b);
     assert_eq!(gpu.regs[0x107], 0x1122_CC44);
     let last = log
