@@ -14,7 +14,7 @@
 //! Work is bounded: the vertex count is capped ([`DrawLimits`]), shading stops when the per-draw
 //! instruction budget is spent, and the first failed fetch ends the draw with a diagnostic.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use shader_unit::decode::Program;
 use shader_unit::interp::{Interpreter, Uniforms};
@@ -25,7 +25,7 @@ use crate::debug::{
     DiagKind, Diagnostic, DrawDetail, DrawInfo, DrawKind, DrawStats, Observer, ShadedVertex,
     TextureRef, Topology,
 };
-use crate::fragment::PixelPipeline;
+use crate::fragment::{PixelPipeline, TextureCache, TextureUnits};
 use crate::gpu::{Gpu, ShaderUnitMemory, reg};
 use crate::memory::PhysMem;
 use crate::raster::TriangleOutcome;
@@ -70,6 +70,36 @@ pub struct PipelineState {
     scratch: Scratch,
     /// The open immediate-mode "draw" (vertices since FIXEDATTRIB_INDEX = 0xF), if any.
     immediate: Option<ImmediateDraw>,
+    /// Decoded textures keyed by configuration and content hash. Shared (not copied) between
+    /// clones of the state, e.g. keyframes: it is a pure cache, so sharing it cannot change any
+    /// result.
+    textures: SharedTextureCache,
+}
+
+/// A texture cache shared between clones of [`PipelineState`].
+#[derive(Clone)]
+pub struct SharedTextureCache(Arc<Mutex<TextureCache>>);
+
+impl Default for SharedTextureCache {
+    fn default() -> Self {
+        Self(Arc::new(Mutex::new(TextureCache::with_default_budget())))
+    }
+}
+
+impl std::fmt::Debug for SharedTextureCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedTextureCache")
+    }
+}
+
+impl SharedTextureCache {
+    fn pipeline(&self, mem: &PhysMem, regs: &[u32; 0x300]) -> PixelPipeline<TextureUnits> {
+        match self.0.lock() {
+            Ok(mut cache) => PixelPipeline::for_draw_cached(mem, regs, &mut cache),
+            // A panic elsewhere poisoned the cache: decode without it.
+            Err(_) => PixelPipeline::for_draw(mem, regs),
+        }
+    }
 }
 
 impl Default for PipelineState {
@@ -86,6 +116,7 @@ impl Default for PipelineState {
             gs_program: None,
             scratch: Scratch::default(),
             immediate: None,
+            textures: SharedTextureCache::default(),
         }
     }
 }
@@ -238,7 +269,7 @@ fn draw_setup<O: Observer>(gpu: &mut Gpu, draw: u64, obs: &mut O) -> DrawSetup {
 fn rasterize_all<O: Observer>(
     tris: &mut Vec<[OutputVertex; 3]>,
     ds: &DrawSetup,
-    pixels: &mut PixelPipeline<crate::fragment::TextureUnits>,
+    pixels: &mut PixelPipeline<TextureUnits>,
     mem: &mut PhysMem,
     stats: &mut DrawStats,
     detail: &mut Option<DrawDetail>,
@@ -264,7 +295,7 @@ fn rasterize_all<O: Observer>(
 }
 
 fn report_pixel_diags<O: Observer>(
-    pixels: &mut PixelPipeline<crate::fragment::TextureUnits>,
+    pixels: &mut PixelPipeline<TextureUnits>,
     draw: u64,
     obs: &mut O,
 ) {
@@ -295,7 +326,7 @@ pub fn draw<O: Observer>(gpu: &mut Gpu, mem: &mut PhysMem, indexed: bool, obs: &
         regs: ds.regs.to_vec(),
         ..DrawDetail::default()
     });
-    let mut pixels = PixelPipeline::for_draw(mem, &ds.regs);
+    let mut pixels = gpu.pipeline.textures.pipeline(mem, &ds.regs);
     let p = &mut gpu.pipeline;
     let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
     if ds.setup.geometry.enabled
@@ -591,7 +622,7 @@ pub fn immediate_vertex<O: Observer>(
                 gpu.gs.float_uniforms = u.f;
             }
             if !scratch.tris.is_empty() {
-                let mut pixels = PixelPipeline::for_draw(mem, &ds.regs);
+                let mut pixels = gpu.pipeline.textures.pipeline(mem, &ds.regs);
                 rasterize_all(
                     &mut scratch.tris,
                     &ds,
