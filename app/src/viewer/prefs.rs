@@ -136,8 +136,8 @@ pub struct Prefs {
     pub filter: TimelineFilter,
     /// Image view.
     pub image: ImagePrefs,
-    /// Command list: hide writes that changed nothing.
-    pub hide_redundant: bool,
+    /// Command list: show only writes to this register (name or hex id).
+    pub command_filter: String,
     /// Command list: show decoded fields under each write.
     pub show_fields: bool,
     /// Rotate thumbnails and the screens panel's colour buffer like the image view.
@@ -155,7 +155,7 @@ impl Default for Prefs {
             thumbnails: true,
             filter: TimelineFilter::default(),
             image: ImagePrefs::default(),
-            hide_redundant: false,
+            command_filter: String::new(),
             show_fields: true,
             rotate_thumbs: true,
         }

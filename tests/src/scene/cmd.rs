@@ -14,7 +14,10 @@
 //! `C3D_DrawArrays`/`C3D_DrawElements`/`C3D_ImmDrawBegin`), including their quirks (masked
 //! writes, the FINALIZE padding, indexed triangle lists drawn with topology "geometry
 //! primitive"), so traces made with this builder look like traces of real homebrew. Unlike
-//! citro3d, state is written when a method is called, not deferred to the next draw.
+//! citro3d, state is written when a method is called, not deferred to the next draw; but like
+//! citro3d's dirty flags, setting a state group (program, attributes, buffers, effect, textures,
+//! a TEV stage, a float uniform) to exactly what this list last wrote for it writes nothing. The
+//! cache starts empty in every list, and raw writes ([`CommandList::write`] …) bypass it.
 //!
 //! Errors (an invalid mask or an impossible burst, a draw without buffers) are sticky: the first
 //! one is kept and returned by [`CommandList::finish`], so building code stays free of `?`.
@@ -111,6 +114,49 @@ pub struct CommandList {
     fog_color: u32,
     draws: u32,
     draw_used: bool,
+    cache: StateCache,
+}
+
+/// What this list last wrote for each state group, so that re-setting identical state writes
+/// nothing (the effect of citro3d's dirty flags for an application that sets all its state before
+/// every draw). Starts empty in every list: the first setting of each group is always written.
+#[derive(Clone, Debug)]
+struct StateCache {
+    program: Option<ShaderProgram>,
+    attributes: Option<AttribLayout>,
+    effect: Option<Effect>,
+    textures: Option<[Option<Texture>; 3]>,
+    tev: [Option<TevStage>; 6],
+    /// Float uniforms last uploaded, per unit and register (`None` = unknown).
+    uniforms: [[Option<[u32; 4]>; 96]; 2],
+}
+
+impl Default for StateCache {
+    fn default() -> Self {
+        StateCache {
+            program: None,
+            attributes: None,
+            effect: None,
+            textures: None,
+            tev: [None; 6],
+            uniforms: [[None; 96]; 2],
+        }
+    }
+}
+
+/// True if `a` and `b` are the same program (same code objects and entry points).
+fn same_program(a: &ShaderProgram, b: &ShaderProgram) -> bool {
+    let gs_same = match (&a.gs, &b.gs) {
+        (None, None) => true,
+        (Some(x), Some(y)) => {
+            Arc::ptr_eq(&x.code, &y.code)
+                && x.entry.main == y.entry.main
+                && x.stride == y.stride
+                && x.permutation == y.permutation
+        }
+        _ => false,
+    };
+    Arc::ptr_eq(&a.vs_code, &b.vs_code) && a.vs.main == b.vs.main && gs_same
 }
 
 impl CommandList {
@@ -129,6 +175,7 @@ impl CommandList {
             fog_color: 0,
             draws: 0,
             draw_used: false,
+            cache: StateCache::default(),
         }
     }
 
@@ -223,7 +270,18 @@ impl CommandList {
     /// 0x2BA/0x28A ENTRYPOINT (0x7FFF0000 | word index), 0x2BD/0x28D OUTMAP_MASK,
     /// 0x24A/0x251 VSH_OUTMAP_TOTAL1/2, 0x25E PRIMITIVE_CONFIG byte 0 (outputs − 1),
     /// 0x04F-0x056 output map, 0x064, 0x06F, 0x252, 0x254, 0x289, 0x28B/0x28C, uniforms.
+    ///
+    /// Binding the program this list bound last writes nothing.
     pub fn bind_program(&mut self, program: &ShaderProgram) -> &mut Self {
+        if self
+            .cache
+            .program
+            .as_ref()
+            .is_some_and(|p| same_program(p, program))
+        {
+            return self;
+        }
+        self.cache.program = Some(program.clone());
         let has_gs = program.gs.is_some();
         self.write_masked(id::GEOSTAGE_CONFIG, 0x3, if has_gs { 2 } else { 0 });
         self.write_masked(id::GEOSTAGE_CONFIG2, 0x3, 0);
@@ -324,6 +382,9 @@ impl CommandList {
                     );
                 }
                 AsmConstant::Float { reg, value } => {
+                    if let Some(slot) = self.cache.uniforms[u].get_mut(usize::from(reg)) {
+                        *slot = None;
+                    }
                     let [x, y, z, w] = value.map(F24::from_bits);
                     let [a, b, c] = pack_f24x4([x, y, z, w]);
                     self.consecutive(
@@ -338,7 +399,24 @@ impl CommandList {
 
     /// Float uniforms `c{reg}`, `c{reg+1}`, … in float32 mode (index write with bit 31 set,
     /// then four words per vector in the order w, z, y, x), as citro3d uploads them.
+    ///
+    /// Values identical to what this list last uploaded to those registers are not re-sent.
     pub fn uniform_vec4s(&mut self, unit: Unit, reg: u8, values: &[[f32; 4]]) -> &mut Self {
+        let cache = &mut self.cache.uniforms[unit.index()];
+        let bits: Vec<[u32; 4]> = values.iter().map(|v| v.map(f32::to_bits)).collect();
+        let unchanged = bits.iter().enumerate().all(|(k, b)| {
+            cache
+                .get(usize::from(reg) + k)
+                .is_some_and(|c| c.as_ref() == Some(b))
+        });
+        if unchanged {
+            return self;
+        }
+        for (k, b) in bits.into_iter().enumerate() {
+            if let Some(slot) = cache.get_mut(usize::from(reg) + k) {
+                *slot = Some(b);
+            }
+        }
         self.write(
             unit.reg(id::VSH_FLOATUNIFORM_INDEX),
             0x8000_0000 | u32::from(reg),
@@ -384,6 +462,10 @@ impl CommandList {
     /// VSH_INPUTBUFFER_CONFIG (masked 0xB: 0xA0000000 | count − 1), 0x242 VSH_NUM_ATTR,
     /// 0x2BB/0x2BC permutation.
     pub fn set_attributes(&mut self, layout: &AttribLayout) -> &mut Self {
+        if self.cache.attributes == Some(*layout) {
+            return self;
+        }
+        self.cache.attributes = Some(*layout);
         let n = u32::from(layout.count.max(1)) - 1;
         self.consecutive(id::ATTRIBBUFFERS_FORMAT_LOW, &layout.format);
         self.write_masked(id::VSH_INPUTBUFFER_CONFIG, 0xB, 0xA000_0000 | n);
@@ -398,6 +480,9 @@ impl CommandList {
 
     /// The vertex buffers: 0x200 ATTRIBBUFFERS_LOC (base >> 3) and the 36 loader words.
     pub fn set_buffers(&mut self, layout: &BufferLayout) -> &mut Self {
+        if self.buffers.as_ref() == Some(layout) {
+            return self;
+        }
         self.write(id::ATTRIBBUFFERS_LOC, layout.base >> 3);
         self.consecutive(id::attribbuffer(0), &layout.loader_words());
         self.buffers = Some(layout.clone());
@@ -500,6 +585,10 @@ impl CommandList {
     /// 0x04D/0x04E, 0x104-0x107, 0x126 (masked: byte 3), 0x103, 0x101, 0x102, 0x100 (masked:
     /// bytes 0-2), 0x130, 0x062 (masked), 0x118, 0x061 (masked), 0x06A (masked: bytes 0-2).
     pub fn set_effect(&mut self, e: &Effect) -> &mut Self {
+        if self.cache.effect == Some(*e) {
+            return self;
+        }
+        self.cache.effect = Some(*e);
         self.write(id::DEPTHMAP_ENABLE, u32::from(e.depth_map.z_buffer));
         self.write(id::FACECULLING_CONFIG, e.cull_word());
         self.consecutive(id::DEPTHMAP_SCALE, &e.depth_map_words());
@@ -520,6 +609,11 @@ impl CommandList {
 
     /// TEV stage `stage` (0-5): its five registers SOURCE, OPERAND, COMBINER, COLOR, SCALE.
     pub fn set_tev(&mut self, stage: usize, s: &TevStage) -> &mut Self {
+        let stage = stage.min(5);
+        if self.cache.tev[stage] == Some(*s) {
+            return self;
+        }
+        self.cache.tev[stage] = Some(*s);
         self.consecutive(id::texenv(stage.min(5)), &s.to_words());
         self
     }
@@ -569,6 +663,11 @@ impl CommandList {
             id::TEXUNIT2_BORDER_COLOR,
         ];
         const TYPE: [u16; 3] = [id::TEXUNIT0_TYPE, id::TEXUNIT1_TYPE, id::TEXUNIT2_TYPE];
+        let wanted = units.map(|t| t.copied());
+        if self.cache.textures == Some(wanted) {
+            return self;
+        }
+        self.cache.textures = Some(wanted);
         let mut enabled = 0u32;
         for (i, t) in units.iter().enumerate() {
             self.textures[i] = t.copied();

@@ -120,7 +120,7 @@ pub fn build() -> Result<Vec<u8>, SceneError> {
         cmd.set_render_target(&top);
         let camera = math::mul(
             &math::rotate_y(0.06 * (frame as f32 - 1.5)),
-            &math::translate(0.0, -0.6, 0.8 * frame as f32),
+            &math::translate(0.0, -0.15, 0.8 * frame as f32),
         );
         cmd.bind_program(&prog)
             .set_attributes(&attrs)
@@ -143,7 +143,7 @@ pub fn build() -> Result<Vec<u8>, SceneError> {
             for &(x, color) in &columns {
                 let model = math::mul(
                     &math::translate(x, -1.0, z),
-                    &math::scale(1.8, 1.3, 1.0),
+                    &math::scale(1.8, 1.7, 1.0),
                 );
                 cmd.uniform_mat4(Unit::Vertex, u_mv, &math::mul(&camera, &model))
                     .fixed_attribute(2, color)

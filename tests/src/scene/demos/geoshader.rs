@@ -164,7 +164,7 @@ pub fn build() -> Result<Vec<u8>, SceneError> {
             .draw_immediate(PrimitiveTopology::TriangleStrip, &bg_vertices);
 
         let model_view = math::mul(
-            &math::translate(0.0, -0.1, -2.4),
+            &math::translate(0.0, -0.05, -1.9),
             &math::mul(&math::rotate_x(0.75), &math::rotate_y(0.25 * frame as f32)),
         );
         cmd.bind_program(&sprites)

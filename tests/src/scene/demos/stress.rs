@@ -190,7 +190,8 @@ fn grid(
     for row in 0..rows {
         for col in 0..cols {
             let i = first_index + row * cols + col;
-            let kind = (i + frame) % 8;
+            // Pairs of neighbouring cells share a kind (so some state carries over), rows shift it.
+            let kind = (col / 2 + row + frame) % 8;
             let x = -half_w + cw * (col as f32 + 0.5);
             let y = half_h - ch * (row as f32 + 0.5);
             let spin = 0.3 * i as f32 + 0.4 * frame as f32;

@@ -1,0 +1,500 @@
+//! Command-list panel: every register write of the selected command's frame in execution order,
+//! grouped by draw, with its decoded fields, previous → new value, and marks for writes whose
+//! byte mask enabled nothing (ineffective), enabled only some bytes (partial) or that stored the
+//! value the register already had (redundant); search; a register filter; and the full decode
+//! of the selected write with field tooltips.
+//!
+//! Stage: presentation. Inputs: the trace index (frame ranges, draws, engine events), command
+//! pages ([`gpu_core::debug::RegWriteEvent`]s) fetched on demand from the worker, the register
+//! history. Output: selection commands. Registers read: any, decoded through
+//! `pica_cmd::regs::describe` / `pica_cmd::regs::external::describe`.
+
+use std::collections::HashSet;
+
+use eframe::egui::{self, Color32, RichText};
+use gpu_core::debug::{RegSpace, RegWriteEvent};
+use gpu_core::replay::TraceIndex;
+use pica_cmd::regs::RegDescription;
+
+use crate::viewer::command::AppCommand;
+use crate::viewer::panels::timeline::{event_text, parse_register};
+use crate::viewer::prefs::Prefs;
+use crate::viewer::session::TraceSession;
+use crate::viewer::widgets::{self, CHANGED, WARN};
+
+/// One row of the command list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CRow {
+    /// Header of the commands leading to draw `m` (inclusive of its trigger).
+    Group(u64),
+    /// Header of the commands after the frame's last draw.
+    Tail,
+    /// Command `n`.
+    Write(u64),
+    /// Engine event `i` (after the command that started it).
+    Event(usize),
+}
+
+/// Key of the cached row list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct RowsKey {
+    index_ptr: usize,
+    frame: u32,
+    filter: Option<u16>,
+    prov: bool,
+    collapsed: Vec<u64>,
+}
+
+/// Command-list UI state.
+#[derive(Debug, Default)]
+pub struct CommandsView {
+    /// Search text.
+    pub query: String,
+    /// Search the whole trace instead of the current frame.
+    pub whole_trace: bool,
+    collapsed: HashSet<u64>,
+    rows: Vec<CRow>,
+    key: Option<RowsKey>,
+    last_command: Option<u64>,
+    scroll_pending: bool,
+}
+
+/// Decodes a write's stored value (and its previous value).
+pub fn describe_write(ev: &RegWriteEvent) -> (RegDescription, RegDescription) {
+    match ev.space {
+        RegSpace::Pica => {
+            let id = u16::try_from(ev.id).unwrap_or(u16::MAX);
+            (
+                pica_cmd::regs::describe(id, ev.new),
+                pica_cmd::regs::describe(id, ev.old),
+            )
+        }
+        RegSpace::External => (
+            pica_cmd::regs::external::describe(ev.id, ev.new),
+            pica_cmd::regs::external::describe(ev.id, ev.old),
+        ),
+    }
+}
+
+/// Short flags of a write: ineffective (mask 0), partial mask, redundant.
+pub fn write_flags(ev: &RegWriteEvent) -> Vec<(&'static str, &'static str)> {
+    let mut f = Vec::new();
+    if ev.is_ineffective() {
+        f.push((
+            "masked out",
+            "the byte-enable mask is 0: no byte of the register changed (side effects may still run)",
+        ));
+    } else if ev.space == RegSpace::Pica && ev.mask != 0xF {
+        f.push((
+            "partial",
+            "the byte-enable mask enables only some bytes; the other bytes kept their value",
+        ));
+    }
+    if ev.is_redundant() && !ev.is_ineffective() {
+        f.push((
+            "redundant",
+            "the register already held this value (data ports and triggers still act)",
+        ));
+    }
+    f
+}
+
+impl CommandsView {
+    /// Draws the panel.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        s: &mut TraceSession,
+        prefs: &mut Prefs,
+        command: u64,
+        queue: &mut Vec<AppCommand>,
+    ) {
+        let Some(index) = s.index.clone() else {
+            ui.label("Indexing…");
+            return;
+        };
+        let Some(frame) = s.frame_of(command).cloned() else {
+            ui.label("The trace has no frames.");
+            return;
+        };
+        if self.last_command != Some(command) {
+            self.last_command = Some(command);
+            self.scroll_pending = true;
+        }
+        self.toolbar(ui, s, prefs, &frame, queue);
+        ui.separator();
+        let filter = parse_register(&prefs.command_filter);
+        let key = RowsKey {
+            index_ptr: std::sync::Arc::as_ptr(&index) as usize,
+            frame: frame.index,
+            filter,
+            prov: s.provenance.is_some(),
+            collapsed: {
+                let mut c: Vec<u64> = self.collapsed.iter().copied().collect();
+                c.sort_unstable();
+                c
+            },
+        };
+        if self.key.as_ref() != Some(&key) {
+            self.rows = build_rows(&index, &frame, filter, s, &self.collapsed);
+            self.key = Some(key);
+        }
+
+        // The selected write in full, at the bottom.
+        egui::Panel::bottom("command_detail")
+            .resizable(true)
+            .default_size(220.0)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical()
+                    .id_salt("command_detail_scroll")
+                    .auto_shrink([false, false])
+                    .show(ui, |ui| selected_detail(ui, s, command, queue));
+            });
+
+        let row_h = 18.0;
+        let selected_row = self
+            .rows
+            .iter()
+            .position(|r| *r == CRow::Write(command));
+        let mut scroll = egui::ScrollArea::vertical()
+            .id_salt("commands_scroll")
+            .auto_shrink([false, false]);
+        if self.scroll_pending
+            && let Some(i) = selected_row
+        {
+            let y = i as f32 * (row_h + ui.spacing().item_spacing.y);
+            scroll = scroll.vertical_scroll_offset((y - 150.0).max(0.0));
+        }
+        self.scroll_pending = false;
+        let rows = std::mem::take(&mut self.rows);
+        scroll.show_rows(ui, row_h, rows.len(), |ui, range| {
+            for row in rows.get(range).unwrap_or(&[]) {
+                self.row_ui(ui, s, &index, *row, command, prefs.show_fields, queue);
+            }
+        });
+        self.rows = rows;
+    }
+
+    fn toolbar(
+        &mut self,
+        ui: &mut egui::Ui,
+        s: &mut TraceSession,
+        prefs: &mut Prefs,
+        frame: &gpu_core::replay::FrameInfo,
+        queue: &mut Vec<AppCommand>,
+    ) {
+        ui.horizontal_wrapped(|ui| {
+            ui.label(
+                RichText::new(format!(
+                    "Frame {}: commands {}..={}",
+                    frame.index,
+                    frame.start.writes + 1,
+                    frame.end.writes
+                ))
+                .strong(),
+            );
+            ui.checkbox(&mut prefs.show_fields, "Decoded fields");
+            let l = ui.label("Only register:");
+            ui.add(
+                egui::TextEdit::singleline(&mut prefs.command_filter)
+                    .hint_text("name or 0x id")
+                    .desired_width(120.0),
+            )
+            .labelled_by(l.id);
+            if !prefs.command_filter.trim().is_empty() {
+                match parse_register(&prefs.command_filter) {
+                    None => {
+                        ui.colored_label(WARN, "unknown register");
+                    }
+                    Some(_) if s.provenance.is_none() => {
+                        ui.weak("waiting for analysis");
+                    }
+                    Some(_) => {}
+                }
+            }
+        });
+        ui.horizontal_wrapped(|ui| {
+            let l = ui.label("Search:");
+            let r = ui
+                .add(
+                    egui::TextEdit::singleline(&mut self.query)
+                        .hint_text("register, value or field text")
+                        .desired_width(180.0),
+                )
+                .labelled_by(l.id);
+            let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            ui.checkbox(&mut self.whole_trace, "whole trace");
+            let go = ui.button("Find").clicked() || enter;
+            if go && !self.query.trim().is_empty() {
+                let (first, last) = if self.whole_trace {
+                    (1, s.total_commands())
+                } else {
+                    (frame.start.writes + 1, frame.end.writes)
+                };
+                s.search(self.query.trim(), first, last);
+            }
+            let sr = &s.search;
+            if sr.pending {
+                ui.spinner();
+            } else if !sr.query.is_empty() {
+                let cur = s.total_commands();
+                let here = s.search.matches.iter().position(|&m| m == self.last_command.unwrap_or(cur));
+                ui.label(format!(
+                    "{} match(es){}{}",
+                    sr.matches.len(),
+                    if sr.truncated { " (first ones only)" } else { "" },
+                    here.map(|i| format!(", at {}", i + 1)).unwrap_or_default()
+                ));
+                let cmd = self.last_command.unwrap_or(0);
+                if ui.small_button("◀").on_hover_text("Previous match").clicked()
+                    && let Some(&m) = sr.matches.iter().rev().find(|&&m| m < cmd)
+                {
+                    queue.push(AppCommand::SelectCommand(m));
+                }
+                if ui.small_button("▶").on_hover_text("Next match").clicked()
+                    && let Some(&m) = sr.matches.iter().find(|&&m| m > cmd)
+                {
+                    queue.push(AppCommand::SelectCommand(m));
+                }
+            }
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn row_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        s: &mut TraceSession,
+        index: &TraceIndex,
+        row: CRow,
+        command: u64,
+        show_fields: bool,
+        queue: &mut Vec<AppCommand>,
+    ) {
+        match row {
+            CRow::Group(m) => {
+                let Some(rec) = index.draws.get(m as usize) else {
+                    return;
+                };
+                ui.horizontal(|ui| {
+                    let open = !self.collapsed.contains(&m);
+                    if ui
+                        .small_button(if open { "⏷" } else { "⏵" })
+                        .on_hover_text("Expand / collapse this draw's commands")
+                        .clicked()
+                    {
+                        if open {
+                            self.collapsed.insert(m);
+                        } else {
+                            self.collapsed.remove(&m);
+                        }
+                    }
+                    let t = format!(
+                        "Draw #{m}: {:?} {:?}, {} vertices (triggered by #{})",
+                        rec.info.kind,
+                        rec.info.topology,
+                        rec.info.count,
+                        rec.before.writes + 1
+                    );
+                    if ui.link(RichText::new(t).strong()).clicked() {
+                        queue.push(AppCommand::SelectDraw(m));
+                    }
+                });
+            }
+            CRow::Tail => {
+                ui.label(RichText::new("After the last draw of the frame").strong());
+            }
+            CRow::Event(i) => {
+                if let Some(ev) = index.engine_events.get(i) {
+                    ui.label(
+                        RichText::new(format!("        ↳ {}", event_text(&ev.event)))
+                            .italics()
+                            .color(Color32::LIGHT_BLUE),
+                    );
+                }
+            }
+            CRow::Write(n) => {
+                let selected = n == command;
+                let Some(ev) = s.want_command(n) else {
+                    ui.label(RichText::new(format!("#{n} …")).monospace().weak());
+                    return;
+                };
+                let (desc, old) = describe_write(&ev);
+                let loc = match ev.space {
+                    RegSpace::Pica => format!("0x{:03X}", ev.id),
+                    RegSpace::External => format!("{:08X}", ev.id),
+                };
+                let mut text = format!(
+                    "#{n:<7} {loc} {:<26} {:08X} → {:08X}",
+                    desc.name, ev.old, ev.new
+                );
+                let flags = write_flags(&ev);
+                for (f, _) in &flags {
+                    text.push_str(&format!(" [{f}]"));
+                }
+                if show_fields && desc.known {
+                    let fields: Vec<String> = desc
+                        .fields
+                        .iter()
+                        .map(|f| format!("{}: {}", f.name, f.meaning))
+                        .collect();
+                    text.push_str("  ");
+                    text.push_str(&fields.join(", "));
+                }
+                let mut rt = RichText::new(text).monospace();
+                if ev.is_ineffective() || ev.is_redundant() {
+                    rt = rt.weak();
+                } else if desc.name.starts_with("unknown") {
+                    rt = rt.color(WARN);
+                }
+                let r = ui.add(egui::Button::selectable(selected, rt).truncate());
+                let r = r.on_hover_ui(|ui| {
+                    ui.label(RichText::new(format!("{desc:#}")).monospace());
+                    for (f, why) in &flags {
+                        ui.colored_label(CHANGED, format!("{f}: {why}"));
+                    }
+                    if !desc.doc.is_empty() {
+                        ui.label(desc.doc.lines().map(str::trim).collect::<Vec<_>>().join(" "));
+                    }
+                    let _ = old;
+                });
+                if r.clicked() {
+                    queue.push(AppCommand::SelectCommand(n));
+                }
+            }
+        }
+    }
+}
+
+fn build_rows(
+    index: &TraceIndex,
+    frame: &gpu_core::replay::FrameInfo,
+    filter: Option<u16>,
+    s: &TraceSession,
+    collapsed: &HashSet<u64>,
+) -> Vec<CRow> {
+    let first = frame.start.writes + 1;
+    let last = frame.end.writes;
+    let mut rows = Vec::new();
+    // Draw groups of the frame: (first command, trigger command, draw).
+    let mut groups: Vec<(u64, u64, Option<u64>)> = Vec::new();
+    let mut next = first;
+    for d in frame.draws.clone() {
+        if let Some(rec) = index.draws.get(d as usize) {
+            let trig = rec.before.writes + 1;
+            groups.push((next, trig, Some(d)));
+            next = trig + 1;
+        }
+    }
+    if next <= last || groups.is_empty() {
+        groups.push((next, last, None));
+    }
+    let events: Vec<(u64, usize)> = index
+        .engine_events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.frame == frame.index)
+        .map(|(i, e)| (e.at.writes, i))
+        .collect();
+    let mut ev_i = 0;
+    let reg_list = match (filter, &s.provenance) {
+        (Some(id), Some(p)) => p.reg_writes.get(usize::from(id)),
+        _ => None,
+    };
+    for (lo, hi, d) in groups {
+        rows.push(match d {
+            Some(d) => CRow::Group(d),
+            None => CRow::Tail,
+        });
+        if d.is_some_and(|d| collapsed.contains(&d)) {
+            while events.get(ev_i).is_some_and(|(at, _)| *at <= hi) {
+                ev_i += 1;
+            }
+            continue;
+        }
+        let writes: Box<dyn Iterator<Item = u64>> = match reg_list {
+            Some(list) => {
+                let a = list.partition_point(|&w| w < lo);
+                let b = list.partition_point(|&w| w <= hi);
+                Box::new(list.get(a..b).unwrap_or(&[]).to_vec().into_iter())
+            }
+            None if filter.is_some() => Box::new(std::iter::empty()),
+            None => Box::new(lo..=hi),
+        };
+        for n in writes {
+            while let Some(&(at, i)) = events.get(ev_i) {
+                if at < n {
+                    rows.push(CRow::Event(i));
+                    ev_i += 1;
+                } else {
+                    break;
+                }
+            }
+            rows.push(CRow::Write(n));
+        }
+        while let Some(&(at, i)) = events.get(ev_i) {
+            if at <= hi {
+                rows.push(CRow::Event(i));
+                ev_i += 1;
+            } else {
+                break;
+            }
+        }
+    }
+    rows.extend(events.get(ev_i..).unwrap_or(&[]).iter().map(|(_, i)| CRow::Event(*i)));
+    rows
+}
+
+/// The selected write in full: register, value change, every field with its documentation.
+fn selected_detail(
+    ui: &mut egui::Ui,
+    s: &mut TraceSession,
+    command: u64,
+    queue: &mut Vec<AppCommand>,
+) {
+    if command == 0 {
+        ui.label("Initial state (before the first command).");
+        return;
+    }
+    let Some(ev) = s.want_command(command) else {
+        ui.label(format!("Command #{command}: loading…"));
+        return;
+    };
+    let (desc, old) = describe_write(&ev);
+    ui.horizontal_wrapped(|ui| {
+        ui.label(RichText::new(format!("Command #{command}")).strong());
+        let loc = match ev.space {
+            RegSpace::Pica => format!("register 0x{:03X}", ev.id),
+            RegSpace::External => format!("MMIO 0x{:08X}", ev.id),
+        };
+        ui.label(RichText::new(format!("{loc} {}", desc.name)).monospace().strong())
+            .on_hover_text(desc.doc.lines().map(str::trim).collect::<Vec<_>>().join(" "));
+        ui.label(
+            RichText::new(format!(
+                "param 0x{:08X}, mask 0x{:X}: 0x{:08X} → 0x{:08X}",
+                ev.param, ev.mask, ev.old, ev.new
+            ))
+            .monospace(),
+        );
+        if let Some(a) = ev.source_addr {
+            ui.weak(format!("from command-list word at 0x{a:08X}"));
+        }
+        for (f, why) in write_flags(&ev) {
+            ui.colored_label(CHANGED, format!("[{f}]")).on_hover_text(why);
+        }
+        if let Some(d) = s.draw_at_or_before(command)
+            && s
+                .index
+                .as_ref()
+                .and_then(|i| i.draws.get(d as usize))
+                .is_some_and(|r| r.before.writes + 1 == command)
+        {
+            ui.colored_label(widgets::GOOD, format!("triggers draw #{d}"));
+        }
+    });
+    egui::Grid::new("selected_fields")
+        .num_columns(2)
+        .striped(true)
+        .show(ui, |ui| widgets::fields_rows(ui, &desc, Some(&old)));
+    let _ = queue;
+}
