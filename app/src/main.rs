@@ -16,7 +16,11 @@ mod cmd_shader;
 mod cmd_trace;
 
 #[derive(Parser)]
-#[command(name = "picaview", version, about = "PICA200 (Nintendo 3DS GPU) trace replayer, shader debugger and viewer")]
+#[command(
+    name = "picaview",
+    version,
+    about = "PICA200 (Nintendo 3DS GPU) trace replayer, shader debugger and viewer"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -47,7 +51,13 @@ fn main() -> Result<()> {
     match cli.command {
         Command::MemMap => {
             for r in gpu_core::memory::REGIONS {
-                println!("{:<16} 0x{:08X}..0x{:08X} ({} KiB)", r.name, r.base, r.end(), r.size / 1024);
+                println!(
+                    "{:<16} 0x{:08X}..0x{:08X} ({} KiB)",
+                    r.name,
+                    r.base,
+                    r.end(),
+                    r.size / 1024
+                );
             }
             Ok(())
         }

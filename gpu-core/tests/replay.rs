@@ -142,5 +142,8 @@ fn lint_reports_missing_vertex_data_and_odd_list_sizes() {
     let report = gpu_core::lint::check(&mut r);
     let kinds: Vec<LintKind> = report.issues.iter().map(|i| i.kind).collect();
     assert!(kinds.contains(&LintKind::CommandListSize), "{kinds:?}");
-    assert!(kinds.contains(&LintKind::VertexCountBeyondBuffer), "{kinds:?}");
+    assert!(
+        kinds.contains(&LintKind::VertexCountBeyondBuffer),
+        "{kinds:?}"
+    );
 }

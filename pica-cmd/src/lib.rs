@@ -4,6 +4,6 @@
 //! This crate is a leaf of the workspace: it depends on no other workspace crate.
 #![warn(missing_docs)]
 
+pub mod citrace;
 pub mod cmdlist;
 pub mod regs;
-pub mod citrace;
