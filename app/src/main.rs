@@ -14,16 +14,21 @@ mod cmd_disasm;
 mod cmd_render;
 mod cmd_shader;
 mod cmd_trace;
+mod cmd_view;
 
 #[derive(Parser)]
 #[command(
     name = "picaview",
     version,
-    about = "PICA200 (Nintendo 3DS GPU) trace replayer, shader debugger and viewer"
+    about = "PICA200 (Nintendo 3DS GPU) trace replayer, shader debugger and viewer",
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// Without a subcommand: open the viewer (on FILE, or on the bundled demo trace).
+    #[command(flatten)]
+    view: cmd_view::ViewArgs,
 }
 
 #[derive(Subcommand)]
@@ -48,7 +53,10 @@ enum Command {
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
-    match cli.command {
+    let Some(command) = cli.command else {
+        return cmd_view::run(&cli.view);
+    };
+    match command {
         Command::MemMap => {
             for r in gpu_core::memory::REGIONS {
                 println!(

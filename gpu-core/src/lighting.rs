@@ -232,11 +232,13 @@ impl LightingLut {
     /// `δ = x·256 − i`. NaN reads as 0.
     #[inline]
     pub fn sample_unsigned(&self, x: f32) -> f32 {
-        let x = if x.is_nan() { 0.0 } else { x };
         let p = x * 256.0;
-        // ok: `as` saturates; the clamp keeps the index in 0..=255.
-        let i = p.floor().clamp(0.0, 255.0) as u8;
-        self.sample(i, p - f32::from(i))
+        // Truncation equals floor after the clamp to 0..=255 (p in (−1, 0) truncates to 0 and
+        // floors to −1, both clamp to 0), and avoids a libm `floor` call on baseline x86-64.
+        // ok: `as` saturates and maps NaN to 0; the clamp keeps the index in 0..=255.
+        let i = (p as i32).clamp(0, 255);
+        let d = if x.is_nan() { 0.0 } else { p - i as f32 };
+        self.sample(i as u8, d)
     }
 
     /// Signed-mode lookup of an input in [−1, 1]: `si = clamp(floor(x·128), −128, 127)`,
@@ -244,10 +246,13 @@ impl LightingLut {
     /// 128-255 cover [−1, 0)). NaN reads as 0.
     #[inline]
     pub fn sample_signed(&self, x: f32) -> f32 {
-        let x = if x.is_nan() { 0.0 } else { x };
         let p = x * 128.0;
-        let si = p.floor().clamp(-128.0, 127.0) as i8;
-        self.sample(si as u8, p - f32::from(si))
+        // floor(p) from the truncation (saturating, NaN → 0), then clamped.
+        let t = p as i32;
+        let fl = if (t as f32) > p { t - 1 } else { t };
+        let si = fl.clamp(-128, 127);
+        let d = if x.is_nan() { 0.0 } else { p - si as f32 };
+        self.sample(si as i8 as u8, d)
     }
 }
 
@@ -394,6 +399,9 @@ pub struct LightingConfig {
     pub global_ambient: Vec3,
     /// The cos φ (CP) input exists only in configuration "7" (raw 8); else it reads 0 (Citra).
     pub cp_available: bool,
+    /// Bit k set: LUT input selector k (0 N·H … 5 cos φ) is read by some LUT in use (the
+    /// others are not computed per fragment).
+    pub used_inputs: u8,
     /// The decoded LUTs referenced by the [`LutUse`]s and [`DistanceAttenuation`]s.
     pub tables: Vec<LightingLut>,
     /// Guesses this configuration relies on.
@@ -577,6 +585,13 @@ impl LightingConfig {
             }
         };
         issues.dedup();
+        let mut used_inputs = 0u8;
+        let spots = lights.iter().take(num_lights).filter_map(|l| l.spot);
+        for u in [d0, d1, fr, rr, rg, rb].into_iter().flatten().chain(spots) {
+            if u.input.raw() < 6 {
+                used_inputs |= 1 << u.input.raw();
+            }
+        }
         LightingConfig {
             env,
             lights,
@@ -600,6 +615,7 @@ impl LightingConfig {
             clamp_highlights: c0.clamp_highlights,
             global_ambient: r.lighting_ambient().to_f32(),
             cp_available: env == LightEnvConfig::Config7,
+            used_inputs,
             tables: tables.decoded,
             issues,
         }
@@ -711,6 +727,7 @@ impl LightingConfig {
                 half,
                 light.spot_direction,
                 self.cp_available,
+                self.used_inputs,
             );
             let spot = light
                 .spot
@@ -783,18 +800,26 @@ impl LightingConfig {
                 ),
                 _ => ([1.0; 4], [1.0; 4]),
             };
-            let atten = dist_atten * spot;
             for c in 0..3 {
+                // Multiplied in Citra's order (left to right) so the results round alike.
                 let diffuse = match SHADOW_TERM {
                     ShadowTerm::DiffuseOnly => {
-                        (light.diffuse[c] * n_dot_l * shadow_diffuse[c] + light.ambient[c]) * atten
+                        (light.diffuse[c] * n_dot_l * shadow_diffuse[c] + light.ambient[c])
+                            * dist_atten
+                            * spot
                     }
                     ShadowTerm::DiffuseAndAmbient => {
-                        (light.diffuse[c] * n_dot_l + light.ambient[c]) * atten * shadow_diffuse[c]
+                        (light.diffuse[c] * n_dot_l + light.ambient[c])
+                            * dist_atten
+                            * spot
+                            * shadow_diffuse[c]
                     }
                 };
-                let specular =
-                    (spec0[c] + spec1[c]) * clamp_highlights * atten * shadow_specular[c];
+                let specular = (spec0[c] + spec1[c])
+                    * clamp_highlights
+                    * dist_atten
+                    * spot
+                    * shadow_specular[c];
                 diffuse_sum[c] += diffuse;
                 specular_sum[c] += specular;
             }
@@ -827,6 +852,8 @@ struct Inputs {
 }
 
 impl Inputs {
+    /// Computes the inputs whose bit (selector number) is set in `used`; the others stay 0.
+    #[allow(clippy::too_many_arguments)]
     #[inline]
     fn new(
         normal: Vec3,
@@ -836,26 +863,38 @@ impl Inputs {
         half: Vec3,
         spot_dir: Vec3,
         cp_available: bool,
+        used: u8,
     ) -> Self {
-        let hn = normalize(half).0;
+        let mut v = [0.0; 6];
+        if used == 0 {
+            return Inputs { v };
+        }
+        // N·H, V·H and cos φ need the normalised half vector.
+        let hn = if used & 0b10_0011 != 0 {
+            normalize(half).0
+        } else {
+            [0.0; 3]
+        };
         let n_dot_h = dot(normal, hn);
-        let cp = if cp_available {
+        v[0] = n_dot_h;
+        if used & 0b10 != 0 {
+            v[1] = dot(norm_view, hn);
+        }
+        if used & 0b100 != 0 {
+            v[2] = dot(normal, norm_view);
+        }
+        if used & 0b1000 != 0 {
+            v[3] = dot(l, normal);
+        }
+        if used & 0b1_0000 != 0 {
+            v[4] = dot(l, spot_dir);
+        }
+        if used & 0b10_0000 != 0 && cp_available {
             // Projection of H onto the tangent plane, not renormalised ([C] "confirmed").
             let proj = sub(hn, mul(normal, n_dot_h));
-            dot(proj, tangent)
-        } else {
-            0.0
-        };
-        Inputs {
-            v: [
-                n_dot_h,
-                dot(norm_view, hn),
-                dot(normal, norm_view),
-                dot(l, normal),
-                dot(l, spot_dir),
-                cp,
-            ],
+            v[5] = dot(proj, tangent);
         }
+        Inputs { v }
     }
 
     #[inline]
@@ -934,7 +973,8 @@ fn len(a: Vec3) -> f32 {
 fn normalize(a: Vec3) -> (Vec3, f32) {
     let l = len(a);
     if l > 0.0 && l.is_finite() {
-        (mul(a, 1.0 / l), l)
+        // Three divisions (not one reciprocal) to round exactly as Citra's `Normalize`.
+        ([a[0] / l, a[1] / l, a[2] / l], l)
     } else {
         ([0.0; 3], l)
     }

@@ -31,11 +31,18 @@
 //! the GPU state up itself ([`CommandList::defaults`]).
 //!
 //! Everything is deterministic: no clocks, no randomness, no hash-map iteration.
+//!
+//! Source tags in comments: \[LC\] devkitPro libctru (`gpu.c`, `shaderProgram.c`, `shbin.c`),
+//! \[C3D\] devkitPro citro3d (`base.c`, `effect.c`, `framebuffer.c`, `renderqueue.c`, draw and
+//! lighting files) — read to learn the register sequences, not copied — \[C\] Citra, \[3DB\]
+//! 3dbrew. Float conversions to float24/float31/float16 truncate the mantissa as \[LC\]'s
+//! `f32tof24` does (the alternative, rounding to nearest, would change some low bits).
 
 pub mod cmd;
 pub mod demos;
 pub mod effect;
 pub mod layout;
+pub mod lighting;
 pub mod math;
 pub mod memory;
 pub mod preview;
@@ -49,6 +56,7 @@ mod tests;
 pub use cmd::{CommandList, Unit};
 pub use effect::{Effect, FogLut};
 pub use layout::{AttribLayout, BufferLayout};
+pub use lighting::{Light, LightEnv, LightLut, LutSlot};
 pub use resources::{IndexBuffer, RenderTarget, VertexBuffer};
 pub use shader::{ShaderBinary, ShaderProgram};
 pub use texture::{Image, Sampler, Texture};
@@ -348,10 +356,12 @@ impl Scene {
             None,
         )?;
         let depth_pa = match depth {
-            Some(f) => Some(
-                self.mem
-                    .alloc(Pool::Vram, width * height * depth_bytes(f), 0x100, None)?,
-            ),
+            Some(f) => {
+                Some(
+                    self.mem
+                        .alloc(Pool::Vram, width * height * depth_bytes(f), 0x100, None)?,
+                )
+            }
             None => None,
         };
         Ok(RenderTarget {

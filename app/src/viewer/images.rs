@@ -421,7 +421,9 @@ pub fn thumbnail(gpu: &Gpu, mem: &PhysMem) -> Option<Thumb> {
         let wy = fb.height - 1 - (row * scale).min(fb.height - 1);
         for col in 0..w {
             let x = (col * scale).min(fb.width - 1);
-            pixels.push(fb.read_color(mem, x, wy).unwrap_or([0, 0, 0, 0]));
+            let c = fb.read_color(mem, x, wy).unwrap_or([0, 0, 0, 0]);
+            // Opaque: render targets often hold alpha 0.
+            pixels.push([c[0], c[1], c[2], 255]);
         }
     }
     Some(Thumb {

@@ -346,7 +346,7 @@ impl TraceSession {
         }
     }
 
-    /// The texture of a ready image, made once.
+    /// The (opaque) texture of a ready image, made once.
     pub fn image_texture(
         &mut self,
         ctx: &egui::Context,
@@ -358,9 +358,11 @@ impl TraceSession {
             return None;
         };
         let tex = tex.get_or_insert_with(|| {
+            // Opaque: colour buffers often hold alpha 0, which would hide the picture.
+            let opaque: Vec<[u8; 4]> = img.pixels.iter().map(|p| [p[0], p[1], p[2], 255]).collect();
             ctx.load_texture(
                 format!("image-{at}-{source:?}"),
-                color_image(img.width, img.height, &img.pixels),
+                color_image(img.width, img.height, &opaque),
                 egui::TextureOptions::NEAREST,
             )
         });
@@ -368,7 +370,7 @@ impl TraceSession {
     }
 
     /// The newest ready image for `source` at any position (shown while the exact one loads).
-    pub fn any_image(&mut self, source: ImageSource) -> Option<u64> {
+    pub fn any_image(&self, source: ImageSource) -> Option<u64> {
         self.image_order
             .iter()
             .rev()

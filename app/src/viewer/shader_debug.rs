@@ -14,7 +14,8 @@
 //! A vertex the post-transform cache served is traced through the invocation that shaded its
 //! vertex id.
 
-use shader_unit::interp::{ExecConfig, Recorder, run};
+use shader_unit::decode::Program;
+use shader_unit::interp::{ExecConfig, Recorder, Uniforms, UnitState, run};
 
 use super::protocol::{
     CHECKPOINT_STEPS, DrawInspection, ShaderRegs, ShaderTrace, VsContext, apply_step,
@@ -78,7 +79,7 @@ pub fn trace_vertex(
         ));
     }
     let mut state = vs.state.clone();
-    let mut config: ExecConfig = vs.config;
+    let config: ExecConfig = vs.config;
     let first = if invocation > MAX_PRE_RUNS {
         notes.push(format!(
             "the {invocation} earlier invocations of this draw were not re-run; temporaries (r0-r15) may differ from the pipeline's"
@@ -106,33 +107,59 @@ pub fn trace_vertex(
         .get(invocation)
         .ok_or("invocation out of range")?;
     vs.setup.input.load(&to_regs(&loaded.attrs), &mut state.inputs);
+    let expected = d
+        .shaded
+        .iter()
+        .find(|s| s.index_in_draw == index_in_draw)
+        .map(|s| s.outputs.clone());
+    let mut t = record(
+        &vs.program,
+        &vs.uniforms,
+        state,
+        vs.setup.entry,
+        config,
+        vs.setup.outputs.0,
+        expected,
+    );
+    notes.append(&mut t.notes);
+    t.notes = notes;
+    t.draw = insp.draw;
+    t.index_in_draw = index_in_draw;
+    Ok(t)
+}
+
+/// Runs one invocation from `state` (inputs already loaded) with a [`Recorder`] and packages
+/// it: checkpoints, compacted outputs (by `output_mask`, bit i = o_i), comparison with
+/// `expected`. `draw` and `index_in_draw` of the result are 0.
+pub fn record(
+    program: &Program,
+    uniforms: &Uniforms,
+    mut state: UnitState,
+    entry: u32,
+    mut config: ExecConfig,
+    output_mask: u16,
+    expected: Option<Vec<[f32; 4]>>,
+) -> ShaderTrace {
+    let mut notes = Vec::new();
     let initial = ShaderRegs {
         temps: state.temps,
         outputs: state.outputs,
     };
     let inputs = state.inputs;
+    let budget = config.budget;
     if config.budget > MAX_TRACE_STEPS {
         config.budget = MAX_TRACE_STEPS;
     }
     let mut rec = Recorder::new();
-    let result = run(
-        &vs.program,
-        &vs.uniforms,
-        &mut state,
-        vs.setup.entry,
-        &config,
-        &mut rec,
-        &mut (),
-    );
+    let result = run(program, uniforms, &mut state, entry, &config, &mut rec, &mut ());
     let result = match result {
         Ok(stats) => Ok(stats.instructions),
         Err(e) => {
-            if vs.config.budget > MAX_TRACE_STEPS
+            if budget > MAX_TRACE_STEPS
                 && matches!(e, shader_unit::interp::ExecError::BudgetExceeded { .. })
             {
                 notes.push(format!(
-                    "the trace stops after {MAX_TRACE_STEPS} steps (the pipeline's budget is {})",
-                    vs.config.budget
+                    "the trace stops after {MAX_TRACE_STEPS} steps (the pipeline's budget is {budget})"
                 ));
             }
             Err(e.to_string())
@@ -146,14 +173,12 @@ pub fn trace_vertex(
             checkpoints.push(regs);
         }
     }
-    let mut slot_buf = [[0.0f32; 4]; 16];
-    let n = vs.setup.outputs.compact(&state.outputs, &mut slot_buf);
-    let slots = slot_buf.get(..n).unwrap_or(&[]).to_vec();
-    let expected = d
-        .shaded
-        .iter()
-        .find(|s| s.index_in_draw == index_in_draw)
-        .map(|s| s.outputs.clone());
+    let mut slots = Vec::new();
+    for (i, o) in state.outputs.iter().enumerate() {
+        if output_mask & (1 << i) != 0 {
+            slots.push(*o);
+        }
+    }
     if let Some(e) = &expected
         && !same_bits(e, &slots)
     {
@@ -161,9 +186,9 @@ pub fn trace_vertex(
             "this re-run's outputs differ from the pipeline's (see the output table)".to_string(),
         );
     }
-    Ok(ShaderTrace {
-        draw: insp.draw,
-        index_in_draw,
+    ShaderTrace {
+        draw: 0,
+        index_in_draw: 0,
         inputs,
         initial,
         steps: rec.steps,
@@ -172,10 +197,95 @@ pub fn trace_vertex(
         slots,
         expected,
         notes,
-    })
+    }
 }
 
 /// True when the trace's outputs equal the pipeline's bit for bit.
 pub fn outputs_match(t: &ShaderTrace) -> Option<bool> {
     t.expected.as_ref().map(|e| same_bits(e, &t.slots))
+}
+
+/// The uniforms a DVLE's constant table sets (float constants are float24 bit patterns);
+/// everything else is zero.
+pub fn dvle_uniforms(dvle: &shader_unit::dvlb::Dvle) -> Uniforms {
+    use shader_unit::dvlb::ConstantValue;
+    use shader_unit::float::F24;
+    let mut u = Uniforms::default();
+    for c in &dvle.constants {
+        let r = usize::from(c.register);
+        match c.value {
+            ConstantValue::Bool(b) => {
+                if let Some(slot) = u.b.get_mut(r) {
+                    *slot = b;
+                }
+            }
+            ConstantValue::Int(v) => {
+                if let Some(slot) = u.i.get_mut(r) {
+                    *slot = v;
+                }
+            }
+            ConstantValue::Float(w) => {
+                if let Some(slot) = u.f.get_mut(r) {
+                    *slot = w.map(|x| F24::from_bits(x & 0xFF_FFFF).to_f32());
+                }
+            }
+            ConstantValue::Unknown => {}
+        }
+    }
+    u
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_steps_and_checkpoints() {
+        // A loop long enough to cross several checkpoints.
+        let src = "
+.out outpos position
+.constf one(1.0, 1.0, 1.0, 1.0)
+.ivec cnt(99, 0, 1, 0)
+.proc main
+    mov r0, v0
+    for cnt
+        add r0, r0, one
+    .end
+    mov outpos, r0
+    end
+.end
+";
+        let bytes = shader_unit::asm::assemble_to_shbin(&[("t.v.pica", src)]).expect("assembles");
+        let dvlb = shader_unit::dvlb::Dvlb::parse(&bytes).expect("parses");
+        let program = Program::new(&dvlb.dvlp.code, &dvlb.operand_descriptors());
+        let dvle = &dvlb.dvles[0];
+        let uniforms = dvle_uniforms(dvle);
+        let mut state = UnitState::default();
+        state.inputs[0] = [1.0, 2.0, 3.0, 4.0];
+        let t = record(
+            &program,
+            &uniforms,
+            state,
+            dvle.main_start,
+            ExecConfig::default(),
+            1,
+            Some(vec![[101.0, 102.0, 103.0, 104.0]]),
+        );
+        assert_eq!(t.result, Ok(t.steps.len() as u64));
+        assert!(t.steps.len() > 200, "{}", t.steps.len());
+        assert_eq!(t.slots, vec![[101.0, 102.0, 103.0, 104.0]]);
+        assert_eq!(outputs_match(&t), Some(true));
+        assert!(t.checkpoints.len() > 3);
+        // Stepping: before the loop r0 = v0; the final state has the outputs.
+        assert_eq!(t.regs_at(Some(0)).temps[0], [1.0, 2.0, 3.0, 4.0]);
+        let last = t.regs_at(Some(t.steps.len() - 1));
+        assert_eq!(last.outputs[0], [101.0, 102.0, 103.0, 104.0]);
+        // Every checkpoint-based reconstruction equals a linear replay.
+        let mut regs = t.initial;
+        for (i, s) in t.steps.iter().enumerate() {
+            apply_step(&mut regs, s);
+            assert_eq!(t.regs_at(Some(i)), regs, "step {i}");
+        }
+        assert_eq!(t.regs_at(None), t.initial);
+    }
 }

@@ -181,6 +181,11 @@ pub fn paint_image(
     painter.add(egui::Shape::mesh(mesh));
 }
 
+/// Names a clickable painted area for accessibility (and UI tests).
+pub fn name_button(resp: &egui::Response, label: &str) {
+    resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, label));
+}
+
 /// Size of an image of `w × h` pixels as shown (swapped when rotated).
 pub fn shown_size(w: u32, h: u32, rotate: bool) -> egui::Vec2 {
     if rotate {

@@ -691,3 +691,55 @@ fn random_registers_never_panic() {
         let _ = cfg.shade(q, v, &tex);
     }
 }
+
+#[test]
+#[ignore]
+fn zz_timing() {
+    let mut s = Setup::new();
+    s.enable(&[
+        LutSlot::D0,
+        LutSlot::D1,
+        LutSlot::Sp,
+        LutSlot::Fr,
+        LutSlot::Rr,
+        LutSlot::Rg,
+        LutSlot::Rb,
+        LutSlot::Da,
+    ]);
+    for l in [0, 1, 3, 4, 5, 6, 8, 9, 16, 17] {
+        s.ramp(l);
+    }
+    s.set(id::LIGHTING_NUM_LIGHTS, 1);
+    s.light(1, light_offset::CONFIG, 0);
+    s.position(1, [1.0, 2.0, 3.0]);
+    s.set(id::LIGHTING_LUTINPUT_SELECT, 0x0222_2410);
+    let cfg = s.cfg();
+    let n = 2_000_000;
+    let t = std::time::Instant::now();
+    let mut acc = 0u32;
+    for i in 0..n {
+        let f = i as f32 * 1e-6;
+        let out = cfg.shade([0.1, f, 0.2, 0.97], [f, 0.3, 1.0], &NO_TEX);
+        acc = acc.wrapping_add(u32::from(out[0][0]) + u32::from(out[1][1]));
+    }
+    let dt = t.elapsed();
+    println!(
+        "lighting 2 lights all LUTs: {:.1} ns/fragment ({acc})",
+        dt.as_nanos() as f64 / n as f64
+    );
+    let mut s1 = Setup::new();
+    s1.enable(&[LutSlot::D0]);
+    s1.ramp(0);
+    let cfg = s1.cfg();
+    let t = std::time::Instant::now();
+    for i in 0..n {
+        let f = i as f32 * 1e-6;
+        let out = cfg.shade([0.1, f, 0.2, 0.97], [f, 0.3, 1.0], &NO_TEX);
+        acc = acc.wrapping_add(u32::from(out[0][0]) + u32::from(out[1][1]));
+    }
+    let dt = t.elapsed();
+    println!(
+        "lighting 1 light D0: {:.1} ns/fragment ({acc})",
+        dt.as_nanos() as f64 / n as f64
+    );
+}

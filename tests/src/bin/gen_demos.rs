@@ -45,7 +45,10 @@ fn main() -> ExitCode {
             name => names.push(name.to_string()),
         }
     }
-    if let Some(unknown) = names.iter().find(|n| !DEMOS.iter().any(|d| d.name == n.as_str())) {
+    if let Some(unknown) = names
+        .iter()
+        .find(|n| !DEMOS.iter().any(|d| d.name == n.as_str()))
+    {
         eprintln!("gen_demos: no demo called {unknown:?} (see --help)");
         return ExitCode::from(2);
     }
@@ -55,7 +58,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    for demo in DEMOS.iter().filter(|d| names.is_empty() || names.iter().any(|n| n == d.name)) {
+    for demo in DEMOS
+        .iter()
+        .filter(|d| names.is_empty() || names.iter().any(|n| n == d.name))
+    {
         let bytes = match (demo.build)() {
             Ok(b) => b,
             Err(e) => {

@@ -20,7 +20,7 @@
 //! cache starts empty in every list, and raw writes ([`CommandList::write`] …) bypass it.
 //!
 //! Errors (an invalid mask or an impossible burst, a draw without buffers) are sticky: the first
-//! one is kept and returned by [`CommandList::finish`], so building code stays free of `?`.
+//! one is kept and returned when the list is submitted ([`super::Scene::submit`]), so building code stays free of `?`.
 
 use std::sync::Arc;
 
@@ -34,11 +34,12 @@ use pica_cmd::regs::rasterizer::ScissorMode;
 use pica_cmd::regs::tev::{FogMode, TevStage};
 use pica_cmd::regs::texturing::{TexLod, TexParam, TextureFormat, TextureType};
 use shader_unit::asm::AsmConstant;
-use shader_unit::float::{F24, F31, pack_f24x4, pack_f24x4_f32, pack_f32x4};
+use shader_unit::float::{F24, F31, pack_f24x4, pack_f32x4};
 
 use super::SceneError;
 use super::effect::{Effect, FogLut, tev_passthrough};
 use super::layout::{AttribLayout, BufferLayout};
+use super::lighting::{LightEnv, LightLut, color_word};
 use super::math::Mat4;
 use super::resources::{IndexBuffer, RenderTarget};
 use super::shader::{ShaderCode, ShaderEntry, ShaderProgram};
@@ -52,6 +53,13 @@ const VS_CODE_LIMIT: usize = 512;
 const BOOL_UNIFORM_HIGH: u32 = 0x7FFF_0000;
 /// ENTRYPOINT writes carry 0x7FFF in bits 16-31 (libctru).
 const ENTRYPOINT_HIGH: u32 = 0x7FFF_0000;
+
+/// Packs a vec4 for the fixed-attribute / immediate-mode ports: float24 converted by
+/// truncating the mantissa, as libctru's `f32tof24` does (\[LC\]), then the 3-word packing, w
+/// first.
+pub fn pack_f24_truncated(v: [f32; 4]) -> [u32; 3] {
+    pack_f24x4(v.map(F24::from_f32_truncate))
+}
 
 /// Which shader unit's registers a uniform write targets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -290,8 +298,8 @@ impl CommandList {
         // Without a GS the GS unit mirrors VS uploads (com mode 0), so it must hold the VS code
         // too; a VS program longer than 512 words never fits the GS unit's view of it.
         let vs_code = &program.vs_code;
-        let need_vs = !same(&self.residency.vs, vs_code)
-            || (!has_gs && !same(&self.residency.gs, vs_code));
+        let need_vs =
+            !same(&self.residency.vs, vs_code) || (!has_gs && !same(&self.residency.gs, vs_code));
         if need_vs {
             self.upload_code(Unit::Vertex, vs_code, VS_CODE_LIMIT);
             self.residency.vs = Some(vs_code.clone());
@@ -313,7 +321,10 @@ impl CommandList {
                 self.upload_code(Unit::Geometry, &g.code, usize::MAX);
                 self.residency.gs = Some(g.code.clone());
             }
-            self.write(id::GSH_ENTRYPOINT, ENTRYPOINT_HIGH | (g.entry.main & 0xFFFF));
+            self.write(
+                id::GSH_ENTRYPOINT,
+                ENTRYPOINT_HIGH | (g.entry.main & 0xFFFF),
+            );
             self.write(id::GSH_OUTMAP_MASK, u32::from(g.entry.outmap.mask));
         }
 
@@ -325,7 +336,11 @@ impl CommandList {
 
         match &program.gs {
             Some(g) => {
-                let variable = if g.entry.gsh_mode == 1 { 0x8000_0000 } else { 0 };
+                let variable = if g.entry.gsh_mode == 1 {
+                    0x8000_0000
+                } else {
+                    0
+                };
                 self.write_masked(id::GEOSTAGE_CONFIG, 0xA, variable);
                 self.write(id::GSH_MISC0, program.gsh_misc0());
                 self.write(id::GSH_MISC1, program.gsh_misc1());
@@ -468,6 +483,9 @@ impl CommandList {
         self.cache.attributes = Some(*layout);
         let n = u32::from(layout.count.max(1)) - 1;
         self.consecutive(id::ATTRIBBUFFERS_FORMAT_LOW, &layout.format);
+        // UNVERIFIED: bits 28-31 (0xA) of INPUTBUFFER_CONFIG are what [LC]/[C3D] always write;
+        // no source explains them (the alternative, leaving them 0, is what [C] would accept).
+        // The masked write (0xB) leaves byte 2 untouched.
         self.write_masked(id::VSH_INPUTBUFFER_CONFIG, 0xB, 0xA000_0000 | n);
         self.write(id::VSH_NUM_ATTR, n);
         let p = layout.permutation;
@@ -493,7 +511,7 @@ impl CommandList {
     /// float24 words, w first).
     pub fn fixed_attribute(&mut self, index: u8, value: [f32; 4]) -> &mut Self {
         self.write(id::FIXEDATTRIB_INDEX, u32::from(index.min(11)));
-        self.consecutive(id::FIXEDATTRIB_DATA0, &pack_f24x4_f32(value));
+        self.consecutive(id::FIXEDATTRIB_DATA0, &pack_f24_truncated(value));
         self
     }
 
@@ -516,18 +534,28 @@ impl CommandList {
     pub fn set_render_target(&mut self, target: &RenderTarget) -> &mut Self {
         self.flush_if_drawn();
         self.write(id::FRAMEBUFFER_INVALIDATE, 1);
-        let dim = 0x0100_0000 | ((target.height.saturating_sub(1) & 0xFFF) << 12) | (target.width & 0xFFF);
+        let dim = 0x0100_0000
+            | ((target.height.saturating_sub(1) & 0xFFF) << 12)
+            | (target.width & 0xFFF);
         let depth_pa = target.depth_pa.unwrap_or(0);
-        self.consecutive(id::DEPTHBUFFER_LOC, &[depth_pa >> 3, target.color_pa >> 3, dim]);
+        self.consecutive(
+            id::DEPTHBUFFER_LOC,
+            &[depth_pa >> 3, target.color_pa >> 3, dim],
+        );
         self.write(id::RENDERBUF_DIM, dim);
         self.write(id::DEPTHBUFFER_FORMAT, target.depth_format.raw());
-        // Pixel size: 2 = 32-bit (RGBA8), 1 = RGB8 (the SDK's value), 0 = 16-bit.
+        // Pixel size: 2 = 32-bit (RGBA8), 0 = 16-bit, and 1 for RGB8.
+        // UNVERIFIED: 1 is what [C3D] writes for RGB8 ([3DB] documents only 0 and 2; the
+        // alternative would be 2).
         let size = match target.color_format {
             ColorFormat::Rgba8 => 2,
             ColorFormat::Rgb8 => 1,
             _ => 0,
         };
-        self.write(id::COLORBUFFER_FORMAT, size | (target.color_format.raw() << 16));
+        self.write(
+            id::COLORBUFFER_FORMAT,
+            size | (target.color_format.raw() << 16),
+        );
         self.write(id::FRAMEBUFFER_BLOCK32, 0);
         let color = 0xF;
         let depth = match (target.depth_pa, target.depth_format) {
@@ -548,10 +576,10 @@ impl CommandList {
         self.consecutive(
             id::VIEWPORT_WIDTH,
             &[
-                F24::from_f32(w / 2.0).to_bits(),
-                F31::from_f32(2.0 / w).to_register(),
-                F24::from_f32(h / 2.0).to_bits(),
-                F31::from_f32(2.0 / h).to_register(),
+                F24::from_f32_truncate(w / 2.0).to_bits(),
+                F31::from_f32_truncate(2.0 / w).to_register(),
+                F24::from_f32_truncate(h / 2.0).to_bits(),
+                F31::from_f32_truncate(2.0 / h).to_register(),
             ],
         );
         self.write(id::VIEWPORT_XY, (y << 16) | (x & 0xFFFF));
@@ -650,6 +678,50 @@ impl CommandList {
         self
     }
 
+    // ----- fragment lighting --------------------------------------------------------------
+
+    /// Enables fragment lighting with `env` (citro3d `C3Di_LightEnvUpdate` order):
+    /// LIGHTING_ENABLE0 = 1 and LIGHTING_ENABLE1 = 0 (the two disagreeing enable registers,
+    /// both written as the SDK does), ambient, light count − 1 / CONFIG0 / CONFIG1 as one burst,
+    /// LUT input abs/select/scale, the light permutation, each present LUT (index = table << 8,
+    /// then 256 entries in commands of 8), and the twelve registers of every light.
+    pub fn set_light_env(&mut self, env: &LightEnv) -> &mut Self {
+        self.write(id::LIGHTING_ENABLE0, 1);
+        self.write(id::LIGHTING_ENABLE1, 0);
+        self.write(id::LIGHTING_AMBIENT, color_word(env.ambient));
+        // ok: at most 8 lights.
+        let count = env.light_count().max(1) as u32 - 1;
+        self.consecutive(
+            id::LIGHTING_NUM_LIGHTS,
+            &[count, env.config0(), env.config1()],
+        );
+        self.consecutive(id::LIGHTING_LUTINPUT_ABS, &env.lut_input_words());
+        self.write(id::LIGHTING_LIGHT_PERMUTATION, env.permutation());
+        for (table, slot) in env.luts() {
+            if let Some(s) = slot {
+                self.upload_light_lut(table, &s.lut);
+            }
+        }
+        for (n, light) in env.lights.iter().take(8).enumerate() {
+            self.consecutive(id::light(n), &light.words());
+        }
+        self
+    }
+
+    fn upload_light_lut(&mut self, table: u32, lut: &LightLut) {
+        self.write(id::LIGHTING_LUT_INDEX, (table & 0x1F) << 8);
+        for chunk in lut.entries.chunks(8) {
+            self.repeated(id::LIGHTING_LUT_DATA, chunk);
+        }
+    }
+
+    /// Disables fragment lighting (LIGHTING_ENABLE0 = 0, LIGHTING_ENABLE1 = 1).
+    pub fn disable_lighting(&mut self) -> &mut Self {
+        self.write(id::LIGHTING_ENABLE0, 0);
+        self.write(id::LIGHTING_ENABLE1, 1);
+        self
+    }
+
     // ----- textures -----------------------------------------------------------------------
 
     /// Binds textures to units 0-2 (`None` = unit off): per bound unit BORDER_COLOR, DIM
@@ -678,7 +750,11 @@ impl CommandList {
             let param = TexParam {
                 mag_filter: s.mag,
                 min_filter: s.min,
-                etc1: if t.format == TextureFormat::Etc1 { 2 } else { 0 },
+                etc1: if t.format == TextureFormat::Etc1 {
+                    2
+                } else {
+                    0
+                },
                 wrap_t: s.wrap_t,
                 wrap_s: s.wrap_s,
                 shadow: false,
@@ -735,7 +811,12 @@ impl CommandList {
     /// `C3D_DrawArrays`): topology (0x25E byte 1), RESTART_PRIMITIVE, INDEXBUFFER_CONFIG =
     /// 0x80000000, NUMVERTICES, VERTEX_OFFSET, GEOSTAGE_CONFIG2 bit 0 around the DRAWARRAYS
     /// trigger, START_DRAW_FUNC0 = 0 while drawing, then VTX_FUNC (vertex cache clear).
-    pub fn draw_arrays(&mut self, topology: PrimitiveTopology, first: u32, count: u32) -> &mut Self {
+    pub fn draw_arrays(
+        &mut self,
+        topology: PrimitiveTopology,
+        first: u32,
+        count: u32,
+    ) -> &mut Self {
         self.write_masked(id::PRIMITIVE_CONFIG, 0x2, topology.raw() << 8);
         self.write(id::RESTART_PRIMITIVE, 1);
         self.write(id::INDEXBUFFER_CONFIG, 0x8000_0000);
@@ -798,8 +879,12 @@ impl CommandList {
         self.write(id::VTX_FUNC, 1);
         self.write_masked(id::PRIMITIVE_CONFIG, 0x8, 0);
         self.write_masked(id::PRIMITIVE_CONFIG, 0x8, 0);
-        let used = indices.indices.get(..count as usize).unwrap_or(&indices.indices);
-        self.reads.push((indices.pa, indices.index_size() * used.len() as u32));
+        let used = indices
+            .indices
+            .get(..count as usize)
+            .unwrap_or(&indices.indices);
+        self.reads
+            .push((indices.pa, indices.index_size() * used.len() as u32));
         if let (Some(&lo), Some(&hi)) = (used.iter().min(), used.iter().max()) {
             self.record_reads(u32::from(lo), u32::from(hi));
         } else {
@@ -815,7 +900,11 @@ impl CommandList {
     /// Immediate-mode draw (citro3d `C3D_ImmDrawBegin` / `C3D_ImmSendAttrib` / `C3D_ImmDrawEnd`):
     /// each vertex is its attributes in order, each attribute one vec4 sent as three packed
     /// float24 words to FIXEDATTRIB_DATA0-2 after FIXEDATTRIB_INDEX = 0xF.
-    pub fn draw_immediate(&mut self, topology: PrimitiveTopology, vertices: &[&[[f32; 4]]]) -> &mut Self {
+    pub fn draw_immediate(
+        &mut self,
+        topology: PrimitiveTopology,
+        vertices: &[&[[f32; 4]]],
+    ) -> &mut Self {
         self.write_masked(id::PRIMITIVE_CONFIG, 0x2, topology.raw() << 8);
         self.write(id::RESTART_PRIMITIVE, 1);
         self.write(id::INDEXBUFFER_CONFIG, 0x8000_0000);
@@ -824,7 +913,7 @@ impl CommandList {
         self.write(id::FIXEDATTRIB_INDEX, 0xF);
         for v in vertices {
             for &attr in v.iter() {
-                self.consecutive(id::FIXEDATTRIB_DATA0, &pack_f24x4_f32(attr));
+                self.consecutive(id::FIXEDATTRIB_DATA0, &pack_f24_truncated(attr));
             }
         }
         self.write_masked(id::START_DRAW_FUNC0, 0x1, 1);

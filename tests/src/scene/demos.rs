@@ -12,10 +12,10 @@ mod fog_blend;
 mod geoshader;
 mod stress;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::texture::Image;
 use super::SceneError;
+use super::texture::Image;
 
 /// One demo trace.
 #[derive(Clone, Copy, Debug)]
@@ -54,8 +54,10 @@ pub const DEMOS: [Demo; 4] = [
 
 /// `assets/demos/` of the workspace.
 pub fn demos_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
+    let tests_crate = Path::new(env!("CARGO_MANIFEST_DIR"));
+    tests_crate
+        .parent()
+        .map_or_else(|| tests_crate.join(".."), Path::to_path_buf)
         .join("assets")
         .join("demos")
 }
@@ -126,9 +128,10 @@ pub fn crate_image(size: u32) -> Image {
     let s = size as f32;
     Image::from_fn(size, size, |x, y| {
         let (fx, fy) = (x as f32 / s, y as f32 / s);
-        let frame = fx < 0.12 || fx > 0.88 || fy < 0.12 || fy > 0.88;
+        let inside = |v: f32, m: f32| (m..=1.0 - m).contains(&v);
+        let frame = !inside(fx, 0.12) || !inside(fy, 0.12);
         let brace = (fx - fy).abs() < 0.08;
-        let plank = ((fy * 5.0) as u32) % 2 == 0;
+        let plank = ((fy * 5.0) as u32).is_multiple_of(2);
         let grain = ((x * 7 + y * 3) % 11) as u8;
         let base: [u8; 3] = if frame || brace {
             [150, 96, 44]
@@ -137,7 +140,7 @@ pub fn crate_image(size: u32) -> Image {
         } else {
             [180, 126, 62]
         };
-        let edge = frame && (fx < 0.03 || fx > 0.97 || fy < 0.03 || fy > 0.97);
+        let edge = frame && (!inside(fx, 0.03) || !inside(fy, 0.03));
         let k = if edge { 60 } else { grain * 3 };
         [
             base[0].saturating_sub(k),
@@ -152,7 +155,11 @@ pub fn crate_image(size: u32) -> Image {
 pub fn checker_image(size: u32, cells: u32, a: [u8; 4], b: [u8; 4]) -> Image {
     let cell = (size / cells.max(1)).max(1);
     Image::from_fn(size, size, |x, y| {
-        if ((x / cell) + (y / cell)) % 2 == 0 { a } else { b }
+        if ((x / cell) + (y / cell)).is_multiple_of(2) {
+            a
+        } else {
+            b
+        }
     })
 }
 

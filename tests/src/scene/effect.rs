@@ -157,7 +157,8 @@ impl Default for Effect {
             output: ColorOutput::Blend,
             mode: FragOpMode::Default,
             // f16(scale + bias) | f16(−scale) << 16 with scale 0, bias 1 (citro3d's default).
-            shadow: F16::from_f32(1.0).to_bits() | (F16::from_f32(-0.0).to_bits() << 16),
+            shadow: F16::from_f32_truncate(1.0).to_bits()
+                | (F16::from_f32_truncate(-0.0).to_bits() << 16),
         }
     }
 }
@@ -177,11 +178,11 @@ impl Effect {
         self.cull.raw() & 3
     }
 
-    /// DEPTHMAP_SCALE and DEPTHMAP_OFFSET (float24).
+    /// DEPTHMAP_SCALE and DEPTHMAP_OFFSET (float24, mantissa truncated like \[LC\] `f32tof24`).
     pub fn depth_map_words(&self) -> [u32; 2] {
         [
-            F24::from_f32(self.depth_map.scale).to_bits(),
-            F24::from_f32(self.depth_map.offset).to_bits(),
+            F24::from_f32_truncate(self.depth_map.scale).to_bits(),
+            F24::from_f32_truncate(self.depth_map.offset).to_bits(),
         ]
     }
 
@@ -227,7 +228,11 @@ impl Effect {
 /// source PREVIOUS, REPLACE, constant colour white).
 pub fn tev_passthrough() -> TevStage {
     tev_stage(
-        [TevSource::Previous, TevSource::PrimaryColor, TevSource::PrimaryColor],
+        [
+            TevSource::Previous,
+            TevSource::PrimaryColor,
+            TevSource::PrimaryColor,
+        ],
         TevOp::Replace,
         [0xFF; 4],
     )

@@ -58,7 +58,11 @@ impl AttribLayout {
     pub fn loader(mut self, reg: u8, ty: AttribType, components: u8) -> Self {
         if let Some(id) = self.push(reg) {
             let fmt = ((u32::from(components.clamp(1, 4)) - 1) << 2) | (ty.raw() & 3);
-            let (word, shift) = if id < 8 { (0, id * 4) } else { (1, (id - 8) * 4) };
+            let (word, shift) = if id < 8 {
+                (0, id * 4)
+            } else {
+                (1, (id - 8) * 4)
+            };
             self.format[word] |= fmt << shift;
             // A loaded attribute is not fixed.
             self.format[1] &= !(1 << (id + 16));
@@ -147,12 +151,7 @@ impl BufferLayout {
         let mut w = [0u32; 36];
         for (i, l) in self.loaders.iter().take(MAX_ATTRIBUTES).enumerate() {
             let [c1, c2] = l.config_words();
-            w[3 * i] = l
-                .buffer
-                .pa
-                .wrapping_add(l.offset)
-                .wrapping_sub(self.base)
-                & 0x0FFF_FFFF;
+            w[3 * i] = l.buffer.pa.wrapping_add(l.offset).wrapping_sub(self.base) & 0x0FFF_FFFF;
             w[3 * i + 1] = c1;
             w[3 * i + 2] = c2;
         }

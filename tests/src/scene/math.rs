@@ -128,8 +128,18 @@ pub fn ortho(left: f32, right: f32, bottom: f32, top: f32, near: f32, far: f32) 
     let a = 1.0 / (near - far);
     let b = far / (near - far);
     [
-        [2.0 / (right - left), 0.0, 0.0, (left + right) / (left - right)],
-        [0.0, 2.0 / (top - bottom), 0.0, (bottom + top) / (bottom - top)],
+        [
+            2.0 / (right - left),
+            0.0,
+            0.0,
+            (left + right) / (left - right),
+        ],
+        [
+            0.0,
+            2.0 / (top - bottom),
+            0.0,
+            (bottom + top) / (bottom - top),
+        ],
         [0.0, 0.0, a, b],
         [0.0, 0.0, 0.0, 1.0],
     ]

@@ -119,16 +119,13 @@ impl GuestMemory {
 
     /// Overwrites part of a CPU-written block (e.g. the command buffer, reused every frame).
     pub fn write(&mut self, pa: u32, data: &[u8]) -> Result<(), SceneError> {
-        let len = u32::try_from(data.len()).map_err(|_| SceneError::NotCpuMemory {
-            pa,
-            len: u32::MAX,
-        })?;
+        let len = u32::try_from(data.len())
+            .map_err(|_| SceneError::NotCpuMemory { pa, len: u32::MAX })?;
         let block = self
             .blocks
             .iter_mut()
             .find(|b| {
-                pa >= b.pa
-                    && u64::from(pa) + u64::from(len) <= u64::from(b.pa) + u64::from(b.len)
+                pa >= b.pa && u64::from(pa) + u64::from(len) <= u64::from(b.pa) + u64::from(b.len)
             })
             .ok_or(SceneError::NotCpuMemory { pa, len })?;
         let buf = block

@@ -350,7 +350,9 @@ impl ShaderProgram {
     /// GSH_MISC1 (0x254): variable mode's full-vertex count − 1, else 0.
     pub fn gsh_misc1(&self) -> u32 {
         match &self.gs {
-            Some(g) if g.entry.gsh_mode == 1 => u32::from(g.entry.gsh_variable_num.saturating_sub(1)),
+            Some(g) if g.entry.gsh_mode == 1 => {
+                u32::from(g.entry.gsh_variable_num.saturating_sub(1))
+            }
             _ => 0,
         }
     }
@@ -366,6 +368,8 @@ impl ShaderProgram {
 
     /// GSH_INPUTBUFFER_CONFIG (0x289): with a GS, bit 27 set, bit 8 for non-point modes and
     /// stride − 1 in bits 0-3; without one, 0xA0000000 (what libctru writes).
+    // UNVERIFIED: the meaning of bits 27-31 is undocumented; the values are [LC]'s
+    // (`shaderProgramConfigure`). gpu-core reads only bits 0-3 and 8.
     pub fn gsh_inputbuffer_config(&self) -> u32 {
         match &self.gs {
             Some(g) => {

@@ -4,7 +4,7 @@
 //! Stage: host-side preparation of texture memory (what tex3ds or `C3D_TexUpload` produce).
 //! Inputs: an [`Image`] (row 0 = top, RGBA8). Outputs: texture bytes exactly as the texture
 //! units read them (`pica-raster.md` §5.2-§5.5) and the register values of
-//! [`super::CommandList::bind_texture`]: TEXUNITi_BORDER_COLOR, _DIM, _PARAM, _LOD, _ADDR, _TYPE.
+//! [`super::CommandList::bind_textures`]: TEXUNITi_BORDER_COLOR, _DIM, _PARAM, _LOD, _ADDR, _TYPE.
 //!
 //! Orientation: memory row 0 of a texture is the **top** of the image and texture coordinate
 //! v = 0 samples the bottom row (§5.3), so an image stored top row first appears upright when
@@ -136,7 +136,7 @@ pub fn encode_level(image: &Image, format: TextureFormat) -> Result<Vec<u8>, Sce
                     };
                     // Even Morton index in the low nibble.
                     if let Some(b) = out.get_mut(i / 2) {
-                        *b |= if i % 2 == 0 { v } else { v << 4 };
+                        *b |= if i.is_multiple_of(2) { v } else { v << 4 };
                     }
                     continue;
                 }

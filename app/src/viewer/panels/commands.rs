@@ -279,7 +279,7 @@ impl CommandsView {
                 ui.horizontal(|ui| {
                     let open = !self.collapsed.contains(&m);
                     if ui
-                        .small_button(if open { "⏷" } else { "⏵" })
+                        .small_button(if open { "▾" } else { "▸" })
                         .on_hover_text("Expand / collapse this draw's commands")
                         .clicked()
                     {

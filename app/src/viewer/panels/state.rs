@@ -161,7 +161,6 @@ impl StateView {
         ui: &mut egui::Ui,
         s: &mut TraceSession,
         command: u64,
-        rotate: bool,
         queue: &mut Vec<AppCommand>,
     ) {
         let Some(snap) = s.want_state(command) else {
@@ -216,7 +215,7 @@ impl StateView {
                     });
                 egui::CollapsingHeader::new("Texture units")
                     .default_open(true)
-                    .show(ui, |ui| texture_units(ui, s, &snap, prov, rotate, queue));
+                    .show(ui, |ui| texture_units(ui, s, &snap, prov, queue));
                 egui::CollapsingHeader::new("TEV (colour combiners)")
                     .default_open(true)
                     .show(ui, |ui| tev(ui, &snap, prov, queue));
@@ -411,7 +410,6 @@ fn texture_units(
     s: &mut TraceSession,
     snap: &StateSnapshot,
     prov: Option<&Provenance>,
-    rotate: bool,
     queue: &mut Vec<AppCommand>,
 ) {
     let units = TexUnitsControl::from_regs(&snap.regs);
@@ -426,6 +424,7 @@ fn texture_units(
             };
             let (rect, resp) =
                 ui.allocate_exact_size(egui::vec2(64.0, 64.0), egui::Sense::click());
+            widgets::name_button(&resp, &format!("Open texture unit {unit}"));
             ui.painter()
                 .rect_filled(rect, 2.0, egui::Color32::from_gray(25));
             if enabled {
@@ -433,7 +432,7 @@ fn texture_units(
                     ui.painter().text(
                         rect.center(),
                         egui::Align2::CENTER_CENTER,
-                        "✖",
+                        "x",
                         egui::FontId::proportional(20.0),
                         widgets::WARN,
                     );
@@ -445,7 +444,6 @@ fn texture_units(
                     widgets::paint_image(ui.painter(), tex.id(), r, false, egui::Color32::WHITE);
                 }
             }
-            let _ = rotate;
             if resp
                 .on_hover_text("Open in the image view")
                 .clicked()
@@ -573,7 +571,7 @@ mod tests {
     fn tev_formula_reads_modulate_and_pass_through() {
         let mut regs = [0u32; 0x300];
         // Stage 0: rgb = tex0.rgb * vertex_color.rgb, alpha = vertex_color.a (replace).
-        regs[0x0C0] = 3 | (0 << 4); // rgb sources tex0, primary; alpha source primary
+        regs[0x0C0] = 3; // rgb sources tex0, primary, primary; alpha sources primary
         regs[0x0C1] = 0;
         regs[0x0C2] = 1; // rgb MODULATE, alpha REPLACE
         regs[0x0C4] = 1; // rgb scale 2x

@@ -247,7 +247,7 @@ impl TimelineView {
         let open = self.expanded.contains(&f);
         ui.horizontal(|ui| {
             ui.set_height(row_h);
-            let arrow = if open { "⏷" } else { "⏵" };
+            let arrow = if open { "▾" } else { "▸" };
             if ui
                 .small_button(arrow)
                 .on_hover_text("Expand / collapse")

@@ -97,9 +97,24 @@ fn ui_vertices(frame: u32) -> (Vec<u8>, Vec<(PrimitiveTopology, u32, u32)>) {
         n += 4;
     };
     // Background, panel, title bar.
-    rect(&mut v, (0, 0, 320, 240), [24, 32, 72, 255], [72, 24, 88, 255]);
-    rect(&mut v, (16, 16, 304, 224), [255, 255, 255, 48], [255, 255, 255, 24]);
-    rect(&mut v, (16, 16, 304, 48), [60, 150, 240, 255], [30, 90, 200, 255]);
+    rect(
+        &mut v,
+        (0, 0, 320, 240),
+        [24, 32, 72, 255],
+        [72, 24, 88, 255],
+    );
+    rect(
+        &mut v,
+        (16, 16, 304, 224),
+        [255, 255, 255, 48],
+        [255, 255, 255, 24],
+    );
+    rect(
+        &mut v,
+        (16, 16, 304, 48),
+        [60, 150, 240, 255],
+        [30, 90, 200, 255],
+    );
     // Buttons; the highlighted one cycles.
     for i in 0..3u32 {
         // ok: small constants.
@@ -113,13 +128,24 @@ fn ui_vertices(frame: u32) -> (Vec<u8>, Vec<(PrimitiveTopology, u32, u32)>) {
     }
     // Icon (textured) and slider track.
     rect(&mut v, (200, 60, 288, 148), [255; 4], [255; 4]);
-    rect(&mut v, (200, 184, 288, 192), [90, 90, 110, 255], [60, 60, 80, 255]);
+    rect(
+        &mut v,
+        (200, 184, 288, 192),
+        [90, 90, 110, 255],
+        [60, 60, 80, 255],
+    );
     // Knob: a fan of 16 segments around a centre moving along the track.
     let cx = 200.0 + 88.0 * frame as f32 / (FRAMES - 1) as f32;
     let cy = 188.0f32;
     let first = n;
     // ok: screen coordinates well inside i16.
-    ui_vertex(&mut v, cx as i16, cy as i16, [0.5, 0.5], [255, 255, 255, 255]);
+    ui_vertex(
+        &mut v,
+        cx as i16,
+        cy as i16,
+        [0.5, 0.5],
+        [255, 255, 255, 255],
+    );
     for k in 0..=16 {
         let a = k as f32 / 16.0 * std::f32::consts::TAU;
         let (x, y) = (cx + 12.0 * a.cos(), cy + 12.0 * a.sin());
@@ -180,7 +206,12 @@ pub fn build() -> Result<Vec<u8>, SceneError> {
 
     // Top-screen sky: a full-screen gradient in UI vertices.
     let mut sky = VertexBytes::default();
-    ui_rect(&mut sky, (0, 0, 400, 240), [90, 150, 230, 255], [200, 225, 250, 255]);
+    ui_rect(
+        &mut sky,
+        (0, 0, 400, 240),
+        [90, 150, 230, 255],
+        [200, 225, 250, 255],
+    );
     let sky_vbo = scene.vertex_buffer(&sky.0)?;
 
     // Bottom-screen UI: one buffer rewritten every frame.
@@ -222,21 +253,35 @@ pub fn build() -> Result<Vec<u8>, SceneError> {
         let angle = 0.5 + 0.3 * frame as f32;
         let model_view: Mat4 = math::mul(
             &math::translate(0.0, 0.0, -2.6),
-            &math::mul(&math::rotate_x(0.45 + 0.15 * frame as f32), &math::rotate_y(angle)),
+            &math::mul(
+                &math::rotate_x(0.45 + 0.15 * frame as f32),
+                &math::rotate_y(angle),
+            ),
         );
         cmd.bind_program(&lit)
             .set_attributes(&cube_attrs)
             .set_buffers(&cube_buffers)
             .uniform_mat4(Unit::Vertex, u_proj, &projection)
             .uniform_mat4(Unit::Vertex, u_mv, &model_view)
-            .uniform_vec4s(Unit::Vertex, u_light[0], &[[light_dir[0], light_dir[1], light_dir[2], 0.0]])
-            .uniform_vec4s(Unit::Vertex, u_light[1], &[[half[0], half[1], half[2], 0.0]])
+            .uniform_vec4s(
+                Unit::Vertex,
+                u_light[0],
+                &[[light_dir[0], light_dir[1], light_dir[2], 0.0]],
+            )
+            .uniform_vec4s(
+                Unit::Vertex,
+                u_light[1],
+                &[[half[0], half[1], half[2], 0.0]],
+            )
             .uniform_vec4s(Unit::Vertex, u_light[2], &[[0.85, 0.8, 0.7, 1.0]])
             .uniform_vec4s(Unit::Vertex, u_light[3], &[[0.3, 0.32, 0.4, 1.0]])
             .uniform_vec4s(Unit::Vertex, u_light[4], &[[0.5, 0.5, 0.45, 0.0]])
             .set_effect(&Effect::default())
             .bind_textures([Some(&crate_tex), None, None])
-            .set_tev(0, &tev_modulate(TevSource::Texture0, TevSource::PrimaryColor))
+            .set_tev(
+                0,
+                &tev_modulate(TevSource::Texture0, TevSource::PrimaryColor),
+            )
             .draw_elements(PrimitiveTopology::Triangles, &cube_ibo, 36);
 
         // --- bottom screen ---
@@ -250,8 +295,10 @@ pub fn build() -> Result<Vec<u8>, SceneError> {
         for (i, &(topology, first, count)) in ui_draws.iter().enumerate() {
             // Draw 6 is the icon: textured; everything else uses the vertex colour.
             if i == 6 {
-                cmd.bind_textures([Some(&icon), None, None])
-                    .set_tev(0, &tev_modulate(TevSource::Texture0, TevSource::PrimaryColor));
+                cmd.bind_textures([Some(&icon), None, None]).set_tev(
+                    0,
+                    &tev_modulate(TevSource::Texture0, TevSource::PrimaryColor),
+                );
             } else if i == 0 || i == 7 {
                 cmd.bind_textures([None, None, None])
                     .set_tev(0, &tev_replace(TevSource::PrimaryColor));

@@ -61,8 +61,14 @@ pub fn build() -> Result<Vec<u8>, SceneError> {
     let bin = ShaderBinary::assemble(&[("scene.v.pica", SCENE_VS)])?;
     let prog = ShaderProgram::new(&bin, 0)?;
     let missing = |name: &str| SceneError::Assembly(format!("no uniform {name}"));
-    let u_proj = prog.vs.float_uniform("projection").ok_or_else(|| missing("projection"))?;
-    let u_mv = prog.vs.float_uniform("modelView").ok_or_else(|| missing("modelView"))?;
+    let u_proj = prog
+        .vs
+        .float_uniform("projection")
+        .ok_or_else(|| missing("projection"))?;
+    let u_mv = prog
+        .vs
+        .float_uniform("modelView")
+        .ok_or_else(|| missing("modelView"))?;
 
     // Position (3 floats) and texcoord (2 floats) from the buffer; colour fixed.
     let attrs = AttribLayout::new()
@@ -120,7 +126,7 @@ pub fn build() -> Result<Vec<u8>, SceneError> {
         cmd.set_render_target(&top);
         let camera = math::mul(
             &math::rotate_y(0.06 * (frame as f32 - 1.5)),
-            &math::translate(0.0, -0.15, 0.8 * frame as f32),
+            &math::translate(0.0, -0.15, 0.5 * frame as f32),
         );
         cmd.bind_program(&prog)
             .set_attributes(&attrs)
@@ -133,18 +139,19 @@ pub fn build() -> Result<Vec<u8>, SceneError> {
             .fixed_attribute(2, [1.0, 1.0, 1.0, 1.0])
             .set_effect(&ground_effect)
             .bind_textures([Some(&ground_tex), None, None])
-            .set_tev(0, &tev_modulate(TevSource::Texture0, TevSource::PrimaryColor))
+            .set_tev(
+                0,
+                &tev_modulate(TevSource::Texture0, TevSource::PrimaryColor),
+            )
             .draw_arrays(PrimitiveTopology::TriangleStrip, 0, 4);
 
         // Panels, far rows first.
-        cmd.set_effect(&panel_effect).bind_textures([Some(&glass), None, None]);
+        cmd.set_effect(&panel_effect)
+            .bind_textures([Some(&glass), None, None]);
         for row in (0..8u32).rev() {
             let z = -3.0 - 3.0 * row as f32;
             for &(x, color) in &columns {
-                let model = math::mul(
-                    &math::translate(x, -1.0, z),
-                    &math::scale(1.8, 1.7, 1.0),
-                );
+                let model = math::mul(&math::translate(x, -1.0, z), &math::scale(1.8, 1.7, 1.0));
                 cmd.uniform_mat4(Unit::Vertex, u_mv, &math::mul(&camera, &model))
                     .fixed_attribute(2, color)
                     .draw_arrays(PrimitiveTopology::TriangleStrip, 4, 4);

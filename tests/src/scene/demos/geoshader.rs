@@ -65,9 +65,19 @@ fn stars() -> Vec<u8> {
             let r = 0.25 * rng.next_f32().sqrt();
             let a = rng.next_f32() * std::f32::consts::TAU;
             let y = (rng.next_f32() - 0.5) * 0.15;
-            (r * a.cos(), y, r * a.sin(), 0.05 + 0.04 * rng.next_f32(), [255, 236, 190, 230])
+            (
+                r * a.cos(),
+                y,
+                r * a.sin(),
+                0.05 + 0.04 * rng.next_f32(),
+                [255, 236, 190, 230],
+            )
         } else {
-            let arm = if i % 2 == 0 { 0.0 } else { std::f32::consts::PI };
+            let arm = if i % 2 == 0 {
+                0.0
+            } else {
+                std::f32::consts::PI
+            };
             let r = 0.25 + 1.1 * t;
             let a = arm + 3.2 * t + (rng.next_f32() - 0.5) * 0.5;
             let y = (rng.next_f32() - 0.5) * 0.06;
@@ -78,7 +88,13 @@ fn stars() -> Vec<u8> {
                 (255.0 - 40.0 * t) as u8,
                 200,
             ];
-            (r * a.cos(), y, r * a.sin(), 0.025 + 0.035 * rng.next_f32(), c)
+            (
+                r * a.cos(),
+                y,
+                r * a.sin(),
+                0.025 + 0.035 * rng.next_f32(),
+                c,
+            )
         };
         v.f32s(&[x, y, z, size]).u8s(&color);
     }
@@ -92,14 +108,25 @@ pub fn build() -> Result<Vec<u8>, SceneError> {
 
     let bg_bin = ShaderBinary::assemble(&[("scene.v.pica", SCENE_VS)])?;
     let bg = ShaderProgram::new(&bg_bin, 0)?;
-    let sprite_bin =
-        ShaderBinary::assemble(&[("particle.v.pica", PARTICLE_VS), ("sprite.g.pica", SPRITE_GS)])?;
+    let sprite_bin = ShaderBinary::assemble(&[
+        ("particle.v.pica", PARTICLE_VS),
+        ("sprite.g.pica", SPRITE_GS),
+    ])?;
     // Point mode, 2 input registers (eye position + size, colour) per GS invocation.
     let sprites = ShaderProgram::new(&sprite_bin, 0)?.with_geometry(&sprite_bin, 1, 2)?;
     let missing = |name: &str| SceneError::Assembly(format!("no uniform {name}"));
-    let bg_proj = bg.vs.float_uniform("projection").ok_or_else(|| missing("projection"))?;
-    let bg_mv = bg.vs.float_uniform("modelView").ok_or_else(|| missing("modelView"))?;
-    let vs_mv = sprites.vs.float_uniform("modelView").ok_or_else(|| missing("modelView"))?;
+    let bg_proj = bg
+        .vs
+        .float_uniform("projection")
+        .ok_or_else(|| missing("projection"))?;
+    let bg_mv = bg
+        .vs
+        .float_uniform("modelView")
+        .ok_or_else(|| missing("modelView"))?;
+    let vs_mv = sprites
+        .vs
+        .float_uniform("modelView")
+        .ok_or_else(|| missing("modelView"))?;
     let gs_proj = sprites
         .gs
         .as_ref()
@@ -107,9 +134,10 @@ pub fn build() -> Result<Vec<u8>, SceneError> {
         .ok_or_else(|| missing("projection"))?;
 
     let star_vbo = scene.vertex_buffer(&stars())?;
-    let star_attrs = AttribLayout::new()
-        .loader(0, AttribType::Float, 4)
-        .loader(1, AttribType::UnsignedByte, 4);
+    let star_attrs =
+        AttribLayout::new()
+            .loader(0, AttribType::Float, 4)
+            .loader(1, AttribType::UnsignedByte, 4);
     let star_buffers = BufferLayout::new().buffer(star_vbo, 20, &[0, 1]);
     let dot = scene.texture(
         &dot_image(32),
@@ -119,7 +147,11 @@ pub fn build() -> Result<Vec<u8>, SceneError> {
     )?;
     // RGB = vertex colour; alpha = texture alpha × vertex alpha.
     let mut star_tev = tev_replace(TevSource::PrimaryColor);
-    star_tev.sources.alpha = [TevSource::Texture0, TevSource::PrimaryColor, TevSource::PrimaryColor];
+    star_tev.sources.alpha = [
+        TevSource::Texture0,
+        TevSource::PrimaryColor,
+        TevSource::PrimaryColor,
+    ];
     star_tev.combiner.alpha_op = TevOp::Modulate;
 
     // Background: the VS gets pos, texcoord, colour as immediate-mode vec4s.

@@ -79,7 +79,13 @@ fn shapes() -> Vec<f32> {
     ];
     for k in 0..=6 {
         let a = k as f32 / 6.0 * std::f32::consts::TAU;
-        v.extend_from_slice(&[0.5 * a.cos(), 0.5 * a.sin(), 0.0, 0.5 + a.cos(), 0.5 + a.sin()]);
+        v.extend_from_slice(&[
+            0.5 * a.cos(),
+            0.5 * a.sin(),
+            0.0,
+            0.5 + a.cos(),
+            0.5 + a.sin(),
+        ]);
     }
     v.extend_from_slice(&[
         0.0, -0.6, 0.0, 0.5, 0.0, //
@@ -125,7 +131,12 @@ fn load(scene: &mut Scene) -> Result<Assets, SceneError> {
         12, 14, 13, 12, 15, 14, // back
     ])?;
     let mut rect = VertexBytes::default();
-    ui_rect(&mut rect, (0, 0, 18, 16), [250, 250, 120, 255], [250, 120, 40, 255]);
+    ui_rect(
+        &mut rect,
+        (0, 0, 18, 16),
+        [250, 250, 120, 255],
+        [250, 120, 40, 255],
+    );
     let ui_vbo = scene.vertex_buffer(&rect.0)?;
     Ok(Assets {
         lit,
@@ -152,7 +163,12 @@ fn load(scene: &mut Scene) -> Result<Assets, SceneError> {
             1,
             Sampler::nearest(WrapMode::Repeat),
         )?,
-        dot: scene.texture(&dot_image(16), TextureFormat::A8, 1, Sampler::linear(WrapMode::ClampToEdge))?,
+        dot: scene.texture(
+            &dot_image(16),
+            TextureFormat::A8,
+            1,
+            Sampler::linear(WrapMode::ClampToEdge),
+        )?,
     })
 }
 
@@ -223,14 +239,25 @@ fn grid(
                         .set_buffers(&a.cube_buffers)
                         .uniform_mat4(Unit::Vertex, a.u.lit_proj, &projection)
                         .uniform_mat4(Unit::Vertex, a.u.lit_mv, &mv)
-                        .uniform_vec4s(Unit::Vertex, a.u.lit_light[0], &[[light[0], light[1], light[2], 0.0]])
-                        .uniform_vec4s(Unit::Vertex, a.u.lit_light[1], &[[half[0], half[1], half[2], 0.0]])
+                        .uniform_vec4s(
+                            Unit::Vertex,
+                            a.u.lit_light[0],
+                            &[[light[0], light[1], light[2], 0.0]],
+                        )
+                        .uniform_vec4s(
+                            Unit::Vertex,
+                            a.u.lit_light[1],
+                            &[[half[0], half[1], half[2], 0.0]],
+                        )
                         .uniform_vec4s(Unit::Vertex, a.u.lit_light[2], &[cell_color(i, 1.0)])
                         .uniform_vec4s(Unit::Vertex, a.u.lit_light[3], &[[0.25, 0.25, 0.3, 1.0]])
                         .uniform_vec4s(Unit::Vertex, a.u.lit_light[4], &[[0.4, 0.4, 0.4, 0.0]])
                         .set_effect(&effect)
                         .bind_textures([Some(&a.crate_tex), None, None])
-                        .set_tev(0, &tev_modulate(TevSource::Texture0, TevSource::PrimaryColor))
+                        .set_tev(
+                            0,
+                            &tev_modulate(TevSource::Texture0, TevSource::PrimaryColor),
+                        )
                         .set_tev(1, &tev_passthrough())
                         .draw_elements(PrimitiveTopology::Triangles, &a.cube_ibo, 36);
                 }
@@ -282,7 +309,11 @@ fn grid(
                             .bind_textures([None, None, None])
                             .set_tev(0, &tev_replace(TevSource::PrimaryColor))
                             .set_tev(1, &tev_passthrough())
-                            .draw_arrays(PrimitiveTopology::TriangleStrip, 0, 4);
+                            .draw_arrays(
+                                PrimitiveTopology::TriangleStrip,
+                                0,
+                                4,
+                            );
                         }
                         2 => {
                             cmd.set_effect(&Effect {
@@ -290,29 +321,50 @@ fn grid(
                                 ..Effect::default()
                             })
                             .bind_textures([Some(&a.checker), None, None])
-                            .set_tev(0, &tev_modulate(TevSource::Texture0, TevSource::PrimaryColor))
+                            .set_tev(
+                                0,
+                                &tev_modulate(TevSource::Texture0, TevSource::PrimaryColor),
+                            )
                             .set_tev(1, &tev_passthrough())
-                            .draw_arrays(PrimitiveTopology::TriangleFan, 4, 8);
+                            .draw_arrays(
+                                PrimitiveTopology::TriangleFan,
+                                4,
+                                8,
+                            );
                         }
                         3 => {
                             // Stage 0: checker × colour; stage 1: previous + const − 0.5
                             // (ADD_SIGNED), alpha from the dot texture (unit 1).
                             let mut s1 = tev_stage(
-                                [TevSource::Previous, TevSource::Constant, TevSource::PrimaryColor],
+                                [
+                                    TevSource::Previous,
+                                    TevSource::Constant,
+                                    TevSource::PrimaryColor,
+                                ],
                                 TevOp::AddSigned,
                                 [150, 110, 90, 255],
                             );
-                            s1.sources.alpha =
-                                [TevSource::Texture1, TevSource::Previous, TevSource::PrimaryColor];
+                            s1.sources.alpha = [
+                                TevSource::Texture1,
+                                TevSource::Previous,
+                                TevSource::PrimaryColor,
+                            ];
                             s1.combiner.alpha_op = TevOp::Modulate;
                             cmd.set_effect(&Effect {
                                 cull: CullMode::None,
                                 ..Effect::default()
                             })
                             .bind_textures([Some(&a.checker), Some(&a.dot), None])
-                            .set_tev(0, &tev_modulate(TevSource::Texture0, TevSource::PrimaryColor))
+                            .set_tev(
+                                0,
+                                &tev_modulate(TevSource::Texture0, TevSource::PrimaryColor),
+                            )
                             .set_tev(1, &s1)
-                            .draw_elements(PrimitiveTopology::Triangles, &a.diamond_ibo, 18);
+                            .draw_elements(
+                                PrimitiveTopology::Triangles,
+                                &a.diamond_ibo,
+                                18,
+                            );
                         }
                         4 => {
                             let c = cell_color(i, 1.0);
@@ -341,8 +393,11 @@ fn grid(
                         _ => {
                             // Kind 6: cut-out circle by alpha test.
                             let mut s0 = tev_replace(TevSource::PrimaryColor);
-                            s0.sources.alpha =
-                                [TevSource::Texture0, TevSource::PrimaryColor, TevSource::PrimaryColor];
+                            s0.sources.alpha = [
+                                TevSource::Texture0,
+                                TevSource::PrimaryColor,
+                                TevSource::PrimaryColor,
+                            ];
                             cmd.set_effect(&Effect {
                                 cull: CullMode::None,
                                 alpha_test: AlphaTest {
@@ -355,7 +410,11 @@ fn grid(
                             .bind_textures([Some(&a.dot), None, None])
                             .set_tev(0, &s0)
                             .set_tev(1, &tev_passthrough())
-                            .draw_arrays(PrimitiveTopology::TriangleStrip, 0, 4);
+                            .draw_arrays(
+                                PrimitiveTopology::TriangleStrip,
+                                0,
+                                4,
+                            );
                         }
                     }
                 }
@@ -375,7 +434,16 @@ pub fn build() -> Result<Vec<u8>, SceneError> {
         scene.clear(&bottom, [24, 16, 16, 255], 0);
         let mut cmd = scene.command_list();
         grid(&mut cmd, &assets, &top, 400.0 / 240.0, 16, 12, frame, 0);
-        grid(&mut cmd, &assets, &bottom, 320.0 / 240.0, 12, 10, frame, 192);
+        grid(
+            &mut cmd,
+            &assets,
+            &bottom,
+            320.0 / 240.0,
+            12,
+            10,
+            frame,
+            192,
+        );
         scene.submit(cmd)?;
         scene.present(&top, Screen::Top);
         scene.present(&bottom, Screen::Bottom);

@@ -1,0 +1,32 @@
+//! `picaview [FILE]`: the desktop viewer. Without a file it opens the bundled demo trace
+//! (`assets/demos/cube.ctf`); with one it opens a `.ctf` trace, a `.shbin` shader binary or a raw
+//! PICA command list (detected from the file's contents).
+
+use std::path::PathBuf;
+
+use anyhow::{Result, anyhow};
+use clap::Args;
+
+/// Arguments of the viewer (used when no subcommand is given).
+#[derive(Args, Debug, Default)]
+pub struct ViewArgs {
+    /// A .ctf trace, .shbin shader binary or raw command list to open (default: the demo trace).
+    pub file: Option<PathBuf>,
+    /// Write a PNG screenshot of the window once the file is shown, then exit (needs a display,
+    /// e.g. Xvfb).
+    #[arg(long, value_name = "PNG")]
+    pub screenshot: Option<PathBuf>,
+}
+
+/// Opens the viewer window.
+pub fn run(args: &ViewArgs) -> Result<()> {
+    let open = args.file.clone().or_else(picaview::viewer::default_trace);
+    if open.is_none() {
+        eprintln!("picaview: the demo trace assets/demos/cube.ctf was not found; starting empty");
+    }
+    picaview::viewer::run(picaview::viewer::ViewerOptions {
+        open,
+        screenshot: args.screenshot.clone(),
+    })
+    .map_err(|e| anyhow!(e))
+}

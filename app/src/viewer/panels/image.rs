@@ -1,0 +1,550 @@
+//! Image view: the top and bottom screens, the colour/depth/stencil buffers, the texture units
+//! and any physical address as an image in any format, as of the selected command; zoom and
+//! pan, a pixel picker with raw and decoded values, channel isolation and PNG export.
+//!
+//! Stage: presentation. Inputs: [`ImageData`] decoded by the worker (see
+//! [`crate::viewer::images`]) and [`crate::viewer::protocol::PixelInfo`] for picked pixels.
+//! Output: textures, PNG files, pick requests. Registers read: none (the worker reads them).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use eframe::egui::{self, Color32, RichText};
+
+use crate::viewer::command::AppCommand;
+use crate::viewer::prefs::{ImagePrefs, Prefs};
+use crate::viewer::protocol::{CustomFormat, CustomImage, ImageData, ImageSource};
+use crate::viewer::session::{ImageEntry, TraceSession, color_image};
+use crate::viewer::widgets::{self, paint_image};
+
+/// Image view UI state.
+#[derive(Default)]
+pub struct ImageView {
+    /// Zoom factor; `None` fits the image into the view.
+    pub zoom: Option<f32>,
+    /// Pan offset in screen points.
+    pub pan: egui::Vec2,
+    /// Text of the custom-address field.
+    pub addr_text: String,
+    /// Processed texture for channel isolation, keyed by what it was made from.
+    processed: Option<(ProcessedKey, egui::TextureHandle)>,
+    /// Last export message.
+    pub status: Option<String>,
+}
+
+impl std::fmt::Debug for ImageView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImageView")
+            .field("zoom", &self.zoom)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct ProcessedKey {
+    at: u64,
+    source: ImageSource,
+    channels: [bool; 4],
+    checker: bool,
+}
+
+/// Applies channel isolation: disabled channels become 0; alpha is shown only when `checker`
+/// (blended over a checkerboard) or when it is the only channel (then as grey).
+pub fn isolate(img: &ImageData, channels: [bool; 4], checker: bool) -> Vec<[u8; 4]> {
+    let only_alpha = channels == [false, false, false, true];
+    img.pixels
+        .iter()
+        .map(|p| {
+            if only_alpha {
+                return [p[3], p[3], p[3], 255];
+            }
+            let mut q = [0u8; 4];
+            for c in 0..3 {
+                if channels[c] {
+                    q[c] = p[c];
+                }
+            }
+            q[3] = if checker && channels[3] { p[3] } else { 255 };
+            q
+        })
+        .collect()
+}
+
+/// Blends pixels with alpha over a checkerboard (in place).
+fn blend_checker(pixels: &mut [[u8; 4]], width: u32) {
+    let w = width.max(1) as usize;
+    for (i, p) in pixels.iter_mut().enumerate() {
+        let (x, y) = (i % w, i / w);
+        let bg: u16 = if ((x / 8) + (y / 8)) % 2 == 0 { 200 } else { 120 };
+        let a = u16::from(p[3]);
+        for c in 0..3 {
+            // ok: a ≤ 255, so the blend stays ≤ 255.
+            p[c] = ((u16::from(p[c]) * a + bg * (255 - a)) / 255) as u8;
+        }
+        p[3] = 255;
+    }
+}
+
+/// Writes `img` as a PNG (RGBA8).
+pub fn export_png(img: &ImageData, path: &Path) -> Result<(), String> {
+    let bytes: Vec<u8> = img.pixels.iter().flatten().copied().collect();
+    let out = image::RgbaImage::from_raw(img.width, img.height, bytes)
+        .ok_or("image size does not match its pixel count")?;
+    out.save(path)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn source_choices() -> Vec<ImageSource> {
+    vec![
+        ImageSource::TopScreen,
+        ImageSource::BottomScreen,
+        ImageSource::Color,
+        ImageSource::Depth,
+        ImageSource::Stencil,
+        ImageSource::Texture {
+            unit: 0,
+            face: 0,
+            level: 0,
+        },
+        ImageSource::Texture {
+            unit: 1,
+            face: 0,
+            level: 0,
+        },
+        ImageSource::Texture {
+            unit: 2,
+            face: 0,
+            level: 0,
+        },
+    ]
+}
+
+fn short_label(s: &ImageSource) -> String {
+    match s {
+        ImageSource::Texture { unit, .. } => format!("Texture {unit}"),
+        ImageSource::Custom(_) => "Memory".into(),
+        other => other.label(),
+    }
+}
+
+impl ImageView {
+    /// Draws the panel.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        s: &mut TraceSession,
+        prefs: &mut Prefs,
+        command: u64,
+        queue: &mut Vec<AppCommand>,
+    ) {
+        let _ = queue;
+        self.source_bar(ui, &mut prefs.image);
+        let ip = &mut prefs.image;
+        let source = ip.source;
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Channels:");
+            for (i, name) in ["R", "G", "B", "A"].iter().enumerate() {
+                ui.toggle_value(&mut ip.channels[i], *name)
+                    .on_hover_text("Channel isolation: show or hide this channel (A alone shows alpha as grey)");
+            }
+            ui.checkbox(&mut ip.checker, "alpha over checkerboard");
+            ui.checkbox(&mut ip.rotate, "rotate 90°")
+                .on_hover_text("3DS render targets are 240 wide and stored sideways; rotate to see them as on the screen");
+            ui.separator();
+            if ui.button("Fit").clicked() {
+                self.zoom = None;
+                self.pan = egui::Vec2::ZERO;
+            }
+            for z in [1.0f32, 2.0, 4.0, 8.0] {
+                if ui.button(format!("{z}×")).clicked() {
+                    self.zoom = Some(z);
+                    self.pan = egui::Vec2::ZERO;
+                }
+            }
+        });
+        // The image: the exact one, or the newest of this source while it loads.
+        let entry = s.want_image(command, source);
+        let mut at = command;
+        let mut loading = false;
+        match &entry {
+            ImageEntry::Pending => {
+                loading = true;
+                if let Some(prev) = s.any_image(source) {
+                    at = prev;
+                }
+            }
+            ImageEntry::Failed(e) => {
+                ui.colored_label(widgets::WARN, format!("Cannot show {}: {e}", source.label()));
+                return;
+            }
+            ImageEntry::Ready(..) => {}
+        }
+        let Some((img, tex)) = s.image_texture(ui.ctx(), at, source) else {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label(format!("Decoding {}…", source.label()));
+            });
+            return;
+        };
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new(&img.description).monospace());
+            if loading {
+                ui.spinner();
+                ui.weak(format!("(showing command #{at}, updating)"));
+            }
+        });
+        self.export_bar(ui, &img, ip);
+        let tex_id = self.processed_texture(ui.ctx(), at, source, &img, &tex, ip);
+        // Pixel info on the right.
+        egui::Panel::right("pixel_info")
+            .resizable(true)
+            .default_size(230.0)
+            .show(ui, |ui| {
+                ui.strong("Picked pixel");
+                match &s.pixel {
+                    Some((pat, psrc, _, _, info)) if *psrc == source => {
+                        if *pat != command {
+                            ui.weak(format!("(picked at command #{pat})"));
+                        }
+                        egui::Grid::new("pixel_rows").num_columns(2).show(ui, |ui| {
+                            for (k, v) in &info.rows {
+                                ui.label(k);
+                                ui.monospace(v);
+                                ui.end_row();
+                            }
+                        });
+                    }
+                    _ => {
+                        ui.weak("Click the image to pick a pixel: address, raw bytes and decoded value.");
+                    }
+                }
+            });
+        self.canvas(ui, s, command, source, &img, tex_id, ip.rotate);
+    }
+
+    fn source_bar(&mut self, ui: &mut egui::Ui, ip: &mut ImagePrefs) {
+        ui.horizontal_wrapped(|ui| {
+            for choice in source_choices() {
+                let selected = match (choice, ip.source) {
+                    (ImageSource::Texture { unit: a, .. }, ImageSource::Texture { unit: b, .. }) => a == b,
+                    (a, b) => a == b,
+                };
+                if ui.selectable_label(selected, short_label(&choice)).clicked() && !selected {
+                    ip.source = choice;
+                }
+            }
+            let is_custom = matches!(ip.source, ImageSource::Custom(_));
+            if ui.selectable_label(is_custom, "Memory…").clicked() && !is_custom {
+                ip.source = ImageSource::Custom(ip.custom);
+            }
+        });
+        if let ImageSource::Texture { unit, face, level } = &mut ip.source {
+            ui.horizontal(|ui| {
+                let l = ui.label(format!("Texture unit {unit}: face"));
+                ui.add(egui::DragValue::new(face).range(0..=5))
+                    .labelled_by(l.id)
+                    .on_hover_text("Cube face 0-5 (+X, -X, +Y, -Y, +Z, -Z); 0 for 2D textures");
+                let l = ui.label("mip level");
+                ui.add(egui::DragValue::new(level).range(0..=15)).labelled_by(l.id);
+            });
+        }
+        if matches!(ip.source, ImageSource::Custom(_)) {
+            if self.addr_text.is_empty() {
+                self.addr_text = format!("0x{:08X}", ip.custom.addr);
+            }
+            ui.horizontal_wrapped(|ui| {
+                let l = ui.label("Address:");
+                ui.add(egui::TextEdit::singleline(&mut self.addr_text).desired_width(100.0))
+                    .labelled_by(l.id);
+                let l = ui.label("width");
+                ui.add(egui::DragValue::new(&mut ip.custom.width).range(1..=2048))
+                    .labelled_by(l.id);
+                let l = ui.label("height");
+                ui.add(egui::DragValue::new(&mut ip.custom.height).range(1..=2048))
+                    .labelled_by(l.id);
+                egui::ComboBox::from_id_salt("custom_format")
+                    .selected_text(ip.custom.format.name())
+                    .show_ui(ui, |ui| {
+                        for f in CustomFormat::all() {
+                            ui.selectable_value(&mut ip.custom.format, f, f.name());
+                        }
+                    });
+                let parsed = parse_addr(&self.addr_text);
+                if parsed.is_none() {
+                    ui.colored_label(widgets::WARN, "bad address");
+                }
+                if ui.button("Show").clicked()
+                    && let Some(a) = parsed
+                {
+                    ip.custom.addr = a;
+                }
+            });
+            ip.source = ImageSource::Custom(ip.custom);
+        }
+    }
+
+    fn export_bar(&mut self, ui: &mut egui::Ui, img: &Arc<ImageData>, ip: &mut ImagePrefs) {
+        ui.horizontal_wrapped(|ui| {
+            let l = ui.label("Export PNG:");
+            ui.add(egui::TextEdit::singleline(&mut ip.export_path).desired_width(220.0))
+                .labelled_by(l.id);
+            if ui.button("Save").clicked() {
+                if ip.export_path.trim().is_empty() {
+                    ip.export_path = default_export_name(&ip.source, 0).display().to_string();
+                }
+                self.status = Some(match export_png(img, Path::new(&ip.export_path)) {
+                    Ok(()) => format!("saved {}", ip.export_path),
+                    Err(e) => e,
+                });
+            }
+            if ui.button("Save as…").clicked() {
+                match rfd::FileDialog::new()
+                    .add_filter("PNG image", &["png"])
+                    .set_file_name("picaview-image.png")
+                    .save_file()
+                {
+                    Some(p) => {
+                        ip.export_path = p.display().to_string();
+                        self.status = Some(match export_png(img, &p) {
+                            Ok(()) => format!("saved {}", p.display()),
+                            Err(e) => e,
+                        });
+                    }
+                    None => {
+                        self.status = Some(
+                            "no file chosen (without a desktop portal or zenity the dialog cannot open; type a path and press Save)".into(),
+                        );
+                    }
+                }
+            }
+            if let Some(st) = &self.status {
+                ui.weak(st);
+            }
+        });
+    }
+
+    fn processed_texture(
+        &mut self,
+        ctx: &egui::Context,
+        at: u64,
+        source: ImageSource,
+        img: &ImageData,
+        tex: &egui::TextureHandle,
+        ip: &ImagePrefs,
+    ) -> egui::TextureId {
+        if ip.channels == [true; 4] && !ip.checker {
+            // Plain view: alpha ignored (colour buffers often hold alpha 0).
+            let key = ProcessedKey {
+                at,
+                source,
+                channels: [true, true, true, false],
+                checker: false,
+            };
+            return self.make_processed(ctx, key, img, tex);
+        }
+        let key = ProcessedKey {
+            at,
+            source,
+            channels: ip.channels,
+            checker: ip.checker,
+        };
+        self.make_processed(ctx, key, img, tex)
+    }
+
+    fn make_processed(
+        &mut self,
+        ctx: &egui::Context,
+        key: ProcessedKey,
+        img: &ImageData,
+        _tex: &egui::TextureHandle,
+    ) -> egui::TextureId {
+        if let Some((k, t)) = &self.processed
+            && *k == key
+        {
+            return t.id();
+        }
+        let mut px = isolate(img, key.channels, key.checker);
+        if key.checker {
+            blend_checker(&mut px, img.width);
+        }
+        let t = ctx.load_texture(
+            "image-view",
+            color_image(img.width, img.height, &px),
+            egui::TextureOptions::NEAREST,
+        );
+        let id = t.id();
+        self.processed = Some((key, t));
+        id
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn canvas(
+        &mut self,
+        ui: &mut egui::Ui,
+        s: &mut TraceSession,
+        command: u64,
+        source: ImageSource,
+        img: &ImageData,
+        tex: egui::TextureId,
+        rotate: bool,
+    ) {
+        let avail = ui.available_size().max(egui::vec2(64.0, 64.0));
+        let (rect, resp) = ui.allocate_exact_size(avail, egui::Sense::click_and_drag());
+        widgets::name_button(&resp, "Image canvas (click to pick a pixel)");
+        let painter = ui.painter_at(rect);
+        painter.rect_filled(rect, 0.0, Color32::from_gray(20));
+        let shown = widgets::shown_size(img.width, img.height, rotate);
+        let fit = (rect.width() / shown.x).min(rect.height() / shown.y).max(0.01);
+        let mut zoom = self.zoom.unwrap_or(fit);
+        if resp.hovered() {
+            let scroll = ui.input(|i| i.smooth_scroll_delta.y);
+            if scroll != 0.0 {
+                let factor = (scroll / 200.0).exp();
+                zoom = (zoom * factor).clamp(0.05, 64.0);
+                self.zoom = Some(zoom);
+            }
+        }
+        if resp.dragged() {
+            self.pan += resp.drag_delta();
+        }
+        let size = shown * zoom;
+        let img_rect = egui::Rect::from_center_size(rect.center() + self.pan, size);
+        paint_image(&painter, tex, img_rect, rotate, Color32::WHITE);
+        painter.rect_stroke(
+            img_rect,
+            0.0,
+            egui::Stroke::new(1.0, Color32::from_gray(90)),
+            egui::StrokeKind::Outside,
+        );
+        // Pointer -> image pixel.
+        let to_pixel = |pos: egui::Pos2| -> Option<(u32, u32)> {
+            let u = (pos.x - img_rect.left()) / img_rect.width();
+            let v = (pos.y - img_rect.top()) / img_rect.height();
+            if !(0.0..1.0).contains(&u) || !(0.0..1.0).contains(&v) {
+                return None;
+            }
+            // Undo the counter-clockwise rotation: screen (u, v) shows image (1 − v, u).
+            let (iu, iv) = if rotate { (1.0 - v, u) } else { (u, v) };
+            let x = ((iu * img.width as f32) as u32).min(img.width.saturating_sub(1));
+            let y = ((iv * img.height as f32) as u32).min(img.height.saturating_sub(1));
+            Some((x, y))
+        };
+        if let Some(pos) = resp.hover_pos()
+            && let Some((x, y)) = to_pixel(pos)
+        {
+            let p = img
+                .pixels
+                .get((y * img.width + x) as usize)
+                .copied()
+                .unwrap_or_default();
+            let text = format!(
+                "({x}, {y})  R {} G {} B {} A {}  zoom {:.2}×",
+                p[0], p[1], p[2], p[3], zoom
+            );
+            painter.text(
+                rect.left_bottom() + egui::vec2(6.0, -6.0),
+                egui::Align2::LEFT_BOTTOM,
+                text,
+                egui::FontId::monospace(13.0),
+                Color32::WHITE,
+            );
+        }
+        if resp.clicked()
+            && let Some(pos) = resp.interact_pointer_pos()
+            && let Some((x, y)) = to_pixel(pos)
+        {
+            s.pick(command, source, x, y);
+        }
+        if let Some((at, psrc, x, y, _)) = &s.pixel
+            && *psrc == source
+            && *at == command
+        {
+            // Mark the picked pixel.
+            let (u, v) = (
+                (*x as f32 + 0.5) / img.width as f32,
+                (*y as f32 + 0.5) / img.height as f32,
+            );
+            let (su, sv) = if rotate { (v, 1.0 - u) } else { (u, v) };
+            let c = egui::pos2(
+                img_rect.left() + su * img_rect.width(),
+                img_rect.top() + sv * img_rect.height(),
+            );
+            painter.circle_stroke(c, 5.0, egui::Stroke::new(1.5, Color32::YELLOW));
+        }
+    }
+}
+
+/// Parses a hexadecimal address, with or without `0x` (`0x18000000`, `18000000`).
+pub fn parse_addr(text: &str) -> Option<u32> {
+    let t = text.trim();
+    let t = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).unwrap_or(t);
+    u32::from_str_radix(t, 16).ok()
+}
+
+/// Default export file name for an image.
+pub fn default_export_name(source: &ImageSource, at: u64) -> PathBuf {
+    let name = match source {
+        ImageSource::TopScreen => "top".to_string(),
+        ImageSource::BottomScreen => "bottom".to_string(),
+        ImageSource::Color => "color".to_string(),
+        ImageSource::Depth => "depth".to_string(),
+        ImageSource::Stencil => "stencil".to_string(),
+        ImageSource::Texture { unit, face, level } => format!("tex{unit}-f{face}-l{level}"),
+        ImageSource::Custom(CustomImage { addr, .. }) => format!("mem-{addr:08x}"),
+    };
+    PathBuf::from(format!("picaview-{name}-{at}.png"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::viewer::protocol::ImageKind;
+
+    fn img() -> ImageData {
+        ImageData {
+            width: 2,
+            height: 1,
+            pixels: vec![[10, 20, 30, 0], [40, 50, 60, 128]],
+            kind: ImageKind::Color,
+            description: String::new(),
+        }
+    }
+
+    #[test]
+    fn channel_isolation() {
+        let i = img();
+        assert_eq!(isolate(&i, [true; 4], false), vec![[10, 20, 30, 255], [40, 50, 60, 255]]);
+        assert_eq!(
+            isolate(&i, [false, true, false, false], false),
+            vec![[0, 20, 0, 255], [0, 50, 0, 255]]
+        );
+        assert_eq!(
+            isolate(&i, [false, false, false, true], false),
+            vec![[0, 0, 0, 255], [128, 128, 128, 255]]
+        );
+        let mut px = isolate(&i, [true; 4], true);
+        assert_eq!(px[1][3], 128);
+        blend_checker(&mut px, 2);
+        assert_eq!(px[0], [200, 200, 200, 255]);
+        assert_eq!(px[1][3], 255);
+    }
+
+    #[test]
+    fn addresses_and_export() {
+        assert_eq!(parse_addr("0x18000000"), Some(0x1800_0000));
+        assert_eq!(parse_addr("1f"), Some(0x1F));
+        assert_eq!(parse_addr("zz"), None);
+        let dir = std::env::temp_dir().join(format!("picaview-export-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let p = dir.join("x.png");
+        export_png(&img(), &p).expect("export");
+        let back = image::open(&p).expect("png").to_rgba8();
+        assert_eq!(back.get_pixel(1, 0).0, [40, 50, 60, 128]);
+        assert!(export_png(&img(), &dir.join("no/such/dir/x.png")).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(
+            default_export_name(&ImageSource::Color, 5),
+            PathBuf::from("picaview-color-5.png")
+        );
+    }
+}

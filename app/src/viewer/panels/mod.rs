@@ -1,0 +1,12 @@
+//! The viewer's panels. Each is a view over the session and the selection: it reads data,
+//! files requests for what it needs, and pushes [`super::command::AppCommand`]s instead of
+//! changing the selection itself.
+
+pub mod commands;
+pub mod image;
+pub mod log;
+pub mod screens;
+pub mod shader;
+pub mod state;
+pub mod timeline;
+pub mod vertices;

@@ -1,0 +1,449 @@
+//! Shader view: pick a vertex of the current draw and step through its vertex-shader execution
+//! forward and back, with the executed instruction, its source operands, the destination before
+//! and after, the address registers, loop counter, condition flags and every register; the
+//! re-run's outputs are compared with the pipeline's. For a `.shbin` file, the inputs are typed
+//! in and the selected DVLE runs with its constant table as uniforms.
+//!
+//! Stage: vertex shader, replayed for inspection (see [`crate::viewer::shader_debug`]).
+//! Inputs: [`ShaderTrace`]s and listings. Output: step/vertex selection commands.
+
+use std::sync::Arc;
+
+use eframe::egui::{self, RichText};
+use shader_unit::decode::{DstReg, Program};
+use shader_unit::interp::{ExecConfig, UnitState};
+
+use crate::viewer::command::{AppCommand, Selection};
+use crate::viewer::listing::ShaderListing;
+use crate::viewer::panels::state::listing_ui;
+use crate::viewer::protocol::ShaderTrace;
+use crate::viewer::session::{ShaderSession, TraceSession};
+use crate::viewer::shader_debug::{dvle_uniforms, outputs_match, record};
+use crate::viewer::widgets::{self, CHANGED, GOOD, WARN, fmt_vec4};
+
+/// Shader view UI state.
+#[derive(Debug, Default)]
+pub struct ShaderView {
+    /// Show v registers the program may not use too.
+    pub all_inputs: bool,
+}
+
+fn reg_name(r: DstReg) -> String {
+    match r {
+        DstReg::Output(i) => format!("o{i}"),
+        DstReg::Temp(i) => format!("r{i}"),
+    }
+}
+
+impl ShaderView {
+    /// The debugger for a trace's draws.
+    pub fn trace_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        s: &mut TraceSession,
+        sel: &Selection,
+        queue: &mut Vec<AppCommand>,
+    ) {
+        let Some(draw) = s.draw_at_or_before(sel.command) else {
+            ui.label("No draw at or before the selected command. Select a draw in the timeline.");
+            return;
+        };
+        let insp = match s.want_detail(draw) {
+            None => {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label(format!("Replaying draw #{draw}…"));
+                });
+                return;
+            }
+            Some(Err(e)) => {
+                ui.colored_label(WARN, format!("Draw #{draw}: {e}"));
+                return;
+            }
+            Some(Ok(i)) => i.clone(),
+        };
+        let Some(first) = insp.detail.shaded.first().map(|v| v.index_in_draw) else {
+            ui.label(format!("Draw #{draw} shaded no vertices."));
+            return;
+        };
+        let last = insp
+            .detail
+            .shaded
+            .last()
+            .map_or(first, |v| v.index_in_draw);
+        let k = sel.vertex.unwrap_or(first);
+        if sel.vertex.is_none() {
+            queue.push(AppCommand::SelectVertex(first));
+        }
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new(format!("Vertex shader of draw #{draw}")).heading());
+            let l = ui.label("Vertex:");
+            let mut v = k;
+            let r = ui
+                .add(egui::DragValue::new(&mut v).range(first..=last))
+                .labelled_by(l.id)
+                .on_hover_text("Index of the vertex in the draw (k)");
+            if r.changed() && v != k {
+                queue.push(AppCommand::SelectVertex(v));
+            }
+            if ui.small_button("◀").on_hover_text("Previous vertex").clicked() && k > first {
+                queue.push(AppCommand::SelectVertex(k - 1));
+            }
+            if ui.small_button("▶").on_hover_text("Next vertex").clicked() && k < last {
+                queue.push(AppCommand::SelectVertex(k + 1));
+            }
+        });
+        let trace = match s.want_shader(draw, k) {
+            None => {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label(format!("Tracing vertex {k}…"));
+                });
+                return;
+            }
+            Some(Err(e)) => {
+                ui.colored_label(WARN, e);
+                return;
+            }
+            Some(Ok(t)) => t.clone(),
+        };
+        let mask = insp.vs.setup.input.register_mask();
+        self.trace_body(ui, &trace, &insp.vs.listing, sel.shader_step, mask, queue);
+    }
+
+    /// The debugger for a `.shbin` file.
+    pub fn doc_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        doc: &mut ShaderSession,
+        sel: &Selection,
+        queue: &mut Vec<AppCommand>,
+    ) {
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new(doc.doc.path.display().to_string()).heading());
+            let count = doc.doc.dvlb.dvles.len();
+            let mut dvle = doc.dvle;
+            egui::ComboBox::from_id_salt("dvle")
+                .selected_text(format!("DVLE {dvle}"))
+                .show_ui(ui, |ui| {
+                    for i in 0..count {
+                        let kind = doc
+                            .doc
+                            .dvlb
+                            .dvles
+                            .get(i)
+                            .map(|d| format!("{:?}", d.kind))
+                            .unwrap_or_default();
+                        ui.selectable_value(&mut dvle, i, format!("DVLE {i} ({kind})"));
+                    }
+                });
+            if dvle != doc.dvle {
+                doc.dvle = dvle;
+                doc.trace = None;
+                queue.push(AppCommand::ShaderStep(None));
+            }
+        });
+        let listing = match doc.doc.listings.get(doc.dvle) {
+            Some(Ok(l)) => l.clone(),
+            Some(Err(e)) => {
+                ui.colored_label(WARN, e);
+                return;
+            }
+            None => {
+                ui.label("The file has no executable (DVLE).");
+                return;
+            }
+        };
+        egui::CollapsingHeader::new("Inputs v0-v15")
+            .default_open(true)
+            .show(ui, |ui| {
+                egui::Grid::new("shader_inputs").num_columns(4).show(ui, |ui| {
+                    for i in 0..16 {
+                        if let Some(text) = doc.input_text.get_mut(i) {
+                            let l = ui.label(format!("v{i}"));
+                            ui.add(egui::TextEdit::singleline(text).desired_width(160.0))
+                                .labelled_by(l.id);
+                            if i % 2 == 1 {
+                                ui.end_row();
+                            }
+                        }
+                    }
+                });
+            });
+        ui.horizontal(|ui| {
+            if ui.button("Run").on_hover_text("Run the entry point on these inputs and record every step").clicked() {
+                let mut bad = Vec::new();
+                for (i, t) in doc.input_text.iter().enumerate() {
+                    match parse_vec4(t) {
+                        Some(v) => doc.inputs[i] = v,
+                        None => bad.push(format!("v{i}")),
+                    }
+                }
+                if bad.is_empty() {
+                    doc.trace = Some(run_doc(doc).map(Arc::new));
+                    queue.push(AppCommand::ShaderStep(None));
+                } else {
+                    doc.trace = Some(Err(format!(
+                        "cannot read {} (write four numbers separated by commas)",
+                        bad.join(", ")
+                    )));
+                }
+            }
+            ui.weak("uniforms: the DVLE's constant table; everything else zero");
+        });
+        match &doc.trace {
+            None => {
+                listing_ui(ui, &listing, None, 500.0);
+            }
+            Some(Err(e)) => {
+                ui.colored_label(WARN, e);
+                listing_ui(ui, &listing, None, 500.0);
+            }
+            Some(Ok(t)) => {
+                let t = t.clone();
+                self.trace_body(ui, &t, &listing, sel.shader_step, 0xFFFF, queue);
+            }
+        }
+    }
+
+    fn trace_body(
+        &mut self,
+        ui: &mut egui::Ui,
+        t: &ShaderTrace,
+        listing: &ShaderListing,
+        step: Option<usize>,
+        input_mask: u16,
+        queue: &mut Vec<AppCommand>,
+    ) {
+        let n = t.steps.len();
+        let step = step.filter(|&i| i < n);
+        ui.horizontal_wrapped(|ui| {
+            if ui.button("|◀").on_hover_text("Before the first instruction (Home)").clicked() {
+                queue.push(AppCommand::ShaderStep(None));
+            }
+            if ui.button("◀ Back").on_hover_text("Step back (Up / Shift+F10)").clicked() {
+                queue.push(AppCommand::ShaderMove(-1));
+            }
+            if ui.button("Step ▶").on_hover_text("Step forward (Down / F10)").clicked() {
+                queue.push(AppCommand::ShaderMove(1));
+            }
+            if ui.button("▶|").on_hover_text("After the last instruction").clicked() && n > 0 {
+                queue.push(AppCommand::ShaderStep(Some(n - 1)));
+            }
+            let mut pos = step.map_or(0, |i| i + 1);
+            let l = ui.label("Step:");
+            if ui
+                .add(egui::Slider::new(&mut pos, 0..=n))
+                .labelled_by(l.id)
+                .changed()
+            {
+                queue.push(AppCommand::ShaderStep(pos.checked_sub(1)));
+            }
+            ui.label(match step {
+                None => format!("before the first instruction ({n} steps)"),
+                Some(i) => format!("step {} of {n}", i + 1),
+            });
+            match &t.result {
+                Ok(c) => ui.colored_label(GOOD, format!("END after {c} instructions")),
+                Err(e) => ui.colored_label(WARN, format!("stopped: {e}")),
+            };
+            match outputs_match(t) {
+                Some(true) => {
+                    ui.colored_label(GOOD, "outputs match the pipeline");
+                }
+                Some(false) => {
+                    ui.colored_label(WARN, "outputs DIFFER from the pipeline");
+                }
+                None => {}
+            }
+        });
+        for note in &t.notes {
+            ui.colored_label(CHANGED, note);
+        }
+        let rec = step.and_then(|i| t.steps.get(i));
+        let regs = t.regs_at(step);
+        let highlight = rec.and_then(|r| listing.line_of(r.pc)).or_else(|| {
+            if step.is_none() {
+                listing.line_of(u16::try_from(listing.entry).unwrap_or(0))
+            } else {
+                None
+            }
+        });
+        ui.separator();
+        ui.columns(2, |cols| {
+            let [left, right] = cols else {
+                return;
+            };
+            left.strong("Program");
+            listing_ui(left, listing, highlight, left.available_height().max(200.0));
+            egui::ScrollArea::vertical()
+                .id_salt("shader_regs")
+                .auto_shrink([false, false])
+                .show(right, |ui| {
+                    if let Some(r) = rec {
+                        ui.label(
+                            RichText::new(format!(
+                                "executed 0x{:03X}: {}",
+                                r.pc,
+                                shader_unit::disasm::instruction_text(&r.instr)
+                            ))
+                            .monospace()
+                            .strong(),
+                        );
+                        for i in 0..usize::from(r.src_count).min(3) {
+                            ui.monospace(format!("  src{} = {}", i + 1, fmt_vec4(&r.srcs[i])));
+                        }
+                        if let Some((reg, before, after)) = r.dst {
+                            ui.label(
+                                RichText::new(format!(
+                                    "  {} : {} → {}",
+                                    reg_name(reg),
+                                    fmt_vec4(&before),
+                                    fmt_vec4(&after)
+                                ))
+                                .monospace()
+                                .color(CHANGED),
+                            );
+                        }
+                        ui.monospace(format!(
+                            "  a0 = ({}, {})  aL = {}  cmp = ({}, {})  loop left = {}  next pc 0x{:03X}",
+                            r.a0[0],
+                            r.a0[1],
+                            r.al,
+                            r.cmp[0],
+                            r.cmp[1],
+                            r.loop_remaining.map_or("-".into(), |l| l.to_string()),
+                            r.next_pc
+                        ));
+                        ui.monospace(format!("  stacks: {:?}", r.stack_depths));
+                    } else {
+                        ui.label("Before the first instruction: inputs loaded, registers as the unit kept them.");
+                    }
+                    ui.separator();
+                    ui.checkbox(&mut self.all_inputs, "show all v registers");
+                    let changed = rec.and_then(|r| r.dst).map(|(reg, _, _)| reg);
+                    egui::Grid::new("shader_reg_grid")
+                        .num_columns(2)
+                        .striped(true)
+                        .show(ui, |ui| {
+                            for (i, v) in t.inputs.iter().enumerate() {
+                                if !self.all_inputs && input_mask & (1 << i) == 0 {
+                                    continue;
+                                }
+                                ui.monospace(format!("v{i}"));
+                                ui.monospace(fmt_vec4(v)).on_hover_text(widgets::fmt_vec4_bits(v));
+                                ui.end_row();
+                            }
+                            for (name, file, kind) in [
+                                ("r", &regs.temps, 0u8),
+                                ("o", &regs.outputs, 1u8),
+                            ] {
+                                for (i, v) in file.iter().enumerate() {
+                                    let is_changed = match changed {
+                                        Some(DstReg::Temp(j)) => kind == 0 && usize::from(j) == i,
+                                        Some(DstReg::Output(j)) => kind == 1 && usize::from(j) == i,
+                                        None => false,
+                                    };
+                                    let mut label = RichText::new(format!("{name}{i}")).monospace();
+                                    let mut val = RichText::new(fmt_vec4(v)).monospace();
+                                    if is_changed {
+                                        label = label.color(CHANGED).strong();
+                                        val = val.color(CHANGED).strong();
+                                    }
+                                    ui.label(label);
+                                    ui.label(val).on_hover_text(widgets::fmt_vec4_bits(v));
+                                    ui.end_row();
+                                }
+                            }
+                        });
+                    ui.separator();
+                    ui.strong("Compacted outputs (this run / pipeline)");
+                    egui::Grid::new("shader_out_grid").num_columns(3).show(ui, |ui| {
+                        let m = t.slots.len().max(t.expected.as_ref().map_or(0, Vec::len));
+                        for i in 0..m {
+                            ui.monospace(format!("slot {i}"));
+                            let a = t.slots.get(i);
+                            let b = t.expected.as_ref().and_then(|e| e.get(i));
+                            ui.monospace(a.map_or("-".into(), fmt_vec4));
+                            let same = match (a, b) {
+                                (Some(a), Some(b)) => {
+                                    a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+                                }
+                                _ => false,
+                            };
+                            let text = b.map_or("-".into(), fmt_vec4);
+                            if b.is_some() && !same {
+                                ui.colored_label(WARN, text);
+                            } else {
+                                ui.monospace(text);
+                            }
+                            ui.end_row();
+                        }
+                    });
+                });
+        });
+    }
+}
+
+/// Parses `x, y, z, w` (missing components are 0, `w` defaults to 1 when only three are given).
+pub fn parse_vec4(text: &str) -> Option<[f32; 4]> {
+    let parts: Vec<&str> = text
+        .split([',', ' '])
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    if parts.is_empty() || parts.len() > 4 {
+        return None;
+    }
+    let mut v = [0.0, 0.0, 0.0, if parts.len() == 3 { 1.0 } else { 0.0 }];
+    for (slot, p) in v.iter_mut().zip(&parts) {
+        *slot = p.parse().ok()?;
+    }
+    Some(v)
+}
+
+/// Runs the selected DVLE of a shader file on the typed inputs.
+fn run_doc(doc: &ShaderSession) -> Result<ShaderTrace, String> {
+    let dvlb = &doc.doc.dvlb;
+    let dvle = dvlb
+        .dvles
+        .get(doc.dvle)
+        .ok_or_else(|| format!("DVLE {} does not exist", doc.dvle))?;
+    let program = Program::new(&dvlb.dvlp.code, &dvlb.operand_descriptors());
+    let uniforms = dvle_uniforms(dvle);
+    let state = UnitState {
+        inputs: doc.inputs,
+        ..UnitState::default()
+    };
+    let mask = if dvle.output_mask != 0 {
+        dvle.output_mask
+    } else {
+        dvle.outputs
+            .iter()
+            .fold(0u16, |m, o| m | (1u16 << (o.register & 15)))
+    };
+    Ok(record(
+        &program,
+        &uniforms,
+        state,
+        dvle.main_start,
+        ExecConfig::default(),
+        mask,
+        None,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vec4_parsing() {
+        assert_eq!(parse_vec4("1, 2, 3, 4"), Some([1.0, 2.0, 3.0, 4.0]));
+        assert_eq!(parse_vec4("1 2 3"), Some([1.0, 2.0, 3.0, 1.0]));
+        assert_eq!(parse_vec4("0.5"), Some([0.5, 0.0, 0.0, 0.0]));
+        assert_eq!(parse_vec4(""), None);
+        assert_eq!(parse_vec4("a, b"), None);
+        assert_eq!(parse_vec4("1,2,3,4,5"), None);
+    }
+}

@@ -1,0 +1,209 @@
+//! Vertex view: for the current draw, every vertex's shader inputs (attribute slots with their
+//! provenance: loader and address, fixed value, default) and its compacted shader outputs, plus
+//! the assembled and clipped triangles.
+//!
+//! Stage: presentation of the vertex pipeline. Inputs: a
+//! [`crate::viewer::protocol::DrawInspection`] from the worker. Output: vertex selection.
+//! Registers read: none (the detail was recorded by the pipeline).
+
+use eframe::egui::{self, RichText};
+use egui_extras::{Column, TableBuilder};
+use gpu_core::debug::AttribSource;
+
+use crate::viewer::command::AppCommand;
+use crate::viewer::prefs::Tab;
+use crate::viewer::session::TraceSession;
+use crate::viewer::widgets::{self, fmt_vec4};
+
+/// Vertex view UI state.
+#[derive(Debug, Default)]
+pub struct VerticesView {
+    /// Show the triangle lists.
+    pub show_triangles: bool,
+}
+
+fn source_text(s: &AttribSource) -> String {
+    match s {
+        AttribSource::Buffer { loader, addr } => format!("loader {loader} @ 0x{addr:08X}"),
+        AttribSource::Fixed => "fixed attribute".into(),
+        AttribSource::Default => "default (previous contents)".into(),
+        AttribSource::Immediate => "immediate-mode vertex".into(),
+    }
+}
+
+impl VerticesView {
+    /// Draws the panel.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        s: &mut TraceSession,
+        command: u64,
+        selected: Option<u32>,
+        queue: &mut Vec<AppCommand>,
+    ) {
+        let Some(draw) = s.draw_at_or_before(command) else {
+            ui.label("No draw at or before the selected command. Select a draw in the timeline.");
+            return;
+        };
+        let pending = s.detail_pending();
+        let insp = match s.want_detail(draw) {
+            None => {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label(format!("Replaying draw #{draw} with detail…"));
+                });
+                return;
+            }
+            Some(Err(e)) => {
+                ui.colored_label(widgets::WARN, format!("Draw #{draw}: {e}"));
+                return;
+            }
+            Some(Ok(i)) => i.clone(),
+        };
+        let d = &insp.detail;
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new(format!("Draw #{draw}")).heading());
+            ui.label(format!(
+                "{} vertices ({} shader invocations), {} triangles assembled, {} after clipping",
+                d.shaded.len(),
+                d.loaded.len(),
+                d.assembled.len(),
+                d.clipped.len()
+            ));
+            if pending {
+                ui.spinner();
+            }
+        });
+        for diag in &insp.diagnostics {
+            ui.colored_label(widgets::WARN, &diag.detail);
+        }
+        ui.horizontal(|ui| {
+            ui.checkbox(&mut self.show_triangles, "Show triangles");
+            match selected {
+                Some(k) => {
+                    ui.label(format!("selected vertex {k}"));
+                    if ui.button("Debug its shader ▶").clicked() {
+                        queue.push(AppCommand::Tab(Tab::Shader));
+                    }
+                }
+                None => {
+                    ui.weak("Click a row to select a vertex, then debug its shader.");
+                }
+            }
+        });
+        if self.show_triangles {
+            egui::CollapsingHeader::new(format!("Clipped triangles ({})", d.clipped.len()))
+                .default_open(true)
+                .show(ui, |ui| {
+                    egui::ScrollArea::vertical()
+                        .id_salt("tris")
+                        .max_height(160.0)
+                        .show_rows(ui, 16.0, d.clipped.len(), |ui, range| {
+                            for i in range {
+                                if let Some(t) = d.clipped.get(i) {
+                                    ui.monospace(format!(
+                                        "{i:5}: ({:.2}, {:.2}, z {:.4}) ({:.2}, {:.2}, z {:.4}) ({:.2}, {:.2}, z {:.4})",
+                                        t[0].x, t[0].y, t[0].z_over_w,
+                                        t[1].x, t[1].y, t[1].z_over_w,
+                                        t[2].x, t[2].y, t[2].z_over_w
+                                    ));
+                                }
+                            }
+                        });
+                });
+        }
+        ui.separator();
+        // Input record per shaded vertex: its own load, or the load of its vertex id (cache hit).
+        let inputs: Vec<Option<usize>> = d
+            .shaded
+            .iter()
+            .map(|sv| {
+                d.loaded
+                    .iter()
+                    .position(|l| l.index_in_draw == sv.index_in_draw)
+                    .or_else(|| {
+                        let id = insp.vertex_ids.get(sv.index_in_draw as usize)?;
+                        d.loaded.iter().rposition(|l| {
+                            l.vertex_id == *id && l.index_in_draw <= sv.index_in_draw
+                        })
+                    })
+            })
+            .collect();
+        let n_in = d.loaded.iter().map(|l| l.attrs.len()).max().unwrap_or(0);
+        let n_out = d.shaded.iter().map(|v| v.outputs.len()).max().unwrap_or(0);
+        let mut table = TableBuilder::new(ui)
+            .id_salt("vertex_table")
+            .striped(true)
+            .sense(egui::Sense::click())
+            .column(Column::exact(50.0))
+            .column(Column::exact(60.0))
+            .columns(Column::auto().at_least(150.0).resizable(true), n_in + n_out)
+            .min_scrolled_height(100.0);
+        if let Some(k) = selected
+            && let Some(row) = d.shaded.iter().position(|v| v.index_in_draw == k)
+        {
+            table = table.scroll_to_row(row, None);
+        }
+        let shaded = &d.shaded;
+        let loaded = &d.loaded;
+        table
+            .header(20.0, |mut h| {
+                h.col(|ui| {
+                    ui.strong("k");
+                });
+                h.col(|ui| {
+                    ui.strong("id");
+                });
+                for i in 0..n_in {
+                    h.col(|ui| {
+                        ui.strong(format!("in v-slot {i}"))
+                            .on_hover_text("Attribute slot as loaded (before the input permutation)");
+                    });
+                }
+                for i in 0..n_out {
+                    h.col(|ui| {
+                        ui.strong(format!("out slot {i}"))
+                            .on_hover_text("Compacted output register (the i-th enabled o register)");
+                    });
+                }
+            })
+            .body(|body| {
+                body.rows(18.0, shaded.len(), |mut row| {
+                    let r = row.index();
+                    let Some(sv) = shaded.get(r) else {
+                        return;
+                    };
+                    row.set_selected(selected == Some(sv.index_in_draw));
+                    let l = inputs.get(r).copied().flatten().and_then(|i| loaded.get(i));
+                    row.col(|ui| {
+                        ui.monospace(sv.index_in_draw.to_string());
+                    });
+                    row.col(|ui| {
+                        ui.monospace(l.map_or("-".into(), |l| l.vertex_id.to_string()));
+                    });
+                    for i in 0..n_in {
+                        row.col(|ui| {
+                            if let Some(l) = l
+                                && let Some(v) = l.attrs.get(i)
+                            {
+                                let src = l.sources.get(i).map(source_text).unwrap_or_default();
+                                ui.monospace(fmt_vec4(v))
+                                    .on_hover_text(format!("{src}\n{}", widgets::fmt_vec4_bits(v)));
+                            }
+                        });
+                    }
+                    for i in 0..n_out {
+                        row.col(|ui| {
+                            if let Some(v) = sv.outputs.get(i) {
+                                ui.monospace(fmt_vec4(v))
+                                    .on_hover_text(widgets::fmt_vec4_bits(v));
+                            }
+                        });
+                    }
+                    if row.response().clicked() {
+                        queue.push(AppCommand::SelectVertex(sv.index_in_draw));
+                    }
+                });
+            });
+    }
+}
