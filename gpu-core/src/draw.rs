@@ -27,6 +27,7 @@ use crate::debug::{
 };
 use crate::fragment::{PixelPipeline, TextureCache, TextureUnits};
 use crate::gpu::{Gpu, ShaderUnitMemory, reg};
+use crate::lighting::stages::FixedFunctionStages;
 use crate::memory::PhysMem;
 use crate::raster::TriangleOutcome;
 use crate::shading::{self, GsContext, GsInputBuffer, OutputSlots, ShadeScratch, ShadingSetup};
@@ -270,6 +271,7 @@ fn rasterize_all<O: Observer>(
     tris: &mut Vec<[OutputVertex; 3]>,
     ds: &DrawSetup,
     pixels: &mut PixelPipeline<TextureUnits>,
+    stages: &mut FixedFunctionStages,
     mem: &mut PhysMem,
     stats: &mut DrawStats,
     detail: &mut Option<DrawDetail>,
@@ -287,11 +289,30 @@ fn rasterize_all<O: Observer>(
             if let Some(d) = detail.as_mut() {
                 d.clipped.push(screen);
             }
-            if let TriangleOutcome::Drawn { .. } = pixels.draw_triangle(mem, &screen) {
+            if let TriangleOutcome::Drawn { .. } = pixels.draw_triangle_with(mem, &screen, stages) {
                 stats.triangles_rasterized += 1;
             }
         }
     }
+}
+
+/// Lighting, procedural texture, fog and shadow stages of a draw; the unverified behaviours
+/// the configuration relies on are reported once per draw.
+fn fixed_function_stages<O: Observer>(
+    regs: &[u32; 0x300],
+    luts: &crate::gpu::LookupTables,
+    draw: u64,
+    obs: &mut O,
+) -> FixedFunctionStages {
+    let stages = FixedFunctionStages::for_draw(regs, luts);
+    for issue in stages.issues() {
+        obs.diagnostic(&Diagnostic {
+            kind: DiagKind::Unsupported,
+            draw: Some(draw),
+            detail: format!("fixed-function stage relies on unverified behaviour: {issue:?}"),
+        });
+    }
+    stages
 }
 
 fn report_pixel_diags<O: Observer>(
@@ -327,6 +348,7 @@ pub fn draw<O: Observer>(gpu: &mut Gpu, mem: &mut PhysMem, indexed: bool, obs: &
         ..DrawDetail::default()
     });
     let mut pixels = gpu.pipeline.textures.pipeline(mem, &ds.regs);
+    let mut stages = fixed_function_stages(&ds.regs, &gpu.luts, draw, obs);
     let p = &mut gpu.pipeline;
     let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
     if ds.setup.geometry.enabled
@@ -491,6 +513,7 @@ pub fn draw<O: Observer>(gpu: &mut Gpu, mem: &mut PhysMem, indexed: bool, obs: &
                 &mut scratch.tris,
                 &ds,
                 &mut pixels,
+                &mut stages,
                 mem,
                 &mut stats,
                 &mut detail,
@@ -623,10 +646,12 @@ pub fn immediate_vertex<O: Observer>(
             }
             if !scratch.tris.is_empty() {
                 let mut pixels = gpu.pipeline.textures.pipeline(mem, &ds.regs);
+                let mut stages = fixed_function_stages(&ds.regs, &gpu.luts, draw, obs);
                 rasterize_all(
                     &mut scratch.tris,
                     &ds,
                     &mut pixels,
+                    &mut stages,
                     mem,
                     &mut imm.stats,
                     &mut imm.detail,

@@ -34,9 +34,9 @@ use pica_cmd::regs::tev::{
 use pica_cmd::regs::texturing::Tex3Coords;
 
 /// Colour-LUT offsets of mip levels 4-7.
-///
-/// HW: Citra PR #3916 (hardware tests of proctex mipmaps) found them hard-wired to these values;
-/// the catalogue names register 0x0AE "PROCTEX6" after ctrulib's reset data, meaning unverified.
+// UNVERIFIED: Citra PR #3916 says these "seem to be hardcoded" (from its hardware test of
+// proctex mipmaps, not proven). Alternative: the bytes of register 0x0AE, which the catalogue
+// calls PROCTEX6 after ctrulib's reset data ([`pica_cmd::regs::tev::ProcTex::offsets_high`]).
 pub const HIGH_LEVEL_OFFSETS: [u8; 4] = [0xF0, 0xF8, 0xFC, 0xFE];
 
 /// What happens to a colour-LUT index past entry 255 (offset + width beyond the table).
@@ -363,6 +363,8 @@ impl ProcTexConfig {
 
     /// The level of detail for derivatives `grad` (Citra GL's formula, §8.2): 0 if the bias is
     /// 0, else `log2(|width·bias|·(du + dv))` clamped to [max(0, min), min(7, max)].
+    // HW: Citra PR #3916's hardware test found the mip transition boundaries of this formula
+    // matching the 3DS "very well" (a visual comparison; the exact precision is unknown).
     pub fn lod(&self, grad: [f32; 4]) -> f32 {
         let lo = f32::from(self.min_lod);
         let hi = f32::from(self.max_lod).min(7.0);
@@ -460,6 +462,8 @@ pub fn clamp_coord(c: f32, mode: ProcTexClamp) -> f32 {
 }
 
 /// A combiner function of (u, v) (§8.1 "Combiners"); undocumented functions give 0.
+// UNVERIFIED: Citra PR #2697 reports that the hardware's square root (SQRT2, RMAX) is inaccurate
+// for small inputs; we use the exact f32 square root, as Citra does.
 pub fn combine(u: f32, v: f32, f: ProcTexMapping) -> f32 {
     match f {
         ProcTexMapping::U => u,

@@ -15,7 +15,7 @@
 //!
 //! Byte 0 = depth bits 16-23, byte 1 = bits 8-15, byte 2 = bits 0-7 (24-bit big-endian depth),
 //! byte 3 = 8-bit intensity. Sampled as an RGBA8 texture (bytes A, B, G, R in memory order) this
-//! reads A = depth[23:16], B = depth[15:8], G = depth[7:0], R = intensity, which is what the
+//! reads A = depth bits 16-23, B = bits 8-15, G = bits 0-7, R = intensity, which is what the
 //! texture unit's shadow compare ([`crate::texture::Sampler::shadow_compare_face`]) expects.
 //!
 //! # Write rule (Citra `DrawShadowMapPixel`)
@@ -57,8 +57,8 @@ impl ShadowTexel {
         ]
     }
 
-    /// Decodes the texel from its RGBA8-decoded colour (R = intensity, G = depth[7:0],
-    /// B = depth[15:8], A = depth[23:16]).
+    /// Decodes the texel from its RGBA8-decoded colour (R = intensity, G = depth bits 0-7,
+    /// B = bits 8-15, A = bits 16-23).
     #[inline]
     pub const fn from_rgba(c: [u8; 4]) -> Self {
         ShadowTexel {

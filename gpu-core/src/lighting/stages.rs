@@ -142,7 +142,7 @@ impl FragmentHooks for FixedFunctionStages {
         true
     }
 
-    // `gas` and `gas_render` keep their "not implemented" defaults: gas is not modelled
+    // `gas_fog` and `gas_render` keep their "not implemented" defaults: gas is not modelled
     // (see `crate::fog`), so the pipeline reports `NotImplemented(Gas)` and discards the
     // fragment.
 

@@ -692,54 +692,91 @@ fn random_registers_never_panic() {
     }
 }
 
+// ---- The per-draw stage bundle --------------------------------------------------------------
+
 #[test]
-#[ignore]
-fn zz_timing() {
+fn lut_upload_through_the_data_ports_reaches_the_configuration() {
+    use crate::gpu::Gpu;
+    use crate::memory::PhysMem;
+    let mut gpu = Gpu::new();
+    let mut mem = PhysMem::new();
+    let mut w =
+        |id: u16, v: u32| gpu.write_pica_reg(&mut mem, u32::from(id), v, 0xF, None, &mut ());
+    w(id::LIGHTING_ENABLE0, 1);
+    // D0 (LUT 0) entries 10, 11 through LIGHTING_LUT_INDEX = index 10, LUT 0, then two data
+    // words to different aliases of the port.
+    w(id::LIGHTING_LUT_INDEX, 10);
+    w(0x1C8, entry(100, -5));
+    w(0x1CF, entry(200, 7));
+    let stages = FixedFunctionStages::for_draw(&gpu.regs, &gpu.luts);
+    let l = stages.lighting.expect("lighting enabled");
+    // CONFIG1 = 0: every LUT enabled; configuration 0 has D0.
+    let d0 = l.d0.unwrap();
+    let t = &l.tables[usize::from(d0.table)];
+    assert_eq!(t.entries[10], [100.0 / 4095.0, -5.0 / 2047.0]);
+    assert_eq!(t.entries[11], [200.0 / 4095.0, 7.0 / 2047.0]);
+    assert!(stages.proctex.is_none() && stages.fog.is_none() && stages.shadow.is_none());
+}
+
+#[test]
+fn stage_bundle_follows_the_registers() {
+    use crate::fragment::FragmentHooks;
+    use crate::gpu::LookupTables;
+    use crate::raster::Fragment;
+    let luts = LookupTables::default();
+    let mut regs = Box::new([0u32; 0x300]);
+    // Nothing enabled: lighting hook gives black (disabled lighting), proctex (0, 0, 0, 0).
+    let mut st = FixedFunctionStages::for_draw(&regs, &luts);
+    let frag = Fragment {
+        depth: 0.25,
+        ..Default::default()
+    };
+    assert_eq!(st.lighting(&frag, &NO_TEX), Some([[0; 4]; 2]));
+    assert_eq!(st.procedural_texture(&frag), Some([0; 4]));
+    let mut c = [10, 20, 30, 40];
+    assert!(st.fog(&frag, &mut c));
+    assert_eq!(c, [10, 20, 30, 40]);
+    // Gas is not modelled: the hooks keep their "not implemented" defaults.
+    assert!(!st.gas_fog(&frag, &mut c));
+    assert_eq!(st.gas_render(&frag, c, &mut [0u8; 4]), None);
+
+    // Fog mode 5 with a zero LUT (factor 0: all fog colour) and fog colour (1, 2, 3).
+    regs[usize::from(id::TEXENV_UPDATE_BUFFER)] = 5;
+    regs[usize::from(id::FOG_COLOR)] = 0x03_0201;
+    // Shadow rendering (mode 3) with FRAGOP_SHADOW constant 1.
+    regs[usize::from(id::COLOR_OPERATION)] = 3;
+    regs[usize::from(id::FRAGOP_SHADOW)] = 0x3C00;
+    // Texture unit 3 enabled.
+    regs[usize::from(id::TEXUNIT_CONFIG)] = 1 << 10;
+    let mut st = FixedFunctionStages::for_draw(&regs, &luts);
+    assert!(st.proctex.is_some() && st.fog.is_some() && st.shadow.is_some());
+    assert!(st.gas.is_none());
+    let mut c = [10, 20, 30, 40];
+    assert!(st.fog(&frag, &mut c));
+    assert_eq!(c, [1, 2, 3, 40]);
+    // Shadow write: depth 0.25 → 0x3FFFFF under a cleared texel, green 0 → depth only.
+    let mut px = [0xFF; 4];
+    assert_eq!(st.shadow(&frag, [0, 0, 0, 0], &mut px), Some(true));
+    assert_eq!(px, [0x3F, 0xFF, 0xFF, 0xFF]);
+    // Gas mode decodes the gas registers for display.
+    regs[usize::from(id::COLOR_OPERATION)] = 1;
+    assert!(FixedFunctionStages::for_draw(&regs, &luts).gas.is_some());
+}
+
+#[test]
+fn stage_issues_are_collected() {
+    use crate::gpu::LookupTables;
+    let luts = LookupTables::default();
     let mut s = Setup::new();
-    s.enable(&[
-        LutSlot::D0,
-        LutSlot::D1,
-        LutSlot::Sp,
-        LutSlot::Fr,
-        LutSlot::Rr,
-        LutSlot::Rg,
-        LutSlot::Rb,
-        LutSlot::Da,
-    ]);
-    for l in [0, 1, 3, 4, 5, 6, 8, 9, 16, 17] {
-        s.ramp(l);
-    }
-    s.set(id::LIGHTING_NUM_LIGHTS, 1);
-    s.light(1, light_offset::CONFIG, 0);
-    s.position(1, [1.0, 2.0, 3.0]);
-    s.set(id::LIGHTING_LUTINPUT_SELECT, 0x0222_2410);
-    let cfg = s.cfg();
-    let n = 2_000_000;
-    let t = std::time::Instant::now();
-    let mut acc = 0u32;
-    for i in 0..n {
-        let f = i as f32 * 1e-6;
-        let out = cfg.shade([0.1, f, 0.2, 0.97], [f, 0.3, 1.0], &NO_TEX);
-        acc = acc.wrapping_add(u32::from(out[0][0]) + u32::from(out[1][1]));
-    }
-    let dt = t.elapsed();
-    println!(
-        "lighting 2 lights all LUTs: {:.1} ns/fragment ({acc})",
-        dt.as_nanos() as f64 / n as f64
-    );
-    let mut s1 = Setup::new();
-    s1.enable(&[LutSlot::D0]);
-    s1.ramp(0);
-    let cfg = s1.cfg();
-    let t = std::time::Instant::now();
-    for i in 0..n {
-        let f = i as f32 * 1e-6;
-        let out = cfg.shade([0.1, f, 0.2, 0.97], [f, 0.3, 1.0], &NO_TEX);
-        acc = acc.wrapping_add(u32::from(out[0][0]) + u32::from(out[1][1]));
-    }
-    let dt = t.elapsed();
-    println!(
-        "lighting 1 light D0: {:.1} ns/fragment ({acc})",
-        dt.as_nanos() as f64 / n as f64
-    );
+    s.set(id::LIGHTING_ENABLE0, 1);
+    s.env(9); // undocumented
+    s.set(id::TEXUNIT_CONFIG, (1 << 10) | (3 << 8)); // proctex on coordinate source 3
+    let st = FixedFunctionStages::for_draw(&s.regs, &luts);
+    let issues = st.issues();
+    assert!(issues.contains(&stages::StageIssue::Lighting(
+        LightingIssue::UnknownEnvConfig(9)
+    )));
+    assert!(issues.contains(&stages::StageIssue::ProcTex(
+        crate::proctex::ProcTexIssue::UnknownCoordSource
+    )));
 }
