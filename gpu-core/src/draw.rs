@@ -267,7 +267,7 @@ fn draw_setup<O: Observer>(gpu: &mut Gpu, draw: u64, obs: &mut O) -> DrawSetup {
 }
 
 /// Clips, transforms and rasterises the assembled triangles in `tris`.
-fn rasterize_all<O: Observer>(
+fn rasterize_all(
     tris: &mut Vec<[OutputVertex; 3]>,
     ds: &DrawSetup,
     pixels: &mut PixelPipeline<TextureUnits>,
@@ -275,7 +275,6 @@ fn rasterize_all<O: Observer>(
     mem: &mut PhysMem,
     stats: &mut DrawStats,
     detail: &mut Option<DrawDetail>,
-    _obs: &mut O,
 ) {
     for tri in tris.drain(..) {
         stats.triangles_assembled += 1;
@@ -517,7 +516,6 @@ pub fn draw<O: Observer>(gpu: &mut Gpu, mem: &mut PhysMem, indexed: bool, obs: &
                 mem,
                 &mut stats,
                 &mut detail,
-                obs,
             );
         }
         if shaded < n_shade {
@@ -655,7 +653,6 @@ pub fn immediate_vertex<O: Observer>(
                     mem,
                     &mut imm.stats,
                     &mut imm.detail,
-                    obs,
                 );
                 imm.stats.fragments_written += pixels.stats().fragments_passed;
                 report_pixel_diags(&mut pixels, draw, obs);
