@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Result, anyhow};
 use clap::Args;
+use picaview::viewer::prefs::Tab;
 
 /// Arguments of the viewer (used when no subcommand is given).
 #[derive(Args, Debug, Default)]
@@ -16,6 +17,39 @@ pub struct ViewArgs {
     /// e.g. Xvfb).
     #[arg(long, value_name = "PNG")]
     pub screenshot: Option<PathBuf>,
+    /// Select this draw (0-based, counted over the whole trace) once the trace is loaded.
+    #[arg(long, value_name = "N")]
+    pub draw: Option<u64>,
+    /// Start on this view.
+    #[arg(long, value_enum)]
+    pub tab: Option<ViewTab>,
+}
+
+/// The viewer's central views.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ViewTab {
+    /// Register writes.
+    Commands,
+    /// GPU state as of the selected command.
+    State,
+    /// Screens, buffers, textures, memory.
+    Image,
+    /// Vertex shader inputs and outputs.
+    Vertices,
+    /// Shader debugger.
+    Shader,
+}
+
+impl From<ViewTab> for Tab {
+    fn from(t: ViewTab) -> Tab {
+        match t {
+            ViewTab::Commands => Tab::Commands,
+            ViewTab::State => Tab::State,
+            ViewTab::Image => Tab::Image,
+            ViewTab::Vertices => Tab::Vertices,
+            ViewTab::Shader => Tab::Shader,
+        }
+    }
 }
 
 /// Opens the viewer window.
@@ -27,6 +61,8 @@ pub fn run(args: &ViewArgs) -> Result<()> {
     picaview::viewer::run(picaview::viewer::ViewerOptions {
         open,
         screenshot: args.screenshot.clone(),
+        draw: args.draw,
+        tab: args.tab.map(Tab::from),
     })
     .map_err(|e| anyhow!(e))
 }

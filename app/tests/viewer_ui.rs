@@ -19,6 +19,8 @@ fn harness(open: Option<std::path::PathBuf>) -> Harness<'static, ViewerApp> {
         ViewerOptions {
             open,
             screenshot: None,
+            draw: None,
+            tab: None,
         },
     );
     Harness::builder()
@@ -27,7 +29,11 @@ fn harness(open: Option<std::path::PathBuf>) -> Harness<'static, ViewerApp> {
 }
 
 /// Steps frames until `cond` holds (the worker answers asynchronously).
-fn step_until(h: &mut Harness<'static, ViewerApp>, what: &str, cond: impl Fn(&Harness<'static, ViewerApp>) -> bool) {
+fn step_until(
+    h: &mut Harness<'static, ViewerApp>,
+    what: &str,
+    cond: impl Fn(&Harness<'static, ViewerApp>) -> bool,
+) {
     let start = std::time::Instant::now();
     loop {
         h.step();
@@ -41,6 +47,19 @@ fn step_until(h: &mut Harness<'static, ViewerApp>, what: &str, cond: impl Fn(&Ha
         assert!(
             start.elapsed() < std::time::Duration::from_secs(60),
             "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Lets the UI settle (workers answer, spinners stop), then runs kittest's checks (including
+/// the accessibility check: every input widget must have a name).
+fn settle(h: &mut Harness<'static, ViewerApp>) {
+    let start = std::time::Instant::now();
+    while h.try_run().is_err() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the UI never settled"
         );
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
@@ -66,7 +85,11 @@ fn opened() -> (Harness<'static, ViewerApp>, std::path::PathBuf) {
 #[test]
 fn open_trace_step_to_draw_and_read_a_register_field() {
     let (mut h, dir) = opened();
-    let index = h.state().trace().and_then(|s| s.index.clone()).expect("index");
+    let index = h
+        .state()
+        .trace()
+        .and_then(|s| s.index.clone())
+        .expect("index");
     // Starts at the end of frame 0.
     assert_eq!(h.state().sel.command, index.frames[0].end.writes);
     h.get_by_label("|◀ Start").click();
@@ -98,16 +121,26 @@ fn open_trace_step_to_draw_and_read_a_register_field() {
 
     // Commands tab: the selected write is the draw trigger, decoded.
     h.get_by_label("Commands").click();
-    step_until(&mut h, "command detail", |h| has_label(h, &format!("Command #{trig0}")));
+    step_until(&mut h, "command detail", |h| {
+        has_label(h, &format!("Command #{trig0}"))
+    });
     assert!(has_label(&h, "triggers draw #0"));
     let desc = pica_cmd::regs::describe(0x22E, 1);
     assert!(has_label(&h, &desc.name));
 
     // Go to the viewport-width write of frame 0 and read its decoded field.
-    let prov = h.state().trace().and_then(|s| s.provenance.clone()).expect("history");
-    let vw = prov.last_write(0x041, trig0).expect("viewport width was written");
+    let prov = h
+        .state()
+        .trace()
+        .and_then(|s| s.provenance.clone())
+        .expect("history");
+    let vw = prov
+        .last_write(0x041, trig0)
+        .expect("viewport width was written");
     h.state_mut().push(AppCommand::SelectCommand(vw));
-    step_until(&mut h, "viewport write", |h| has_label(h, &format!("Command #{vw}")));
+    step_until(&mut h, "viewport write", |h| {
+        has_label(h, &format!("Command #{vw}"))
+    });
     let want = pica_cmd::regs::describe(0x041, f24(W as f32 / 2.0));
     let field = &want.fields[0];
     assert_eq!(field.meaning, "f24 32");
@@ -118,17 +151,22 @@ fn open_trace_step_to_draw_and_read_a_register_field() {
 
     // The State tab shows the same register as of the selected command, with "set by #n".
     h.get_by_label("State").click();
-    step_until(&mut h, "state", |h| has_label(h, &format!("State as of command #{vw}")));
+    step_until(&mut h, "state", |h| {
+        has_label(h, &format!("State as of command #{vw}"))
+    });
     assert!(has_label(&h, &format!("0x041 {}", want.name)));
-    assert!(has_label(&h, "tex0_enable") || has_label(&h, "Texture unit 0: enabled"));
-    h.run();
+    settle(&mut h);
     let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn select_a_vertex_and_step_its_shader() {
     let (mut h, dir) = opened();
-    let index = h.state().trace().and_then(|s| s.index.clone()).expect("index");
+    let index = h
+        .state()
+        .trace()
+        .and_then(|s| s.index.clone())
+        .expect("index");
     h.state_mut().push(AppCommand::SelectDraw(1));
     h.step();
     assert_eq!(h.state().sel.command, index.draws[1].before.writes + 1);
@@ -137,14 +175,17 @@ fn select_a_vertex_and_step_its_shader() {
     let cell = picaview::viewer::widgets::fmt_vec4(&p1);
     step_until(&mut h, "vertex table", |h| has_label(h, &cell));
     // Click vertex 1's position cell: the row selects the vertex.
-    h.get_by_label(&cell).click();
+    // (The position passes through the shader: it is both an input and an output cell.)
+    h.get_all_by_label(&cell).next().expect("cell").click();
     h.step();
     h.step();
     assert_eq!(h.state().sel.vertex, Some(1));
     h.get_by_label("Debug its shader ▶").click();
     h.step();
     assert_eq!(h.state().prefs.tab, Tab::Shader);
-    step_until(&mut h, "shader trace", |h| has_label(h, "before the first instruction"));
+    step_until(&mut h, "shader trace", |h| {
+        has_label(h, "before the first instruction")
+    });
     assert!(has_label(&h, "outputs match the pipeline"));
     // Step forward twice: mov, then mul.
     h.get_by_label("Step ▶").click();
@@ -166,7 +207,7 @@ fn select_a_vertex_and_step_its_shader() {
     h.step();
     h.step();
     assert_eq!(h.state().sel.shader_step, None);
-    h.run();
+    settle(&mut h);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -175,7 +216,13 @@ fn open_a_texture_view_and_pick_a_pixel() {
     let (mut h, dir) = opened();
     // From the state panel's texture-unit thumbnail.
     h.get_by_label("State").click();
-    step_until(&mut h, "texture thumbnail", |h| has_label(h, "Open texture unit 0"));
+    step_until(&mut h, "texture thumbnail", |h| {
+        has_label(h, "Open texture unit 0")
+    });
+    h.get_by_label("Open texture unit 0").scroll_to_me();
+    step_until(&mut h, "texture section visible", |h| {
+        has_label(h, "Texture unit 0: enabled")
+    });
     h.get_by_label("Open texture unit 0").click();
     h.step();
     assert_eq!(h.state().prefs.tab, Tab::Image);
@@ -187,10 +234,19 @@ fn open_a_texture_view_and_pick_a_pixel() {
             level: 0
         }
     );
-    step_until(&mut h, "texture image", |h| has_label(h, "texture unit 0: 0x18100000, 8x8"));
+    step_until(&mut h, "texture image", |h| {
+        has_label(h, "texture unit 0: 0x18100000, 8x8")
+    });
     // Click the canvas centre: texel (4, 4) is picked, with raw bytes and the decoded value.
-    h.get_by_label("Image canvas (click to pick a pixel)").click();
+    h.get_by_label("Image canvas (click to pick a pixel)")
+        .click();
     step_until(&mut h, "pixel info", |h| has_label(h, "raw bytes"));
+    let picked = h
+        .state()
+        .trace()
+        .and_then(|s| s.pixel.clone())
+        .expect("picked");
+    assert_eq!((picked.2, picked.3), (4, 4), "{:?}", picked.4);
     assert!(has_label(&h, "(4, 4)"));
     // Texel (4, 4) is Morton index 48: R = 0, G = 255 − 192 = 63.
     assert!(has_label(&h, "R 0 G 63 B 0 A 255"));
@@ -209,8 +265,11 @@ fn open_a_texture_view_and_pick_a_pixel() {
     // Any memory as an image: the same bytes as a tiled RGBA8 image.
     h.get_by_label("Memory…").click();
     h.step();
-    assert!(matches!(h.state().prefs.image.source, ImageSource::Custom(_)));
-    h.run();
+    assert!(matches!(
+        h.state().prefs.image.source,
+        ImageSource::Custom(_)
+    ));
+    settle(&mut h);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -235,11 +294,13 @@ fn bad_files_show_errors_and_shader_binaries_open() {
     step_until(&mut h, "shader doc", |h| has_label(h, "DVLE 0"));
     assert_eq!(h.state().prefs.tab, Tab::Shader);
     h.get_by_label("Run").click();
-    step_until(&mut h, "shader run", |h| has_label(h, "before the first instruction"));
+    step_until(&mut h, "shader run", |h| {
+        has_label(h, "before the first instruction")
+    });
     h.key_press(egui::Key::F10);
     step_until(&mut h, "first step", |h| has_label(h, "step 1 of"));
     assert_eq!(h.state().sel.shader_step, Some(0));
-    h.run();
+    settle(&mut h);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -254,7 +315,7 @@ fn recent_files_and_persisted_prefs() {
     let prefs = h.state().prefs.clone();
     let text = ron_roundtrip(&prefs);
     assert_eq!(text, prefs);
-    h.run();
+    settle(&mut h);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -262,4 +323,72 @@ fn ron_roundtrip(p: &Prefs) -> Prefs {
     // eframe's storage serialises with RON; serde_json exercises the same derive.
     let s = serde_json::to_string(p).expect("serialises");
     serde_json::from_str(&s).expect("deserialises")
+}
+
+/// A file dropped on the window (what eframe hands to egui on native platforms).
+#[derive(Debug)]
+struct Dropped(std::path::PathBuf);
+
+impl egui::DroppedFile for Dropped {
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn dropping_a_file_opens_it() {
+    let dir = temp_dir("ui-drop");
+    let path = write_trace(&dir);
+    let mut h = harness(None);
+    h.step();
+    h.step();
+    assert!(has_label(&h, "drop a .ctf trace"));
+    h.input_mut()
+        .dropped_files
+        .push(std::sync::Arc::new(Dropped(path.clone())));
+    step_until(&mut h, "dropped trace indexed", |h| {
+        h.state().trace().is_some_and(|s| s.index.is_some())
+    });
+    assert_eq!(h.state().trace().map(|s| s.info.path.clone()), Some(path));
+    // The first frame is shown: the toolbar names it.
+    assert!(has_label(&h, "frame 0 of 2"));
+    settle(&mut h);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_demo_trace_opens_by_default() {
+    // `picaview` without arguments opens this file.
+    let demo = picaview::viewer::default_trace().expect("assets/demos/cube.ctf is found");
+    let mut h = harness(Some(demo));
+    step_until(&mut h, "demo indexed", |h| {
+        h.state().trace().is_some_and(|s| s.index.is_some())
+    });
+    let index = h
+        .state()
+        .trace()
+        .and_then(|s| s.index.clone())
+        .expect("index");
+    assert!(index.frames.len() >= 2 && index.draws.len() >= 10);
+    // Home, then → twice: draw 1 (the crate, drawn through the geometry shader).
+    h.key_press(egui::Key::Home);
+    h.step();
+    h.key_press(egui::Key::ArrowRight);
+    h.step();
+    h.key_press(egui::Key::ArrowRight);
+    h.step();
+    h.step();
+    assert_eq!(h.state().sel.command, index.draws[1].before.writes + 1);
+    assert!(has_label(&h, &format!("draw 1 of {}", index.draws.len())));
+    h.get_by_label("Vertices").click();
+    let n = index.draws[1].info.count;
+    step_until(&mut h, "crate vertices", |h| {
+        has_label(h, &format!("{n} vertices ("))
+    });
+    // The screens panel shows the top screen as of this command.
+    step_until(&mut h, "top screen", |h| has_label(h, "Open Top screen"));
+    settle(&mut h);
 }

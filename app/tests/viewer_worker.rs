@@ -65,7 +65,10 @@ fn index_state_images_and_history() {
         s.want_state(0);
         s.state_is_current(0)
     });
-    assert_eq!(s.state.as_ref().expect("state").vs.float_uniforms[0], [0.0; 4]);
+    assert_eq!(
+        s.state.as_ref().expect("state").vs.float_uniforms[0],
+        [0.0; 4]
+    );
 
     // The texture of unit 0 decodes to the pattern that was loaded.
     let tex = ImageSource::Texture {
@@ -94,7 +97,8 @@ fn index_state_images_and_history() {
             picaview::viewer::session::ImageEntry::Pending
         )
     });
-    let picaview::viewer::session::ImageEntry::Ready(cb, _) = s.want_image(end0, ImageSource::Color)
+    let picaview::viewer::session::ImageEntry::Ready(cb, _) =
+        s.want_image(end0, ImageSource::Color)
     else {
         panic!("colour buffer did not decode");
     };
@@ -123,9 +127,15 @@ fn index_state_images_and_history() {
     let rows: std::collections::HashMap<_, _> = info.rows.into_iter().collect();
     let addr = u32::from_str_radix(rows["address"].trim_start_matches("0x"), 16).expect("hex");
     // Window row 0 is the last memory row: its tile row starts 7 tile rows into the buffer.
-    assert!(addr >= COLOR_ADDR + 7 * 8 * W * 4 && addr < COLOR_ADDR + W * H * 4, "{addr:08X}");
+    assert!(
+        (COLOR_ADDR + 7 * 8 * W * 4..COLOR_ADDR + W * H * 4).contains(&addr),
+        "{addr:08X}"
+    );
     assert_eq!(rows["raw bytes"].split(' ').count(), 4);
-    assert!(rows["decoded"].starts_with(&format!("R {} G 0", px[0])), "{rows:?}");
+    assert!(
+        rows["decoded"].starts_with(&format!("R {} G 0", px[0])),
+        "{rows:?}"
+    );
 
     // The background pass ends with the history: the draw-0 trigger wrote DRAWARRAYS, the
     // tint was uploaded by the fourth f32 word right before it.
@@ -213,7 +223,11 @@ fn raw_command_lists_and_bad_files() {
     // An empty file.
     let empty = dir.join("empty.bin");
     std::fs::write(&empty, b"").expect("write");
-    assert!(open_path(&empty, Arc::new(|| {})).expect_err("must fail").contains("empty"));
+    assert!(
+        open_path(&empty, Arc::new(|| {}))
+            .expect_err("must fail")
+            .contains("empty")
+    );
     // A missing file.
     assert!(open_path(&dir.join("missing.ctf"), Arc::new(|| {})).is_err());
     // A truncated shader binary.
@@ -254,4 +268,86 @@ fn requests_for_nonsense_answer_with_errors() {
         s.state_is_current(3)
     });
     let _ = (Request::State { at: 0 }, Response::Idle);
+}
+
+#[test]
+fn indexing_can_be_cancelled() {
+    use pica_cmd::citrace::{CiTraceBuilder, InitialState};
+    // 200 000 writes to an unused MMIO word: indexing takes a while.
+    let mut b = CiTraceBuilder::new(InitialState::citra_sized());
+    for i in 0..200_000u32 {
+        b.register_write(0x1040_0FF0, i);
+    }
+    b.frame_marker();
+    let opened = open_bytes(
+        std::path::Path::new("big.ctf"),
+        b.build().expect("builds"),
+        Arc::new(|| {}),
+    )
+    .expect("opens");
+    let Opened::Trace { info, worker } = opened else {
+        panic!("not a trace");
+    };
+    let mut s = TraceSession::new(info, worker);
+    s.cancel();
+    pump(&mut s, "cancellation", |s| s.cancelled);
+    assert!(s.index.is_none());
+    assert!(!s.loading());
+    assert!(s.log.iter().any(|l| l.contains("cancelled")));
+}
+
+/// Prints how long the viewer waits on the worker for the demo traces (not a test of
+/// behaviour; run with `cargo test -p picaview --test viewer_worker --release -- --ignored
+/// --nocapture`).
+#[test]
+#[ignore = "measurement"]
+fn measure_demo_latencies() {
+    use std::time::Instant;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/demos");
+    for name in ["cube.ctf", "fog_blend.ctf", "geoshader.ctf", "stress.ctf"] {
+        let t0 = Instant::now();
+        let opened = open_path(&dir.join(name), Arc::new(|| {})).expect("opens");
+        let Opened::Trace { info, worker } = opened else {
+            panic!("not a trace");
+        };
+        let mut s = TraceSession::new(info, worker);
+        pump(&mut s, "index", |s| s.index.is_some());
+        let t_index = t0.elapsed();
+        pump(&mut s, "analysis", |s| s.provenance.is_some());
+        let t_analysis = t0.elapsed();
+        let index = s.index.clone().expect("index");
+        // Step through every draw (state snapshot + colour buffer), worst and mean.
+        let mut worst = std::time::Duration::ZERO;
+        let mut total = std::time::Duration::ZERO;
+        let n = index.draws.len().min(200);
+        for d in index.draws.iter().take(n) {
+            let at = d.before.writes + 1;
+            let t = Instant::now();
+            pump(&mut s, "step", |s| {
+                s.want_state(at);
+                let img = s.want_image(at, ImageSource::Color);
+                s.state_is_current(at)
+                    && !matches!(img, picaview::viewer::session::ImageEntry::Pending)
+            });
+            let e = t.elapsed();
+            worst = worst.max(e);
+            total += e;
+        }
+        // Draw detail + a shader trace of the last draw.
+        let last = index.draws.len() as u64 - 1;
+        let t = Instant::now();
+        pump(&mut s, "detail", |s| s.want_detail(last).is_some());
+        pump(&mut s, "shader", |s| s.want_shader(last, 0).is_some());
+        let t_detail = t.elapsed();
+        println!(
+            "{name}: {} commands, {} draws; index {:.0} ms, background analysis done at {:.0} ms; step to a draw (state + colour buffer): mean {:.1} ms, worst {:.1} ms over {n}; draw detail + shader trace {:.1} ms",
+            index.end.writes,
+            index.draws.len(),
+            t_index.as_secs_f64() * 1e3,
+            t_analysis.as_secs_f64() * 1e3,
+            total.as_secs_f64() * 1e3 / n.max(1) as f64,
+            worst.as_secs_f64() * 1e3,
+            t_detail.as_secs_f64() * 1e3
+        );
+    }
 }

@@ -32,6 +32,10 @@ pub struct ViewerOptions {
     pub open: Option<PathBuf>,
     /// Write a screenshot of the window here once the trace is shown, then quit.
     pub screenshot: Option<PathBuf>,
+    /// Select this draw (0-based over the trace) once the trace is indexed.
+    pub draw: Option<u64>,
+    /// Start on this tab.
+    pub tab: Option<Tab>,
 }
 
 /// Self-screenshot progress.
@@ -82,6 +86,7 @@ pub struct ViewerApp {
     screenshot: Option<Screenshot>,
     selected_initial: bool,
     fonts_installed: bool,
+    start_draw: Option<u64>,
 }
 
 impl std::fmt::Debug for ViewerApp {
@@ -98,7 +103,10 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Shift+→ / Shift+←", "next / previous command"),
     ("Page Down / Page Up", "end of the next / previous frame"),
     ("Home / End", "initial state / last command"),
-    ("Down / Up, F10 / Shift+F10", "shader view: step forward / back"),
+    (
+        "Down / Up, F10 / Shift+F10",
+        "shader view: step forward / back",
+    ),
     ("1 … 5", "Commands, State, Image, Vertices, Shader"),
     ("Ctrl+O", "open a file"),
     ("F1", "this help"),
@@ -106,7 +114,10 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
 
 impl ViewerApp {
     /// A viewer with these preferences; `opts.open` is opened on the first frame.
-    pub fn new(prefs: Prefs, opts: ViewerOptions) -> Self {
+    pub fn new(mut prefs: Prefs, opts: ViewerOptions) -> Self {
+        if let Some(t) = opts.tab {
+            prefs.tab = t;
+        }
         Self {
             prefs,
             doc: Document::None,
@@ -126,6 +137,7 @@ impl ViewerApp {
             }),
             selected_initial: false,
             fonts_installed: false,
+            start_draw: opts.draw,
         }
     }
 
@@ -248,15 +260,27 @@ impl ViewerApp {
             return;
         };
         s.poll();
+        if let Some(m) = s.failed.take() {
+            self.errors.push(m);
+            s.cancelled = true;
+        }
         if !self.selected_initial
             && let Some(index) = &s.index
         {
             self.selected_initial = true;
-            // Start where the first frame is complete: every view has something to show.
-            self.sel.command = index
-                .frames
-                .first()
-                .map_or(index.end.writes, |f| f.end.writes);
+            // Start at the requested draw, else where the first frame is complete: every view
+            // has something to show.
+            let draw = self
+                .start_draw
+                .take()
+                .and_then(|d| index.draws.get(usize::try_from(d).ok()?));
+            self.sel.command = match draw {
+                Some(rec) => rec.before.writes + 1,
+                None => index
+                    .frames
+                    .first()
+                    .map_or(index.end.writes, |f| f.end.writes),
+            };
         }
     }
 
@@ -333,7 +357,11 @@ impl ViewerApp {
         }
         if !self.errors.is_empty() {
             egui::Panel::top("errors")
-                .frame(egui::Frame::default().fill(egui::Color32::from_rgb(90, 20, 20)).inner_margin(6.0))
+                .frame(
+                    egui::Frame::default()
+                        .fill(egui::Color32::from_rgb(90, 20, 20))
+                        .inner_margin(6.0),
+                )
                 .show(ui, |ui| {
                     ui.horizontal_wrapped(|ui| {
                         for e in &self.errors {
@@ -360,11 +388,14 @@ impl ViewerApp {
         let command = self.sel.command;
         match &mut self.doc {
             Document::None => {
-                egui::CentralPanel::default().show(ui, |ui| welcome(ui, &self.prefs, &mut self.queue));
+                egui::CentralPanel::default()
+                    .show(ui, |ui| welcome(ui, &self.prefs, &mut self.queue));
             }
             Document::Shader(doc) => {
                 egui::CentralPanel::default().show(ui, |ui| {
-                    self.panels.shader.doc_ui(ui, doc, &self.sel, &mut self.queue)
+                    self.panels
+                        .shader
+                        .doc_ui(ui, doc, &self.sel, &mut self.queue)
                 });
             }
             Document::Trace(s) => {
@@ -374,14 +405,22 @@ impl ViewerApp {
                         .default_size(330.0)
                         .show(ui, |ui| {
                             ui.strong("Timeline");
-                            self.panels.timeline.ui(ui, s, &mut self.prefs, command, &mut self.queue);
+                            self.panels.timeline.ui(
+                                ui,
+                                s,
+                                &mut self.prefs,
+                                command,
+                                &mut self.queue,
+                            );
                         });
                 }
                 if self.prefs.show_screens && s.index.is_some() {
                     egui::Panel::right("screens")
                         .resizable(true)
                         .default_size(240.0)
-                        .show(ui, |ui| screens::ui(ui, s, &self.prefs, command, &mut self.queue));
+                        .show(ui, |ui| {
+                            screens::ui(ui, s, &self.prefs, command, &mut self.queue)
+                        });
                 }
                 egui::CentralPanel::default().show(ui, |ui| {
                     ui.horizontal(|ui| {
@@ -402,10 +441,16 @@ impl ViewerApp {
                     }
                     let p = &mut self.panels;
                     match self.prefs.tab {
-                        Tab::Commands => p.commands.ui(ui, s, &mut self.prefs, command, &mut self.queue),
+                        Tab::Commands => {
+                            p.commands
+                                .ui(ui, s, &mut self.prefs, command, &mut self.queue)
+                        }
                         Tab::State => p.state.ui(ui, s, command, &mut self.queue),
                         Tab::Image => p.image.ui(ui, s, &mut self.prefs, command, &mut self.queue),
-                        Tab::Vertices => p.vertices.ui(ui, s, command, self.sel.vertex, &mut self.queue),
+                        Tab::Vertices => {
+                            p.vertices
+                                .ui(ui, s, command, self.sel.vertex, &mut self.queue)
+                        }
                         Tab::Shader => p.shader.trace_ui(ui, s, &self.sel, &mut self.queue),
                     }
                 });
@@ -467,7 +512,10 @@ impl ViewerApp {
                 ui.checkbox(&mut self.prefs.show_screens, "Screens");
                 ui.checkbox(&mut self.prefs.show_log, "Log");
                 ui.checkbox(&mut self.prefs.thumbnails, "Draw thumbnails");
-                ui.checkbox(&mut self.prefs.rotate_thumbs, "Rotate tall colour buffers in previews");
+                ui.checkbox(
+                    &mut self.prefs.rotate_thumbs,
+                    "Rotate tall colour buffers in previews",
+                );
             });
             ui.menu_button("Help", |ui| {
                 if ui.button("Keyboard shortcuts  (F1)").clicked() {
@@ -475,9 +523,18 @@ impl ViewerApp {
                     ui.close();
                 }
             });
-            if let Document::Trace(s) = &self.doc {
+            let path = match &self.doc {
+                Document::Trace(s) => Some(&s.info.path),
+                Document::Shader(d) => Some(&d.doc.path),
+                Document::None => None,
+            };
+            if let Some(p) = path {
                 ui.separator();
-                ui.weak(s.info.path.display().to_string());
+                let name = p.file_name().map_or_else(
+                    || p.display().to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                );
+                ui.weak(name).on_hover_text(p.display().to_string());
             }
         });
     }
@@ -489,7 +546,9 @@ impl ViewerApp {
         let total = s.total_commands();
         let q = &mut self.queue;
         ui.horizontal_wrapped(|ui| {
-            let b = |ui: &mut egui::Ui, text: &str, tip: &str| ui.button(text).on_hover_text(tip).clicked();
+            let b = |ui: &mut egui::Ui, text: &str, tip: &str| {
+                ui.button(text).on_hover_text(tip).clicked()
+            };
             if b(ui, "|◀ Start", "Initial state (Home)") {
                 q.push(AppCommand::Start);
             }
@@ -631,7 +690,11 @@ impl ViewerApp {
                     if d > 0 {
                         i.frames.iter().map(|f| f.end.writes).find(|&e| e > cur)
                     } else {
-                        i.frames.iter().rev().map(|f| f.end.writes).find(|&e| e < cur)
+                        i.frames
+                            .iter()
+                            .rev()
+                            .map(|f| f.end.writes)
+                            .find(|&e| e < cur)
                     }
                 });
                 if let Some(t) = target {
@@ -677,7 +740,9 @@ impl ViewerApp {
     fn select(&mut self, n: u64) {
         let total = self.trace().map_or(0, TraceSession::total_commands);
         let n = n.min(total);
-        let old_draw = self.trace().and_then(|s| s.draw_at_or_before(self.sel.command));
+        let old_draw = self
+            .trace()
+            .and_then(|s| s.draw_at_or_before(self.sel.command));
         self.sel.command = n;
         let new_draw = self.trace().and_then(|s| s.draw_at_or_before(n));
         if old_draw != new_draw {
@@ -701,14 +766,16 @@ impl ViewerApp {
         // Wait until the trace is indexed and the visible images arrived (or 60 s passed).
         let ready = match &self.doc {
             Document::Trace(s) => {
-                s.index.is_some()
-                    && s.state_is_current(self.sel.command)
-                    && s.any_image(super::protocol::ImageSource::TopScreen).is_some()
+                s.idle()
+                    && s.any_image(super::protocol::ImageSource::TopScreen)
+                        .is_some()
             }
             Document::Shader(_) | Document::None => true,
         };
         if ready {
             shot.ready_frames += 1;
+        } else {
+            shot.ready_frames = 0;
         }
         if shot.ready_frames >= 20 || shot.started.elapsed().as_secs() > 60 {
             shot.requested = true;
@@ -722,7 +789,10 @@ impl ViewerApp {
                     .ok_or_else(|| "screenshot has the wrong size".to_string())
                     .and_then(|i| i.save(&path).map_err(|e| e.to_string()));
                 if let Err(e) = result {
-                    eprintln!("picaview: cannot write the screenshot {}: {e}", path.display());
+                    eprintln!(
+                        "picaview: cannot write the screenshot {}: {e}",
+                        path.display()
+                    );
                 }
                 done.store(true, Ordering::SeqCst);
                 c.request_repaint();
@@ -773,7 +843,10 @@ fn welcome(ui: &mut egui::Ui, prefs: &Prefs, queue: &mut Vec<AppCommand>) {
 fn loading_ui(ui: &mut egui::Ui, s: &TraceSession, queue: &mut Vec<AppCommand>) {
     ui.add_space(20.0);
     if s.cancelled {
-        ui.colored_label(WARN, "Indexing was cancelled. Open the file again to retry.");
+        ui.colored_label(
+            WARN,
+            "Indexing was cancelled or failed (see the log). Open the file again to retry.",
+        );
         return;
     }
     ui.horizontal(|ui| {
@@ -800,5 +873,19 @@ impl eframe::App for ViewerApp {
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         self.prefs.save(storage);
+    }
+
+    fn raw_input_hook(&mut self, _ctx: &egui::Context, raw: &mut egui::RawInput) {
+        // A screenshot run shows the UI as opened, not whatever the (virtual) pointer hovers.
+        if self.screenshot.is_some() {
+            raw.events.retain(|e| {
+                !matches!(
+                    e,
+                    egui::Event::PointerMoved(_)
+                        | egui::Event::PointerButton { .. }
+                        | egui::Event::MouseMoved(_)
+                )
+            });
+        }
     }
 }

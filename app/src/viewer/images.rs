@@ -16,16 +16,16 @@
 
 use gpu_core::framebuffer::FramebufferConfig;
 use gpu_core::gpu::Gpu;
-use gpu_core::lcd::{
-    Eye, LCD_ROW_PIXELS, LcdColorFill, LcdFramebufferConfig, Screen,
-};
+use gpu_core::lcd::{Eye, LCD_ROW_PIXELS, LcdColorFill, LcdFramebufferConfig, Screen};
 use gpu_core::memory::PhysMem;
 use gpu_core::pixel::Rgba;
 use gpu_core::replay::screen_image;
 use gpu_core::texture::config::CubeFace;
 use gpu_core::texture::{TextureConfig, TextureFormat, decode_at, decode_texture};
 
-use super::protocol::{CustomFormat, CustomImage, ImageData, ImageKind, ImageSource, PixelInfo, Thumb};
+use super::protocol::{
+    CustomFormat, CustomImage, ImageData, ImageKind, ImageSource, PixelInfo, Thumb,
+};
 
 /// Largest side of a render target the viewer decodes (FRAMEBUFFER_DIM allows 1024 × 1024;
 /// anything larger comes from garbage registers).
@@ -89,9 +89,10 @@ pub fn extract(gpu: &Gpu, mem: &PhysMem, source: ImageSource) -> Result<ImageDat
             let fb = FramebufferConfig::from_regs(&gpu.regs);
             check_target(&fb)?;
             let pixels = fb.read_color_image(mem).map_err(|e| e.to_string())?;
-            let fmt = fb
-                .color_format
-                .map_or_else(|| format!("format {}", fb.color_format_id), |f| f.name().into());
+            let fmt = fb.color_format.map_or_else(
+                || format!("format {}", fb.color_format_id),
+                |f| f.name().into(),
+            );
             Ok(ImageData {
                 width: fb.width,
                 height: fb.height,
@@ -107,9 +108,10 @@ pub fn extract(gpu: &Gpu, mem: &PhysMem, source: ImageSource) -> Result<ImageDat
             let fb = FramebufferConfig::from_regs(&gpu.regs);
             check_target(&fb)?;
             let values = fb.read_depth_image(mem).map_err(|e| e.to_string())?;
-            let fmt = fb
-                .depth_format
-                .map_or_else(|| format!("format {}", fb.depth_format_id), |f| f.name().into());
+            let fmt = fb.depth_format.map_or_else(
+                || format!("format {}", fb.depth_format_id),
+                |f| f.name().into(),
+            );
             if source == ImageSource::Stencil {
                 if !fb.depth_format.is_some_and(|f| f.has_stencil()) {
                     return Err(format!("the depth buffer format ({fmt}) has no stencil"));
@@ -148,7 +150,11 @@ pub fn extract(gpu: &Gpu, mem: &PhysMem, source: ImageSource) -> Result<ImageDat
                 ),
             })
         }
-        ImageSource::Texture { unit, face: f, level } => {
+        ImageSource::Texture {
+            unit,
+            face: f,
+            level,
+        } => {
             if unit > 2 {
                 return Err(format!("texture unit {unit} does not exist (0-2)"));
             }
@@ -180,7 +186,10 @@ pub fn extract(gpu: &Gpu, mem: &PhysMem, source: ImageSource) -> Result<ImageDat
 
 fn custom(mem: &PhysMem, c: CustomImage) -> Result<ImageData, String> {
     if c.width == 0 || c.height == 0 || c.width > MAX_TARGET_SIDE || c.height > MAX_TARGET_SIDE {
-        return Err(format!("size {}x{} is not displayable (1-2048)", c.width, c.height));
+        return Err(format!(
+            "size {}x{} is not displayable (1-2048)",
+            c.width, c.height
+        ));
     }
     let description = format!(
         "memory 0x{:08X}, {}x{}, {}",
@@ -293,19 +302,22 @@ pub fn pick(gpu: &Gpu, mem: &PhysMem, source: ImageSource, x: u32, y: u32) -> Pi
             } else {
                 Screen::Bottom
             };
-            let fill = LcdColorFill::from_lcd_regs(
-                screen,
-                &gpu.lcd_regs[..],
-                gpu_core::gpu::LCD_REG_BASE,
-            );
+            let fill =
+                LcdColorFill::from_lcd_regs(screen, &gpu.lcd_regs[..], gpu_core::gpu::LCD_REG_BASE);
             if fill.enabled {
                 add("LCD colour fill", rgba_text(fill.color));
                 return PixelInfo { rows };
             }
-            let cfg =
-                LcdFramebufferConfig::from_ext_regs(screen, &gpu.ext_regs[..], gpu_core::gpu::EXT_REG_BASE);
+            let cfg = LcdFramebufferConfig::from_ext_regs(
+                screen,
+                &gpu.ext_regs[..],
+                gpu_core::gpu::EXT_REG_BASE,
+            );
             let Some(f) = cfg.format else {
-                add("error", format!("invalid LCD format 0x{:X}", cfg.format_word));
+                add(
+                    "error",
+                    format!("invalid LCD format 0x{:X}", cfg.format_word),
+                );
                 return PixelInfo { rows };
             };
             if y >= LCD_ROW_PIXELS {
@@ -332,7 +344,11 @@ pub fn pick(gpu: &Gpu, mem: &PhysMem, source: ImageSource, x: u32, y: u32) -> Pi
                 Err(_) => add("address", "past the 32-bit address space".into()),
             }
         }
-        ImageSource::Texture { unit, face: fc, level } => {
+        ImageSource::Texture {
+            unit,
+            face: fc,
+            level,
+        } => {
             let cfg = TextureConfig::from_regs(&gpu.regs, usize::from(unit.min(2)));
             let Some(fmt) = cfg.format else {
                 add("error", format!("invalid texture format {}", cfg.format_id));
@@ -354,7 +370,8 @@ pub fn pick(gpu: &Gpu, mem: &PhysMem, source: ImageSource, x: u32, y: u32) -> Pi
                 texel_rows(mem, c.addr, t, x, y, c.width, &mut add);
             } else if let Some(f) = c.format.color() {
                 let bpp = f.bytes_per_pixel() as u64;
-                let addr = u64::from(c.addr) + (u64::from(y) * u64::from(c.width) + u64::from(x)) * bpp;
+                let addr =
+                    u64::from(c.addr) + (u64::from(y) * u64::from(c.width) + u64::from(x)) * bpp;
                 match u32::try_from(addr) {
                     Ok(addr) => {
                         add("address", format!("0x{addr:08X}"));
@@ -387,7 +404,11 @@ fn texel_rows(
     let n = fmt.fetch_bytes() as usize;
     add("format", fmt.name().into());
     add(
-        if fmt.is_etc() { "block address" } else { "address" },
+        if fmt.is_etc() {
+            "block address"
+        } else {
+            "address"
+        },
         format!("0x{addr:08X}"),
     );
     match mem.read_vec(addr, n) {

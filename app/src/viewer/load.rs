@@ -84,9 +84,8 @@ pub fn open_path(path: &Path, waker: Waker) -> Result<Opened, String> {
         .read(&mut magic)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     if n == 4 && magic == MAGIC {
-        let trace = CiTrace::open(path).map_err(|e| {
-            format!("{} is not a valid CiTrace: {e}", path.display())
-        })?;
+        let trace = CiTrace::open(path)
+            .map_err(|e| format!("{} is not a valid CiTrace: {e}", path.display()))?;
         let info = TraceInfo {
             path: path.to_path_buf(),
             kind: FileKind::Trace,

@@ -41,7 +41,9 @@ pub fn default_trace() -> Option<PathBuf> {
             }
         }
     }
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(&rel);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(&rel);
     p.is_file().then_some(p)
 }
 

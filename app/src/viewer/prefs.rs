@@ -196,6 +196,12 @@ mod tests {
         p.add_recent(PathBuf::from("f10.ctf"));
         assert_eq!(p.recent.len(), MAX_RECENT);
         assert_eq!(p.recent[0], PathBuf::from("f10.ctf"));
-        assert_eq!(p.recent.iter().filter(|x| **x == PathBuf::from("f10.ctf")).count(), 1);
+        assert_eq!(
+            p.recent
+                .iter()
+                .filter(|x| x.as_path() == std::path::Path::new("f10.ctf"))
+                .count(),
+            1
+        );
     }
 }

@@ -293,7 +293,10 @@ impl ShaderTrace {
             0 => (0, self.initial),
             n => {
                 let cp = ((step + 1) / CHECKPOINT_STEPS).min(n - 1);
-                (cp, self.checkpoints.get(cp).copied().unwrap_or(self.initial))
+                (
+                    cp,
+                    self.checkpoints.get(cp).copied().unwrap_or(self.initial),
+                )
             }
         };
         let first = (cp * CHECKPOINT_STEPS).min(step + 1);
@@ -466,4 +469,7 @@ pub enum Response {
     },
     /// A message for the log panel.
     Log(String),
+    /// The worker stopped because of an internal error (a panic in the replay); the session
+    /// is unusable. The text says what happened.
+    Failed(String),
 }

@@ -54,6 +54,9 @@ pub enum ThumbEntry {
     Missing,
 }
 
+/// A shader trace or why there is none.
+pub type TraceResult = Result<Arc<ShaderTrace>, String>;
+
 /// Search state of the command list.
 #[derive(Clone, Debug, Default)]
 pub struct SearchState {
@@ -73,6 +76,9 @@ pub struct SearchState {
 
 /// An open trace (or wrapped command list).
 pub struct TraceSession {
+    /// Unique per session and per run: salts the ids of UI state that must not be restored
+    /// from an earlier run (eframe persists egui's memory).
+    pub nonce: u64,
     /// File facts.
     pub info: TraceInfo,
     worker: WorkerHandle,
@@ -82,6 +88,8 @@ pub struct TraceSession {
     pub progress: Option<Progress>,
     /// True when indexing was cancelled (the session is unusable).
     pub cancelled: bool,
+    /// Set when the worker stopped with an internal error (the session is unusable).
+    pub failed: Option<String>,
     /// Register/uniform history, once the background pass finished.
     pub provenance: Option<Arc<Provenance>>,
     /// Newest state snapshot received.
@@ -96,7 +104,7 @@ pub struct TraceSession {
     pub detail: Option<(u64, Result<Arc<DrawInspection>, String>)>,
     detail_pending: Option<u64>,
     /// Shader trace of the newest requested vertex.
-    pub shader: Option<((u64, u32), Result<Arc<ShaderTrace>, String>)>,
+    pub shader: Option<((u64, u32), TraceResult)>,
     shader_pending: Option<(u64, u32)>,
     /// Newest pixel pick.
     pub pixel: Option<(u64, ImageSource, u32, u32, PixelInfo)>,
@@ -125,12 +133,19 @@ impl TraceSession {
             .iter()
             .map(|w| format!("trace warning: {w}"))
             .collect();
+        static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let count = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let time = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
         Self {
+            nonce: time ^ count.rotate_left(48),
             info,
             worker,
             index: None,
             progress: None,
             cancelled: false,
+            failed: None,
             provenance: None,
             state: None,
             state_pending: None,
@@ -194,6 +209,19 @@ impl TraceSession {
                 self.state = Some(s);
             }
             Response::Image { at, source, result } => {
+                // The worker answers images only for the newest position of a batch; requests
+                // for other positions still marked pending were dropped: forget them so that
+                // they are asked again when needed.
+                let stale: Vec<(u64, ImageSource)> = self
+                    .images
+                    .iter()
+                    .filter(|(k, e)| k.0 != at && matches!(e, ImageEntry::Pending))
+                    .map(|(k, _)| *k)
+                    .collect();
+                for k in stale {
+                    self.images.remove(&k);
+                    self.image_order.retain(|o| *o != k);
+                }
                 let entry = match result {
                     Ok(img) => ImageEntry::Ready(img, None),
                     Err(e) => ImageEntry::Failed(e),
@@ -279,6 +307,11 @@ impl TraceSession {
                 }
             }
             Response::Log(m) => self.log.push(m),
+            Response::Failed(m) => {
+                self.log.push(format!("error: {m}"));
+                self.progress = None;
+                self.failed = Some(m);
+            }
         }
     }
 
@@ -308,7 +341,22 @@ impl TraceSession {
 
     /// True while the index is being built.
     pub fn loading(&self) -> bool {
-        self.index.is_none() && !self.cancelled
+        self.index.is_none() && !self.cancelled && self.failed.is_none()
+    }
+
+    /// True when no answer is outstanding (background analysis aside).
+    pub fn idle(&self) -> bool {
+        self.index.is_some()
+            && self.state_pending.is_none()
+            && self.pages_pending.is_empty()
+            && self.detail_pending.is_none()
+            && self.shader_pending.is_none()
+            && self.pixel_pending.is_none()
+            && !self.search.pending
+            && !self
+                .images
+                .values()
+                .any(|e| matches!(e, ImageEntry::Pending))
     }
 
     /// Total number of commands (register writes) in the trace.
@@ -420,7 +468,10 @@ impl TraceSession {
 
     /// Shader trace of vertex `k` of `draw` (requested when missing).
     pub fn want_shader(&mut self, draw: u64, k: u32) -> Option<&Result<Arc<ShaderTrace>, String>> {
-        let have = self.shader.as_ref().is_some_and(|(key, _)| *key == (draw, k));
+        let have = self
+            .shader
+            .as_ref()
+            .is_some_and(|(key, _)| *key == (draw, k));
         if !have && self.shader_pending != Some((draw, k)) && self.index.is_some() {
             self.shader_pending = Some((draw, k));
             self.outbox.push(Request::ShaderTrace {

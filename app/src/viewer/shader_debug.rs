@@ -37,8 +37,7 @@ fn to_regs(attrs: &[[f32; 4]]) -> [[f32; 4]; 16] {
 
 fn same_bits(a: &[[f32; 4]], b: &[[f32; 4]]) -> bool {
     a.len() == b.len()
-        && a
-            .iter()
+        && a.iter()
             .zip(b)
             .all(|(x, y)| x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits()))
 }
@@ -68,8 +67,7 @@ pub fn trace_vertex(
         .ok_or_else(|| {
             format!("vertex {index_in_draw} was not loaded by this draw (no invocation shaded it)")
         })?;
-    if d
-        .loaded
+    if d.loaded
         .get(invocation)
         .is_some_and(|l| l.index_in_draw != index_in_draw)
     {
@@ -102,11 +100,10 @@ pub fn trace_vertex(
             &mut (),
         );
     }
-    let loaded = d
-        .loaded
-        .get(invocation)
-        .ok_or("invocation out of range")?;
-    vs.setup.input.load(&to_regs(&loaded.attrs), &mut state.inputs);
+    let loaded = d.loaded.get(invocation).ok_or("invocation out of range")?;
+    vs.setup
+        .input
+        .load(&to_regs(&loaded.attrs), &mut state.inputs);
     let expected = d
         .shaded
         .iter()
@@ -151,7 +148,15 @@ pub fn record(
         config.budget = MAX_TRACE_STEPS;
     }
     let mut rec = Recorder::new();
-    let result = run(program, uniforms, &mut state, entry, &config, &mut rec, &mut ());
+    let result = run(
+        program,
+        uniforms,
+        &mut state,
+        entry,
+        &config,
+        &mut rec,
+        &mut (),
+    );
     let result = match result {
         Ok(stats) => Ok(stats.instructions),
         Err(e) => {
@@ -241,15 +246,15 @@ mod tests {
 
     #[test]
     fn record_steps_and_checkpoints() {
-        // A loop long enough to cross several checkpoints.
+        // A loop of 256 iterations: long enough to cross several checkpoints.
         let src = "
 .out outpos position
 .constf one(1.0, 1.0, 1.0, 1.0)
-.ivec cnt(99, 0, 1, 0)
+.consti cnt(255, 0, 1, 0)
 .proc main
     mov r0, v0
     for cnt
-        add r0, r0, one
+        add r0, one, r0
     .end
     mov outpos, r0
     end
@@ -269,17 +274,17 @@ mod tests {
             dvle.main_start,
             ExecConfig::default(),
             1,
-            Some(vec![[101.0, 102.0, 103.0, 104.0]]),
+            Some(vec![[257.0, 258.0, 259.0, 260.0]]),
         );
         assert_eq!(t.result, Ok(t.steps.len() as u64));
         assert!(t.steps.len() > 200, "{}", t.steps.len());
-        assert_eq!(t.slots, vec![[101.0, 102.0, 103.0, 104.0]]);
+        assert_eq!(t.slots, vec![[257.0, 258.0, 259.0, 260.0]]);
         assert_eq!(outputs_match(&t), Some(true));
         assert!(t.checkpoints.len() > 3);
         // Stepping: before the loop r0 = v0; the final state has the outputs.
         assert_eq!(t.regs_at(Some(0)).temps[0], [1.0, 2.0, 3.0, 4.0]);
         let last = t.regs_at(Some(t.steps.len() - 1));
-        assert_eq!(last.outputs[0], [101.0, 102.0, 103.0, 104.0]);
+        assert_eq!(last.outputs[0], [257.0, 258.0, 259.0, 260.0]);
         // Every checkpoint-based reconstruction equals a linear replay.
         let mut regs = t.initial;
         for (i, s) in t.steps.iter().enumerate() {

@@ -121,7 +121,13 @@ pub fn register_block(
             );
             let r = ui.label(RichText::new(head).monospace().strong());
             if !desc.doc.is_empty() {
-                r.on_hover_text(desc.doc.lines().map(str::trim).collect::<Vec<_>>().join(" "));
+                r.on_hover_text(
+                    desc.doc
+                        .lines()
+                        .map(str::trim)
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                );
             }
             match set_by {
                 Some(n) => {

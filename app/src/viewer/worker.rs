@@ -111,10 +111,7 @@ pub fn spawn<S: TraceSource + Send + 'static>(
     std::thread::Builder::new()
         .name("picaview-replay".into())
         .spawn(move || {
-            let out = Out {
-                tx: resp_tx,
-                waker,
-            };
+            let out = Out { tx: resp_tx, waker };
             run(trace, req_rx, out, flag);
         })?;
     Ok(WorkerHandle {
@@ -250,10 +247,9 @@ pub fn write_matches(ev: &RegWriteEvent, query: &str) -> bool {
         return false;
     }
     let desc = match ev.space {
-        gpu_core::debug::RegSpace::Pica => pica_cmd::regs::describe(
-            u16::try_from(ev.id).unwrap_or(u16::MAX),
-            ev.new,
-        ),
+        gpu_core::debug::RegSpace::Pica => {
+            pica_cmd::regs::describe(u16::try_from(ev.id).unwrap_or(u16::MAX), ev.new)
+        }
         gpu_core::debug::RegSpace::External => pica_cmd::regs::external::describe(ev.id, ev.new),
     };
     if desc.name.to_ascii_lowercase().contains(query) {

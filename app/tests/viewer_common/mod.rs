@@ -53,9 +53,11 @@ pub fn vertex(f: u32, d: u32, k: u32) -> ([f32; 4], [f32; 4]) {
 fn setup(b: &mut CmdListBuilder) {
     let prog = shader_unit::asm::assemble_str(VS).expect("test shader assembles");
     b.write(0x2CB, 0);
-    b.repeated(0x2CC, 0xF, &prog.program).expect("program upload");
+    b.repeated(0x2CC, 0xF, &prog.program)
+        .expect("program upload");
     b.write(0x2D5, 0);
-    b.repeated(0x2D6, 0xF, &prog.opdescs).expect("opdesc upload");
+    b.repeated(0x2D6, 0xF, &prog.opdescs)
+        .expect("opdesc upload");
     b.write(0x2BF, 1);
     b.write(0x2BA, 0x7FFF_0000 | prog.entry_point);
     b.write(0x2B9, 0xA000_0001);
@@ -136,7 +138,8 @@ pub fn make_trace() -> Vec<u8> {
     assert!(init.set_gpu_register(pdc + 0x78, 0));
     assert!(init.set_gpu_register(pdc + 0x90, 960));
     let mut tb = CiTraceBuilder::new(init);
-    tb.memory_load(TEX_ADDR, &texture_bytes()).expect("texture load");
+    tb.memory_load(TEX_ADDR, &texture_bytes())
+        .expect("texture load");
     for f in 0..FRAMES {
         let mut verts = Vec::new();
         for d in 0..DRAWS_PER_FRAME {
@@ -160,7 +163,8 @@ pub fn make_trace() -> Vec<u8> {
         }
         b.finalize();
         tb.memory_load(VERTEX_ADDR, &verts).expect("vertex load");
-        tb.submit_command_list(LIST_ADDR, &b.to_bytes()).expect("submit");
+        tb.submit_command_list(LIST_ADDR, &b.to_bytes())
+            .expect("submit");
         tb.frame_marker();
     }
     tb.build().expect("trace builds")

@@ -56,7 +56,9 @@ pub struct CommandsView {
     rows: Vec<CRow>,
     key: Option<RowsKey>,
     last_command: Option<u64>,
-    scroll_pending: bool,
+    /// Frames left in which the list is scrolled to the selection (the first frames after a
+    /// change may not know the full content height yet).
+    scroll_pending: u8,
 }
 
 /// Decodes a write's stored value (and its previous value).
@@ -119,7 +121,7 @@ impl CommandsView {
         };
         if self.last_command != Some(command) {
             self.last_command = Some(command);
-            self.scroll_pending = true;
+            self.scroll_pending = 30;
         }
         self.toolbar(ui, s, prefs, &frame, queue);
         ui.separator();
@@ -152,24 +154,31 @@ impl CommandsView {
             });
 
         let row_h = 18.0;
-        let selected_row = self
-            .rows
-            .iter()
-            .position(|r| *r == CRow::Write(command));
+        let selected_row = self.rows.iter().position(|r| *r == CRow::Write(command));
         let mut scroll = egui::ScrollArea::vertical()
-            .id_salt("commands_scroll")
+            // Per session: a scroll state restored from an earlier run (eframe persists egui's
+            // memory) must not fight the follow-the-selection scrolling.
+            .id_salt(("commands_scroll", s.nonce))
             .auto_shrink([false, false]);
-        if self.scroll_pending
+        if self.scroll_pending > 0
             && let Some(i) = selected_row
         {
             let y = i as f32 * (row_h + ui.spacing().item_spacing.y);
             scroll = scroll.vertical_scroll_offset((y - 150.0).max(0.0));
         }
-        self.scroll_pending = false;
+        self.scroll_pending = self.scroll_pending.saturating_sub(1);
         let rows = std::mem::take(&mut self.rows);
         scroll.show_rows(ui, row_h, rows.len(), |ui, range| {
             for row in rows.get(range).unwrap_or(&[]) {
-                self.row_ui(ui, s, &index, *row, command, prefs.show_fields, queue);
+                let r = self.row_ui(ui, s, &index, *row, command, prefs.show_fields, queue);
+                if let Some(r) = r
+                    && self.scroll_pending > 0
+                {
+                    if !ui.clip_rect().contains_rect(r.rect) {
+                        r.scroll_to_me(Some(egui::Align::Center));
+                    }
+                    self.scroll_pending = 0;
+                }
             }
         });
         self.rows = rows;
@@ -238,15 +247,26 @@ impl CommandsView {
                 ui.spinner();
             } else if !sr.query.is_empty() {
                 let cur = s.total_commands();
-                let here = s.search.matches.iter().position(|&m| m == self.last_command.unwrap_or(cur));
+                let here = s
+                    .search
+                    .matches
+                    .iter()
+                    .position(|&m| m == self.last_command.unwrap_or(cur));
                 ui.label(format!(
                     "{} match(es){}{}",
                     sr.matches.len(),
-                    if sr.truncated { " (first ones only)" } else { "" },
+                    if sr.truncated {
+                        " (first ones only)"
+                    } else {
+                        ""
+                    },
                     here.map(|i| format!(", at {}", i + 1)).unwrap_or_default()
                 ));
                 let cmd = self.last_command.unwrap_or(0);
-                if ui.small_button("◀").on_hover_text("Previous match").clicked()
+                if ui
+                    .small_button("◀")
+                    .on_hover_text("Previous match")
+                    .clicked()
                     && let Some(&m) = sr.matches.iter().rev().find(|&&m| m < cmd)
                 {
                     queue.push(AppCommand::SelectCommand(m));
@@ -270,12 +290,10 @@ impl CommandsView {
         command: u64,
         show_fields: bool,
         queue: &mut Vec<AppCommand>,
-    ) {
+    ) -> Option<egui::Response> {
         match row {
             CRow::Group(m) => {
-                let Some(rec) = index.draws.get(m as usize) else {
-                    return;
-                };
+                let rec = index.draws.get(m as usize)?;
                 ui.horizontal(|ui| {
                     let open = !self.collapsed.contains(&m);
                     if ui
@@ -300,9 +318,11 @@ impl CommandsView {
                         queue.push(AppCommand::SelectDraw(m));
                     }
                 });
+                None
             }
             CRow::Tail => {
                 ui.label(RichText::new("After the last draw of the frame").strong());
+                None
             }
             CRow::Event(i) => {
                 if let Some(ev) = index.engine_events.get(i) {
@@ -312,12 +332,13 @@ impl CommandsView {
                             .color(Color32::LIGHT_BLUE),
                     );
                 }
+                None
             }
             CRow::Write(n) => {
                 let selected = n == command;
                 let Some(ev) = s.want_command(n) else {
                     ui.label(RichText::new(format!("#{n} …")).monospace().weak());
-                    return;
+                    return None;
                 };
                 let (desc, old) = describe_write(&ev);
                 let loc = match ev.space {
@@ -354,13 +375,20 @@ impl CommandsView {
                         ui.colored_label(CHANGED, format!("{f}: {why}"));
                     }
                     if !desc.doc.is_empty() {
-                        ui.label(desc.doc.lines().map(str::trim).collect::<Vec<_>>().join(" "));
+                        ui.label(
+                            desc.doc
+                                .lines()
+                                .map(str::trim)
+                                .collect::<Vec<_>>()
+                                .join(" "),
+                        );
                     }
                     let _ = old;
                 });
                 if r.clicked() {
                     queue.push(AppCommand::SelectCommand(n));
                 }
+                selected.then_some(r)
             }
         }
     }
@@ -441,7 +469,13 @@ fn build_rows(
             }
         }
     }
-    rows.extend(events.get(ev_i..).unwrap_or(&[]).iter().map(|(_, i)| CRow::Event(*i)));
+    rows.extend(
+        events
+            .get(ev_i..)
+            .unwrap_or(&[])
+            .iter()
+            .map(|(_, i)| CRow::Event(*i)),
+    );
     rows
 }
 
@@ -467,8 +501,18 @@ fn selected_detail(
             RegSpace::Pica => format!("register 0x{:03X}", ev.id),
             RegSpace::External => format!("MMIO 0x{:08X}", ev.id),
         };
-        ui.label(RichText::new(format!("{loc} {}", desc.name)).monospace().strong())
-            .on_hover_text(desc.doc.lines().map(str::trim).collect::<Vec<_>>().join(" "));
+        ui.label(
+            RichText::new(format!("{loc} {}", desc.name))
+                .monospace()
+                .strong(),
+        )
+        .on_hover_text(
+            desc.doc
+                .lines()
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
         ui.label(
             RichText::new(format!(
                 "param 0x{:08X}, mask 0x{:X}: 0x{:08X} → 0x{:08X}",
@@ -480,11 +524,11 @@ fn selected_detail(
             ui.weak(format!("from command-list word at 0x{a:08X}"));
         }
         for (f, why) in write_flags(&ev) {
-            ui.colored_label(CHANGED, format!("[{f}]")).on_hover_text(why);
+            ui.colored_label(CHANGED, format!("[{f}]"))
+                .on_hover_text(why);
         }
         if let Some(d) = s.draw_at_or_before(command)
-            && s
-                .index
+            && s.index
                 .as_ref()
                 .and_then(|i| i.draws.get(d as usize))
                 .is_some_and(|r| r.before.writes + 1 == command)

@@ -59,9 +59,9 @@ pub fn isolate(img: &ImageData, channels: [bool; 4], checker: bool) -> Vec<[u8; 
                 return [p[3], p[3], p[3], 255];
             }
             let mut q = [0u8; 4];
-            for c in 0..3 {
-                if channels[c] {
-                    q[c] = p[c];
+            for ((dst, src), on) in q.iter_mut().zip(p).zip(channels).take(3) {
+                if on {
+                    *dst = *src;
                 }
             }
             q[3] = if checker && channels[3] { p[3] } else { 255 };
@@ -75,11 +75,15 @@ fn blend_checker(pixels: &mut [[u8; 4]], width: u32) {
     let w = width.max(1) as usize;
     for (i, p) in pixels.iter_mut().enumerate() {
         let (x, y) = (i % w, i / w);
-        let bg: u16 = if ((x / 8) + (y / 8)) % 2 == 0 { 200 } else { 120 };
+        let bg: u16 = if ((x / 8) + (y / 8)) % 2 == 0 {
+            200
+        } else {
+            120
+        };
         let a = u16::from(p[3]);
-        for c in 0..3 {
+        for c in p.iter_mut().take(3) {
             // ok: a ≤ 255, so the blend stays ≤ 255.
-            p[c] = ((u16::from(p[c]) * a + bg * (255 - a)) / 255) as u8;
+            *c = ((u16::from(*c) * a + bg * (255 - a)) / 255) as u8;
         }
         p[3] = 255;
     }
@@ -174,7 +178,10 @@ impl ImageView {
                 }
             }
             ImageEntry::Failed(e) => {
-                ui.colored_label(widgets::WARN, format!("Cannot show {}: {e}", source.label()));
+                ui.colored_label(
+                    widgets::WARN,
+                    format!("Cannot show {}: {e}", source.label()),
+                );
                 return;
             }
             ImageEntry::Ready(..) => {}
@@ -226,10 +233,17 @@ impl ImageView {
         ui.horizontal_wrapped(|ui| {
             for choice in source_choices() {
                 let selected = match (choice, ip.source) {
-                    (ImageSource::Texture { unit: a, .. }, ImageSource::Texture { unit: b, .. }) => a == b,
+                    (
+                        ImageSource::Texture { unit: a, .. },
+                        ImageSource::Texture { unit: b, .. },
+                    ) => a == b,
                     (a, b) => a == b,
                 };
-                if ui.selectable_label(selected, short_label(&choice)).clicked() && !selected {
+                if ui
+                    .selectable_label(selected, short_label(&choice))
+                    .clicked()
+                    && !selected
+                {
                     ip.source = choice;
                 }
             }
@@ -245,7 +259,8 @@ impl ImageView {
                     .labelled_by(l.id)
                     .on_hover_text("Cube face 0-5 (+X, -X, +Y, -Y, +Z, -Z); 0 for 2D textures");
                 let l = ui.label("mip level");
-                ui.add(egui::DragValue::new(level).range(0..=15)).labelled_by(l.id);
+                ui.add(egui::DragValue::new(level).range(0..=15))
+                    .labelled_by(l.id);
             });
         }
         if matches!(ip.source, ImageSource::Custom(_)) {
@@ -262,7 +277,7 @@ impl ImageView {
                 let l = ui.label("height");
                 ui.add(egui::DragValue::new(&mut ip.custom.height).range(1..=2048))
                     .labelled_by(l.id);
-                egui::ComboBox::from_id_salt("custom_format")
+                egui::ComboBox::from_label("format")
                     .selected_text(ip.custom.format.name())
                     .show_ui(ui, |ui| {
                         for f in CustomFormat::all() {
@@ -394,7 +409,9 @@ impl ImageView {
         let painter = ui.painter_at(rect);
         painter.rect_filled(rect, 0.0, Color32::from_gray(20));
         let shown = widgets::shown_size(img.width, img.height, rotate);
-        let fit = (rect.width() / shown.x).min(rect.height() / shown.y).max(0.01);
+        let fit = (rect.width() / shown.x)
+            .min(rect.height() / shown.y)
+            .max(0.01);
         let mut zoom = self.zoom.unwrap_or(fit);
         if resp.hovered() {
             let scroll = ui.input(|i| i.smooth_scroll_delta.y);
@@ -477,7 +494,10 @@ impl ImageView {
 /// Parses a hexadecimal address, with or without `0x` (`0x18000000`, `18000000`).
 pub fn parse_addr(text: &str) -> Option<u32> {
     let t = text.trim();
-    let t = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).unwrap_or(t);
+    let t = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .unwrap_or(t);
     u32::from_str_radix(t, 16).ok()
 }
 
@@ -513,7 +533,10 @@ mod tests {
     #[test]
     fn channel_isolation() {
         let i = img();
-        assert_eq!(isolate(&i, [true; 4], false), vec![[10, 20, 30, 255], [40, 50, 60, 255]]);
+        assert_eq!(
+            isolate(&i, [true; 4], false),
+            vec![[10, 20, 30, 255], [40, 50, 60, 255]]
+        );
         assert_eq!(
             isolate(&i, [false, true, false, false], false),
             vec![[0, 20, 0, 255], [0, 50, 0, 255]]

@@ -27,7 +27,11 @@ pub fn ui(
         .collect();
     ui.horizontal(|ui| {
         ui.strong("Log");
-        ui.weak(format!("{} message(s), {} diagnostic(s)", log.len(), diags.len()));
+        ui.weak(format!(
+            "{} message(s), {} diagnostic(s)",
+            log.len(),
+            diags.len()
+        ));
     });
     let rows = log.len() + diags.len();
     egui::ScrollArea::vertical()
@@ -48,7 +52,10 @@ pub fn ui(
                             queue.push(AppCommand::SelectCommand(pos.writes));
                         }
                         let draw = d.draw.map(|d| format!("draw {d}: ")).unwrap_or_default();
-                        ui.colored_label(WARN, RichText::new(format!("{draw}{}", d.detail)).monospace());
+                        ui.colored_label(
+                            WARN,
+                            RichText::new(format!("{draw}{}", d.detail)).monospace(),
+                        );
                     });
                 }
             }

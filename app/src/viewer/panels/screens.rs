@@ -47,9 +47,8 @@ pub fn ui(
                 let Some((img, tex)) = s.image_texture(ui.ctx(), at, source) else {
                     continue;
                 };
-                let rotate = source == ImageSource::Color
-                    && prefs.rotate_thumbs
-                    && img.height > img.width;
+                let rotate =
+                    source == ImageSource::Color && prefs.rotate_thumbs && img.height > img.width;
                 let shown = widgets::shown_size(img.width, img.height, rotate);
                 let w = ui.available_width().max(32.0);
                 let size = egui::vec2(w, w * shown.y / shown.x.max(1.0));
@@ -58,7 +57,10 @@ pub fn ui(
                 ui.painter().rect_filled(rect, 0.0, Color32::BLACK);
                 paint_image(ui.painter(), tex.id(), rect, rotate, Color32::WHITE);
                 if resp
-                    .on_hover_text(format!("{}\nClick to open in the image view", img.description))
+                    .on_hover_text(format!(
+                        "{}\nClick to open in the image view",
+                        img.description
+                    ))
                     .clicked()
                 {
                     queue.push(AppCommand::ShowImage(source));

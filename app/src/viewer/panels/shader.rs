@@ -66,11 +66,7 @@ impl ShaderView {
             ui.label(format!("Draw #{draw} shaded no vertices."));
             return;
         };
-        let last = insp
-            .detail
-            .shaded
-            .last()
-            .map_or(first, |v| v.index_in_draw);
+        let last = insp.detail.shaded.last().map_or(first, |v| v.index_in_draw);
         let k = sel.vertex.unwrap_or(first);
         if sel.vertex.is_none() {
             queue.push(AppCommand::SelectVertex(first));
@@ -86,7 +82,12 @@ impl ShaderView {
             if r.changed() && v != k {
                 queue.push(AppCommand::SelectVertex(v));
             }
-            if ui.small_button("◀").on_hover_text("Previous vertex").clicked() && k > first {
+            if ui
+                .small_button("◀")
+                .on_hover_text("Previous vertex")
+                .clicked()
+                && k > first
+            {
                 queue.push(AppCommand::SelectVertex(k - 1));
             }
             if ui.small_button("▶").on_hover_text("Next vertex").clicked() && k < last {
@@ -123,7 +124,7 @@ impl ShaderView {
             ui.label(RichText::new(doc.doc.path.display().to_string()).heading());
             let count = doc.doc.dvlb.dvles.len();
             let mut dvle = doc.dvle;
-            egui::ComboBox::from_id_salt("dvle")
+            egui::ComboBox::from_label("executable")
                 .selected_text(format!("DVLE {dvle}"))
                 .show_ui(ui, |ui| {
                     for i in 0..count {
@@ -157,21 +158,26 @@ impl ShaderView {
         egui::CollapsingHeader::new("Inputs v0-v15")
             .default_open(true)
             .show(ui, |ui| {
-                egui::Grid::new("shader_inputs").num_columns(4).show(ui, |ui| {
-                    for i in 0..16 {
-                        if let Some(text) = doc.input_text.get_mut(i) {
-                            let l = ui.label(format!("v{i}"));
-                            ui.add(egui::TextEdit::singleline(text).desired_width(160.0))
+                for (pair, texts) in doc.input_text.chunks_mut(2).enumerate() {
+                    ui.horizontal(|ui| {
+                        for (j, text) in texts.iter_mut().enumerate() {
+                            let i = pair * 2 + j;
+                            let l = ui.add_sized(
+                                [32.0, 18.0],
+                                egui::Label::new(RichText::new(format!("v{i}")).monospace()),
+                            );
+                            ui.add(egui::TextEdit::singleline(text).desired_width(180.0))
                                 .labelled_by(l.id);
-                            if i % 2 == 1 {
-                                ui.end_row();
-                            }
                         }
-                    }
-                });
+                    });
+                }
             });
         ui.horizontal(|ui| {
-            if ui.button("Run").on_hover_text("Run the entry point on these inputs and record every step").clicked() {
+            if ui
+                .button("Run")
+                .on_hover_text("Run the entry point on these inputs and record every step")
+                .clicked()
+            {
                 let mut bad = Vec::new();
                 for (i, t) in doc.input_text.iter().enumerate() {
                     match parse_vec4(t) {
@@ -193,11 +199,11 @@ impl ShaderView {
         });
         match &doc.trace {
             None => {
-                listing_ui(ui, &listing, None, 500.0);
+                listing_ui(ui, "doc", &listing, None, 500.0);
             }
             Some(Err(e)) => {
                 ui.colored_label(WARN, e);
-                listing_ui(ui, &listing, None, 500.0);
+                listing_ui(ui, "doc", &listing, None, 500.0);
             }
             Some(Ok(t)) => {
                 let t = t.clone();
@@ -218,16 +224,33 @@ impl ShaderView {
         let n = t.steps.len();
         let step = step.filter(|&i| i < n);
         ui.horizontal_wrapped(|ui| {
-            if ui.button("|◀").on_hover_text("Before the first instruction (Home)").clicked() {
+            if ui
+                .button("|◀")
+                .on_hover_text("Before the first instruction (Home)")
+                .clicked()
+            {
                 queue.push(AppCommand::ShaderStep(None));
             }
-            if ui.button("◀ Back").on_hover_text("Step back (Up / Shift+F10)").clicked() {
+            if ui
+                .button("◀ Back")
+                .on_hover_text("Step back (Up / Shift+F10)")
+                .clicked()
+            {
                 queue.push(AppCommand::ShaderMove(-1));
             }
-            if ui.button("Step ▶").on_hover_text("Step forward (Down / F10)").clicked() {
+            if ui
+                .button("Step ▶")
+                .on_hover_text("Step forward (Down / F10)")
+                .clicked()
+            {
                 queue.push(AppCommand::ShaderMove(1));
             }
-            if ui.button("▶|").on_hover_text("After the last instruction").clicked() && n > 0 {
+            if ui
+                .button("▶|")
+                .on_hover_text("After the last instruction")
+                .clicked()
+                && n > 0
+            {
                 queue.push(AppCommand::ShaderStep(Some(n - 1)));
             }
             let mut pos = step.map_or(0, |i| i + 1);
@@ -275,7 +298,7 @@ impl ShaderView {
                 return;
             };
             left.strong("Program");
-            listing_ui(left, listing, highlight, left.available_height().max(200.0));
+            listing_ui(left, "trace", listing, highlight, left.available_height().max(200.0));
             egui::ScrollArea::vertical()
                 .id_salt("shader_regs")
                 .auto_shrink([false, false])

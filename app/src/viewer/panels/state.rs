@@ -173,9 +173,7 @@ impl StateView {
         let prov = s.provenance.clone();
         let prov = prov.as_deref();
         ui.horizontal(|ui| {
-            ui.label(
-                RichText::new(format!("State as of command #{}", snap.at)).heading(),
-            );
+            ui.label(RichText::new(format!("State as of command #{}", snap.at)).heading());
             if snap.at != command {
                 ui.spinner();
                 ui.weak(format!("(updating to #{command})"));
@@ -271,7 +269,9 @@ impl StateView {
         egui::CollapsingHeader::new("Disassembly")
             .id_salt(("disasm", gs))
             .default_open(!gs)
-            .show(ui, |ui| listing_ui(ui, &unit.listing, None, 300.0));
+            .show(ui, |ui| {
+                listing_ui(ui, if gs { "gs" } else { "vs" }, &unit.listing, None, 300.0)
+            });
         egui::CollapsingHeader::new("Float uniforms c0-c95")
             .id_salt(("uniforms", gs))
             .default_open(!gs)
@@ -296,7 +296,11 @@ impl StateView {
                                     });
                                 }
                                 None => {
-                                    ui.weak(if prov.is_some() { "initial state" } else { "…" });
+                                    ui.weak(if prov.is_some() {
+                                        "initial state"
+                                    } else {
+                                        "…"
+                                    });
                                 }
                             }
                             ui.end_row();
@@ -316,11 +320,20 @@ impl StateView {
     }
 }
 
-/// A listing in a scroll area, with line `highlight` marked and scrolled to.
-pub fn listing_ui(ui: &mut egui::Ui, l: &ShaderListing, highlight: Option<usize>, height: f32) {
+/// A listing in a scroll area (`salt` identifies it), with line `highlight` marked; the view
+/// scrolls to the highlight when it changes.
+pub fn listing_ui(
+    ui: &mut egui::Ui,
+    salt: &str,
+    l: &ShaderListing,
+    highlight: Option<usize>,
+    height: f32,
+) {
     ui.weak(format!("entry point 0x{:03X}", l.entry));
+    let memo = ui.make_persistent_id(("listing_highlight", salt));
+    let scroll_now = ui.data(|d| d.get_temp::<Option<usize>>(memo)) != Some(highlight);
     egui::ScrollArea::vertical()
-        .id_salt(ui.next_auto_id())
+        .id_salt(("listing", salt))
         .max_height(height)
         .auto_shrink([false, true])
         .show(ui, |ui| {
@@ -332,14 +345,19 @@ pub fn listing_ui(ui: &mut egui::Ui, l: &ShaderListing, highlight: Option<usize>
                     t = t.weak();
                 }
                 if Some(i) == highlight {
-                    t = t.background_color(egui::Color32::from_rgb(70, 70, 20)).strong();
+                    t = t
+                        .background_color(egui::Color32::from_rgb(70, 70, 20))
+                        .strong();
                     let r = ui.label(t);
-                    r.scroll_to_me(Some(egui::Align::Center));
+                    if scroll_now {
+                        r.scroll_to_me(Some(egui::Align::Center));
+                    }
                 } else {
                     ui.label(t);
                 }
             }
         });
+    ui.data_mut(|d| d.insert_temp(memo, highlight));
 }
 
 fn vertex_input(
@@ -377,8 +395,7 @@ fn vertex_input(
                         format,
                     }) => format!(
                         "loader {loader}: +0x{offset:X}, stride {stride}, {}×{}",
-                        format.components,
-                        format.ty
+                        format.components, format.ty
                     ),
                     Some(SlotSource::Fixed) => "fixed attribute".into(),
                     Some(SlotSource::Undefined) | None => "undefined (keeps old value)".into(),
@@ -422,8 +439,7 @@ fn texture_units(
                 face: 0,
                 level: 0,
             };
-            let (rect, resp) =
-                ui.allocate_exact_size(egui::vec2(64.0, 64.0), egui::Sense::click());
+            let (rect, resp) = ui.allocate_exact_size(egui::vec2(64.0, 64.0), egui::Sense::click());
             widgets::name_button(&resp, &format!("Open texture unit {unit}"));
             ui.painter()
                 .rect_filled(rect, 2.0, egui::Color32::from_gray(25));
@@ -444,10 +460,7 @@ fn texture_units(
                     widgets::paint_image(ui.painter(), tex.id(), r, false, egui::Color32::WHITE);
                 }
             }
-            if resp
-                .on_hover_text("Open in the image view")
-                .clicked()
-            {
+            if resp.on_hover_text("Open in the image view").clicked() {
                 queue.push(AppCommand::ShowImage(source));
             }
             ui.vertical(|ui| {
@@ -458,9 +471,10 @@ fn texture_units(
                     ))
                     .strong(),
                 );
-                let fmt = cfg
-                    .format
-                    .map_or_else(|| format!("invalid format {}", cfg.format_id), |f| f.name().into());
+                let fmt = cfg.format.map_or_else(
+                    || format!("invalid format {}", cfg.format_id),
+                    |f| f.name().into(),
+                );
                 ui.monospace(format!(
                     "0x{:08X}  {}x{}  {fmt}  {:?}",
                     cfg.address, cfg.width, cfg.height, cfg.texture_type

@@ -37,7 +37,9 @@ pub struct TimelineView {
     /// The frame auto-expanded for the last selection.
     followed: Option<u32>,
     /// Scroll to the selected row on the next frame.
-    scroll_pending: bool,
+    /// Frames left in which the list is scrolled to the selection (the first frames after a
+    /// change may not know the full content height yet).
+    scroll_pending: u8,
     last_command: Option<u64>,
 }
 
@@ -142,7 +144,7 @@ impl TimelineView {
         let current_draw = s.draw_at_or_before(command);
         if self.last_command != Some(command) {
             self.last_command = Some(command);
-            self.scroll_pending = true;
+            self.scroll_pending = 30;
             if let Some(f) = s.frame_of(command).map(|f| f.index)
                 && self.followed != Some(f)
             {
@@ -197,33 +199,50 @@ impl TimelineView {
             (Row::Draw(d), Some(c)) => *d == c,
             _ => false,
         });
-        let mut scroll = egui::ScrollArea::vertical().auto_shrink([false, false]);
-        if self.scroll_pending
+        // Per session: a scroll state restored from an earlier run (eframe persists egui's
+        // memory) must not fight the follow-the-selection scrolling.
+        let mut scroll = egui::ScrollArea::vertical()
+            .id_salt(("timeline_scroll", s.nonce))
+            .auto_shrink([false, false]);
+        if self.scroll_pending > 0
             && let Some(i) = selected_row
         {
             let spacing = ui.spacing().item_spacing.y;
             let y = i as f32 * (row_h + spacing);
             scroll = scroll.vertical_scroll_offset((y - 120.0).max(0.0));
         }
-        self.scroll_pending = false;
+        self.scroll_pending = self.scroll_pending.saturating_sub(1);
         scroll.show_rows(ui, row_h, rows.len(), |ui, range| {
             for row in rows.get(range).unwrap_or(&[]) {
                 match *row {
                     Row::Frame(f) => self.frame_row(ui, &index, f, row_h, queue),
                     Row::Draw(d) => {
-                        draw_row(ui, s, &index, d, current_draw == Some(d), prefs, row_h, queue)
+                        let selected = current_draw == Some(d);
+                        let r = draw_row(ui, s, &index, d, selected, prefs, row_h, queue);
+                        if selected && self.scroll_pending > 0 {
+                            // The selection is laid out: bring it fully into view, then stop
+                            // following it so the user can scroll freely.
+                            if !ui.clip_rect().contains_rect(r.rect) {
+                                r.scroll_to_me(Some(egui::Align::Center));
+                            }
+                            self.scroll_pending = 0;
+                        }
                     }
                     Row::Event(e) => {
                         if let Some(ev) = index.engine_events.get(e) {
-                            let r = ui.add_sized(
-                                [ui.available_width(), row_h],
-                                egui::Button::selectable(
-                                    command == ev.at.writes,
-                                    RichText::new(format!("    {}", event_text(&ev.event)))
-                                        .small(),
-                                ),
-                            );
-                            if r.clicked() {
+                            let r = ui
+                                .horizontal(|ui| {
+                                    ui.set_height(row_h);
+                                    ui.add_space(12.0);
+                                    ui.add(egui::Button::selectable(
+                                        command == ev.at.writes,
+                                        RichText::new(event_text(&ev.event)).small(),
+                                    ))
+                                })
+                                .inner;
+                            if r.on_hover_text(format!("After command {}", ev.at.writes))
+                                .clicked()
+                            {
                                 queue.push(AppCommand::SelectCommand(ev.at.writes));
                             }
                         }
@@ -342,9 +361,9 @@ fn draw_row(
     prefs: &Prefs,
     row_h: f32,
     queue: &mut Vec<AppCommand>,
-) {
+) -> egui::Response {
     let Some(rec) = index.draws.get(d as usize) else {
-        return;
+        return ui.label("");
     };
     let text = format!(
         "Draw #{d}  {} {} · {} vtx → {} tri",
@@ -358,7 +377,8 @@ fn draw_row(
             ui.set_height(row_h);
             ui.add_space(12.0);
             if prefs.thumbnails {
-                let (rect, _) = ui.allocate_exact_size(egui::vec2(36.0, 36.0), egui::Sense::hover());
+                let (rect, _) =
+                    ui.allocate_exact_size(egui::vec2(36.0, 36.0), egui::Sense::hover());
                 ui.painter()
                     .rect_filled(rect, 2.0, egui::Color32::from_gray(30));
                 if let Some(tex) = s.want_thumb(ui.ctx(), d) {
@@ -370,7 +390,10 @@ fn draw_row(
                     paint_image(ui.painter(), tex.id(), r, rotate, egui::Color32::WHITE);
                 }
             }
-            ui.add(egui::Button::selectable(selected, RichText::new(text).monospace()))
+            ui.add(egui::Button::selectable(
+                selected,
+                RichText::new(text).monospace(),
+            ))
         })
         .inner;
     let r = r.on_hover_text(format!(
@@ -394,6 +417,7 @@ fn draw_row(
     if r.clicked() {
         queue.push(AppCommand::SelectDraw(d));
     }
+    r
 }
 
 #[cfg(test)]

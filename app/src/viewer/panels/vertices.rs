@@ -22,6 +22,15 @@ pub struct VerticesView {
     pub show_triangles: bool,
 }
 
+/// Monospace text that lets clicks through to the table row (not selectable).
+fn cell(ui: &mut egui::Ui, text: String) -> egui::Response {
+    ui.add(
+        egui::Label::new(RichText::new(text).monospace())
+            .selectable(false)
+            .extend(),
+    )
+}
+
 fn source_text(s: &AttribSource) -> String {
     match s {
         AttribSource::Buffer { loader, addr } => format!("loader {loader} @ 0x{addr:08X}"),
@@ -137,7 +146,10 @@ impl VerticesView {
             .sense(egui::Sense::click())
             .column(Column::exact(50.0))
             .column(Column::exact(60.0))
-            .columns(Column::auto().at_least(150.0).resizable(true), n_in + n_out)
+            .columns(
+                Column::auto().at_least(120.0).resizable(true).clip(true),
+                n_in + n_out,
+            )
             .min_scrolled_height(100.0);
         if let Some(k) = selected
             && let Some(row) = d.shaded.iter().position(|v| v.index_in_draw == k)
@@ -156,14 +168,16 @@ impl VerticesView {
                 });
                 for i in 0..n_in {
                     h.col(|ui| {
-                        ui.strong(format!("in v-slot {i}"))
-                            .on_hover_text("Attribute slot as loaded (before the input permutation)");
+                        ui.strong(format!("in v-slot {i}")).on_hover_text(
+                            "Attribute slot as loaded (before the input permutation)",
+                        );
                     });
                 }
                 for i in 0..n_out {
                     h.col(|ui| {
-                        ui.strong(format!("out slot {i}"))
-                            .on_hover_text("Compacted output register (the i-th enabled o register)");
+                        ui.strong(format!("out slot {i}")).on_hover_text(
+                            "Compacted output register (the i-th enabled o register)",
+                        );
                     });
                 }
             })
@@ -176,10 +190,10 @@ impl VerticesView {
                     row.set_selected(selected == Some(sv.index_in_draw));
                     let l = inputs.get(r).copied().flatten().and_then(|i| loaded.get(i));
                     row.col(|ui| {
-                        ui.monospace(sv.index_in_draw.to_string());
+                        cell(ui, sv.index_in_draw.to_string());
                     });
                     row.col(|ui| {
-                        ui.monospace(l.map_or("-".into(), |l| l.vertex_id.to_string()));
+                        cell(ui, l.map_or("-".into(), |l| l.vertex_id.to_string()));
                     });
                     for i in 0..n_in {
                         row.col(|ui| {
@@ -187,7 +201,7 @@ impl VerticesView {
                                 && let Some(v) = l.attrs.get(i)
                             {
                                 let src = l.sources.get(i).map(source_text).unwrap_or_default();
-                                ui.monospace(fmt_vec4(v))
+                                cell(ui, fmt_vec4(v))
                                     .on_hover_text(format!("{src}\n{}", widgets::fmt_vec4_bits(v)));
                             }
                         });
@@ -195,8 +209,7 @@ impl VerticesView {
                     for i in 0..n_out {
                         row.col(|ui| {
                             if let Some(v) = sv.outputs.get(i) {
-                                ui.monospace(fmt_vec4(v))
-                                    .on_hover_text(widgets::fmt_vec4_bits(v));
+                                cell(ui, fmt_vec4(v)).on_hover_text(widgets::fmt_vec4_bits(v));
                             }
                         });
                     }
