@@ -295,6 +295,65 @@ fn rasterize_all(
     }
 }
 
+/// Records a shaded vertex in the draw detail, if detail is being recorded.
+fn record_shaded(detail: &mut Option<DrawDetail>, ds: &DrawSetup, k: u32, slots: &OutputSlots) {
+    if let Some(d) = detail.as_mut() {
+        let n = ds.setup.vs.outputs.count();
+        d.shaded.push(ShadedVertex {
+            index_in_draw: k,
+            outputs: slots[..n.min(16)].to_vec(),
+            vertex: ds.setup.output_map.to_vertex(slots, n),
+        });
+    }
+}
+
+/// Hands one shaded vertex to primitive assembly, or to the geometry shader when the draw uses
+/// one; completed triangles are appended to `tris`. Returns the GS instructions executed.
+#[allow(clippy::too_many_arguments)]
+fn route<O: Observer>(
+    p: &mut PipelineState,
+    ds: &DrawSetup,
+    slots: &OutputSlots,
+    gs_uniforms: Option<&mut Uniforms>,
+    tris: &mut Vec<[OutputVertex; 3]>,
+    stats: &mut DrawStats,
+    draw: u64,
+    obs: &mut O,
+) -> u64 {
+    let gs_ctx = match (&ds.gs, gs_uniforms) {
+        (Some((program, _)), Some(uniforms)) => Some(GsContext {
+            buffer: &mut p.gs_input,
+            unit: &mut p.gs_unit,
+            program,
+            uniforms,
+        }),
+        _ => None,
+    };
+    match shading::route_vertex(&ds.setup, slots, gs_ctx, &mut p.assembler, |t| tris.push(t)) {
+        Ok(out) => {
+            stats.gs_invocations += u64::from(out.gs_invocations);
+            if out.gs_invocations > 0 {
+                p.gs_b15_set = true;
+            }
+            if let Some(d) = out.diagnostic {
+                obs.diagnostic(&d.to_diagnostic(Some(draw)));
+            }
+            out.gs_instructions
+        }
+        Err(e) => {
+            // The invocation ran (and set b15) before it failed.
+            stats.gs_invocations += 1;
+            p.gs_b15_set = true;
+            obs.diagnostic(&Diagnostic {
+                kind: DiagKind::ShaderError,
+                draw: Some(draw),
+                detail: format!("geometry shader stopped: {e}"),
+            });
+            0
+        }
+    }
+}
+
 /// Lighting, procedural texture, fog and shadow stages of a draw; the unverified behaviours
 /// the configuration relies on are reported once per draw.
 fn fixed_function_stages<O: Observer>(
@@ -467,47 +526,17 @@ pub fn draw<O: Observer>(gpu: &mut Gpu, mem: &mut PhysMem, indexed: bool, obs: &
             if use_cache && matches!(src, Pending::Shaded(_)) {
                 cache.insert(id, slots);
             }
-            if let Some(d) = detail.as_mut() {
-                let n = ds.setup.vs.outputs.count();
-                d.shaded.push(ShadedVertex {
-                    index_in_draw: k,
-                    outputs: slots[..n.min(16)].to_vec(),
-                    vertex: ds.setup.output_map.to_vertex(&slots, n),
-                });
-            }
-            let gs_ctx = match (&ds.gs, gs_uniforms.as_mut()) {
-                (Some((program, _)), Some(uniforms)) => Some(GsContext {
-                    buffer: &mut p.gs_input,
-                    unit: &mut p.gs_unit,
-                    program,
-                    uniforms,
-                }),
-                _ => None,
-            };
-            let tris = &mut scratch.tris;
-            match shading::route_vertex(&ds.setup, &slots, gs_ctx, &mut p.assembler, |t| {
-                tris.push(t)
-            }) {
-                Ok(out) => {
-                    stats.gs_invocations += u64::from(out.gs_invocations);
-                    instructions += out.gs_instructions;
-                    if out.gs_invocations > 0 {
-                        p.gs_b15_set = true;
-                    }
-                    if let Some(d) = out.diagnostic {
-                        obs.diagnostic(&d.to_diagnostic(Some(draw)));
-                    }
-                }
-                Err(e) => {
-                    stats.gs_invocations += 1;
-                    p.gs_b15_set = true;
-                    obs.diagnostic(&Diagnostic {
-                        kind: DiagKind::ShaderError,
-                        draw: Some(draw),
-                        detail: format!("geometry shader stopped: {e}"),
-                    });
-                }
-            }
+            record_shaded(&mut detail, &ds, k, &slots);
+            instructions += route(
+                p,
+                &ds,
+                &slots,
+                gs_uniforms.as_mut(),
+                &mut scratch.tris,
+                &mut stats,
+                draw,
+                obs,
+            );
             rasterize_all(
                 &mut scratch.tris,
                 &ds,
@@ -602,43 +631,18 @@ pub fn immediate_vertex<O: Observer>(
     match result {
         Ok(_) => {
             let slots = slots[0];
-            if let Some(d) = imm.detail.as_mut() {
-                let n = ds.setup.vs.outputs.count();
-                d.shaded.push(ShadedVertex {
-                    index_in_draw: k,
-                    outputs: slots[..n.min(16)].to_vec(),
-                    vertex: ds.setup.output_map.to_vertex(&slots, n),
-                });
-            }
+            record_shaded(&mut imm.detail, &ds, k, &slots);
             let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
-            let gs_ctx = match (&ds.gs, gs_uniforms.as_mut()) {
-                (Some((program, _)), Some(uniforms)) => Some(GsContext {
-                    buffer: &mut p.gs_input,
-                    unit: &mut p.gs_unit,
-                    program,
-                    uniforms,
-                }),
-                _ => None,
-            };
-            let tris = &mut scratch.tris;
-            match shading::route_vertex(&ds.setup, &slots, gs_ctx, &mut p.assembler, |t| {
-                tris.push(t)
-            }) {
-                Ok(out) => {
-                    imm.stats.gs_invocations += u64::from(out.gs_invocations);
-                    if out.gs_invocations > 0 {
-                        p.gs_b15_set = true;
-                    }
-                    if let Some(d) = out.diagnostic {
-                        obs.diagnostic(&d.to_diagnostic(Some(draw)));
-                    }
-                }
-                Err(e) => obs.diagnostic(&Diagnostic {
-                    kind: DiagKind::ShaderError,
-                    draw: Some(draw),
-                    detail: format!("geometry shader stopped: {e}"),
-                }),
-            }
+            route(
+                p,
+                &ds,
+                &slots,
+                gs_uniforms.as_mut(),
+                &mut scratch.tris,
+                &mut imm.stats,
+                draw,
+                obs,
+            );
             if let Some(u) = gs_uniforms {
                 gpu.gs.float_uniforms = u.f;
             }
