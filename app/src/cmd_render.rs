@@ -68,8 +68,12 @@ pub fn run(args: &RenderArgs) -> Result<()> {
             Target::AfterDraw(draw_in_frame(&index, frame, m)?)
         }
     };
-    if !replay.seek(target, &mut ()) && !matches!(target, Target::Frame(_)) {
-        bail!("the trace ends before {target:?}");
+    if !replay.seek(target, &mut ()) {
+        let markers = replay.position().frame;
+        bail!(
+            "the trace ends before {target:?}: it has {markers} frame marker(s) and {} draw(s)",
+            replay.position().draws
+        );
     }
     let img = image_of(&replay, args.target)?;
     save_png(&img, &args.output)?;

@@ -51,8 +51,22 @@ enum Command {
     Render(cmd_render::RenderArgs),
 }
 
-fn main() -> Result<()> {
-    let cli = Cli::parse();
+fn main() -> std::process::ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            // The cause chain on one line per cause; a backtrace only when asked for with
+            // RUST_BACKTRACE (anyhow captures it then).
+            eprintln!("error: {err:#}");
+            if std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0") {
+                eprintln!("{}", err.backtrace());
+            }
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
     let Some(command) = cli.command else {
         return cmd_view::run(&cli.view);
     };

@@ -1,0 +1,174 @@
+//! The replay subcommands as a user runs them: `render`, `trace info --json`, `trace check`,
+//! `bench replay`, on the bundled demo trace.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_picaview"))
+}
+
+fn demo(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../assets/demos")
+        .join(name)
+}
+
+fn out_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("picaview-cli-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn render_writes_upright_screens_and_buffers() {
+    let dir = out_dir("render");
+    for (target, w, h) in [("top", 400, 240), ("bottom", 320, 240)] {
+        let out = dir.join(format!("{target}.png"));
+        let st = bin()
+            .args([
+                "render",
+                demo("cube.ctf").to_str().unwrap(),
+                "--frame",
+                "2",
+                "--target",
+                target,
+                "-o",
+            ])
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let img = image::open(&out).unwrap();
+        assert_eq!((img.width(), img.height()), (w, h));
+    }
+    // The same frame as the golden image the tests crate keeps.
+    let out = dir.join("after.png");
+    let st = bin()
+        .args([
+            "render",
+            demo("cube.ctf").to_str().unwrap(),
+            "--frame",
+            "1",
+            "--after-draw",
+            "0",
+            "--target",
+            "color",
+            "-o",
+        ])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let golden = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/goldens");
+    let name = std::fs::read_dir(&golden)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with("demo_cube_after_draw"))
+        .unwrap();
+    let a = image::open(&out).unwrap().to_rgba8();
+    let g = image::open(golden.join(name)).unwrap().to_rgba8();
+    assert_eq!(a, g);
+}
+
+#[test]
+fn render_rejects_missing_frames_and_bad_files() {
+    let dir = out_dir("errors");
+    let out = dir.join("x.png");
+    let o = bin()
+        .args([
+            "render",
+            demo("cube.ctf").to_str().unwrap(),
+            "--frame",
+            "99",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("frame marker"));
+    let o = bin()
+        .args(["render", "Cargo.toml", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bad magic"));
+}
+
+#[test]
+fn all_frames_writes_one_png_per_marker() {
+    let dir = out_dir("all");
+    let st = bin()
+        .args([
+            "render",
+            demo("geoshader.ctf").to_str().unwrap(),
+            "--all-frames",
+            "-o",
+        ])
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let n = std::fs::read_dir(&dir).unwrap().count();
+    assert_eq!(n, 4);
+}
+
+#[test]
+fn trace_info_json_lists_frames_and_draws() {
+    let o = bin()
+        .args([
+            "trace",
+            "info",
+            demo("geoshader.ctf").to_str().unwrap(),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let frames = v["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 4);
+    let d = &frames[0]["draws"][1];
+    assert_eq!(d["topology"], "Geometry");
+    assert_eq!(d["vertex_count"], 240);
+    assert!(d["geometry_shader"]["hash"].is_string());
+    assert_eq!(d["textures"][0]["width"], 32);
+}
+
+#[test]
+fn trace_check_and_bench_replay_run() {
+    let o = bin()
+        .args([
+            "trace",
+            "check",
+            demo("stress.ctf").to_str().unwrap(),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["draws"], 936);
+    assert_eq!(v["issues"].as_array().unwrap().len(), 0);
+    let o = bin()
+        .args([
+            "bench",
+            "replay",
+            demo("geoshader.ctf").to_str().unwrap(),
+            "--runs",
+            "1",
+            "--seeks",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("frames/s") && text.contains("seek to a draw"),
+        "{text}"
+    );
+}
