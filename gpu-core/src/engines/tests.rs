@@ -1,3 +1,4 @@
+// Unit tests of the parent module, compiled only under #[cfg(test)] (declared there).
 //! Engine tests. The `hw_*` tests reproduce, case by case, every check of citra-emu/hwtests
 //! `source/tests/gpu/displaytransfer.cpp` and `memoryfills.cpp` that ran on hardware; buffers are
 //! set up and read back the way those tests do (`u32` words at `input[i]` / `output[i]`).

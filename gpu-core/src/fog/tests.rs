@@ -1,3 +1,4 @@
+// Unit tests of the parent module, compiled only under #[cfg(test)] (declared there).
 //! Fog tests; expected values are worked out by hand from `pica-raster.md` §9.4.
 
 use super::*;

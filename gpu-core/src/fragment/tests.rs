@@ -1,3 +1,4 @@
+// Unit tests of the parent module, compiled only under #[cfg(test)] (declared there).
 use super::*;
 use crate::memory::VRAM;
 use crate::pixel::ColorFormat;

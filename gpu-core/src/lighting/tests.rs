@@ -1,3 +1,4 @@
+// Unit tests of the parent module, compiled only under #[cfg(test)] (declared there).
 //! Fragment lighting tests. Expected colours are computed by hand from `pica-raster.md` §7
 //! (each test shows the arithmetic); LUTs are mostly the "ramp" `value_raw[i] = 16·i`,
 //! `diff = 0`, so an input x reads `16·floor(256x)/4095`.

@@ -1,3 +1,4 @@
+// Unit tests of the parent module, compiled only under #[cfg(test)] (declared there).
 use super::*;
 use crate::vertex::OutputVertex;
 use crate::viewport::{DepthMap, DepthMode};

@@ -1,3 +1,4 @@
+// Unit tests of the parent module, compiled only under #[cfg(test)] (declared there).
 //! Tests of the shading data paths: permutation, compaction, output map, GS input modes.
 
 use super::*;

@@ -1,3 +1,4 @@
+// Unit tests of the parent module, compiled only under #[cfg(test)] (declared there).
 //! Shadow-map rendering tests; expected bytes follow `pica-raster.md` §9.2 by hand.
 
 use super::*;

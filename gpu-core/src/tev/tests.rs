@@ -1,3 +1,4 @@
+// Unit tests of the parent module, compiled only under #[cfg(test)] (declared there).
 use super::*;
 
 /// A configuration whose stage 0 computes `op` on (primary, texture 0, texture 1) with plain

@@ -1,3 +1,4 @@
+// Unit tests of the parent module, compiled only under #[cfg(test)] (declared there).
 //! Tests of the vertex loader: formats, loader layouts, fixed/default slots, index modes and
 //! malformed state.
 

@@ -1,3 +1,4 @@
+// Unit tests of the parent module, compiled only under #[cfg(test)] (declared there).
 //! Unit tests of the CiTrace reader, writer and builder.
 
 use super::*;

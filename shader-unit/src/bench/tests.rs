@@ -1,3 +1,4 @@
+// Unit tests of the parent module, compiled only under #[cfg(test)] (declared there).
 //! Benchmark workload tests: the input generator, the vertex-0 outputs listed in
 //! testdata/bench-workloads.md, and the N = 1,000,000 reference hashes (fast enough to run in
 //! the normal test profile: about 1.5 s per mode at opt-level 1).

@@ -1,3 +1,4 @@
+// Unit tests of the parent module, compiled only under #[cfg(test)] (declared there).
 //! Decoder tests: known words from the benchmark listings, every opcode, and encode/decode
 //! round trips (proptest).
 

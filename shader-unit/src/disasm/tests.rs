@@ -1,3 +1,4 @@
+// Unit tests of the parent module, compiled only under #[cfg(test)] (declared there).
 //! Unit tests of the disassembler on small hand-built programs.
 
 use super::*;

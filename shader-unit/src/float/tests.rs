@@ -1,3 +1,4 @@
+// Unit tests of the parent module, compiled only under #[cfg(test)] (declared there).
 //! Table-driven tests of the PICA float formats (pica-core.md §4) and the upload packings (§2.6).
 
 use super::*;

@@ -1,3 +1,4 @@
+// Unit tests of the parent module, compiled only under #[cfg(test)] (declared there).
 //! Interpreter tests: every opcode, every case of testdata/hw-expectations.md, the emulator test
 //! vectors of pica-core.md §5.9, control flow, geometry-shader emission, tracing, batches, and a
 //! fuzz-style property test.

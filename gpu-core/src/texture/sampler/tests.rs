@@ -1,3 +1,4 @@
+// Unit tests of the parent module, compiled only under #[cfg(test)] (declared there).
 //! Sampler tests: expected values are computed by hand in the comments.
 
 use super::*;
