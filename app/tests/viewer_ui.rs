@@ -240,7 +240,10 @@ fn open_a_texture_view_and_pick_a_pixel() {
     // Click the canvas centre: texel (4, 4) is picked, with raw bytes and the decoded value.
     h.get_by_label("Image canvas (click to pick a pixel)")
         .click();
-    step_until(&mut h, "pixel info", |h| has_label(h, "raw bytes"));
+    // The hint above the canvas also mentions "raw bytes": wait for the worker's answer itself.
+    step_until(&mut h, "pixel info", |h| {
+        h.state().trace().is_some_and(|s| s.pixel.is_some()) && has_label(h, "(4, 4)")
+    });
     let picked = h
         .state()
         .trace()
