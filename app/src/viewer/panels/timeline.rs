@@ -65,7 +65,9 @@ fn topology(t: Topology) -> &'static str {
         Topology::List => "list",
         Topology::Strip => "strip",
         Topology::Fan => "fan",
-        Topology::Geometry => "GS",
+        // Topology 3: triangles with the GS winding flag (also what citro3d uses for indexed
+        // triangle lists); whether a geometry shader runs is shown separately.
+        Topology::Geometry => "geometry-prim",
     }
 }
 
@@ -366,9 +368,10 @@ fn draw_row(
         return ui.label("");
     };
     let text = format!(
-        "Draw #{d}  {} {} · {} vtx → {} tri",
+        "Draw #{d}  {} {}{} · {} vtx → {} tri",
         kind(rec.info.kind),
         topology(rec.info.topology),
+        if rec.info.geometry_shader { " +GS" } else { "" },
         rec.info.count,
         rec.stats.triangles_rasterized
     );
