@@ -81,12 +81,15 @@ enum Item {
 ///
 /// ```
 /// use pica_cmd::citrace::{CiTrace, CiTraceBuilder, InitialState};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let mut b = CiTraceBuilder::new(InitialState::citra_sized());
-/// b.submit_command_list(0x2000_0000, &[0u8; 16]).unwrap();
+/// b.submit_command_list(0x2000_0000, &[0u8; 16])?;
 /// b.frame_marker();
-/// let bytes = b.build().unwrap();
-/// let trace = CiTrace::from_bytes(bytes).unwrap();
+/// let bytes = b.build()?;
+/// let trace = CiTrace::from_bytes(bytes)?;
 /// assert_eq!(trace.submissions().len(), 1);
+/// # Ok(())
+/// # }
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct CiTraceBuilder {

@@ -1015,6 +1015,23 @@ impl<'a> Assembler<'a> {
         Ok(r)
     }
 
+    /// Records the relocation of the flow target `target` for the instruction about to be
+    /// pushed: a procedure for calls, a label for jumps.
+    fn flow_reloc(&mut self, target: Piece<'a>, is_call: bool) -> PResult<'a, ()> {
+        Self::target(target, if is_call { "procedure" } else { "label" })?;
+        let reloc = Reloc {
+            word: self.buf.len(),
+            name: target.text.to_string(),
+            loc: self.loc(target),
+        };
+        if is_call {
+            self.proc_relocs.push(reloc);
+        } else {
+            self.label_relocs.push(reloc);
+        }
+        Ok(())
+    }
+
     fn target(p: Piece<'a>, what: &str) -> PResult<'a, ()> {
         if p.is_empty() || !is_identifier(p.text) {
             return Err(Problem::new(p, format!("invalid {what} name `{}`", p.text))
@@ -1377,19 +1394,7 @@ impl<'a> Assembler<'a> {
                     op::CALLC | op::JMPC => {
                         let target = Self::arg(cur, stmt, &use_)?;
                         Self::no_more_args(cur, &use_)?;
-                        let is_call = opcode == op::CALLC;
-                        Self::target(target, if is_call { "procedure" } else { "label" })?;
-                        let loc = self.loc(target);
-                        let reloc = Reloc {
-                            word: self.buf.len(),
-                            name: target.text.to_string(),
-                            loc,
-                        };
-                        if is_call {
-                            self.proc_relocs.push(reloc);
-                        } else {
-                            self.label_relocs.push(reloc);
-                        }
+                        self.flow_reloc(target, opcode == op::CALLC)?;
                     }
                     op::IFC => {
                         Self::no_more_args(cur, &use_)?;
@@ -1418,19 +1423,7 @@ impl<'a> Assembler<'a> {
                     op::CALLU | op::JMPU => {
                         let target = Self::arg(cur, stmt, &use_)?;
                         Self::no_more_args(cur, &use_)?;
-                        let is_call = opcode == op::CALLU;
-                        Self::target(target, if is_call { "procedure" } else { "label" })?;
-                        let loc = self.loc(target);
-                        let reloc = Reloc {
-                            word: self.buf.len(),
-                            name: target.text.to_string(),
-                            loc,
-                        };
-                        if is_call {
-                            self.proc_relocs.push(reloc);
-                        } else {
-                            self.label_relocs.push(reloc);
-                        }
+                        self.flow_reloc(target, opcode == op::CALLU)?;
                     }
                     _ => {
                         Self::no_more_args(cur, &use_)?;

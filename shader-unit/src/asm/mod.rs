@@ -15,9 +15,10 @@
 //!         end
 //!     .end
 //! ";
-//! let prog = shader_unit::asm::assemble_str(src).unwrap();
+//! let prog = shader_unit::asm::assemble_str(src)?;
 //! assert_eq!(prog.program.len(), 2);
 //! assert_eq!(prog.entry_point, 0);
+//! # Ok::<(), shader_unit::asm::AsmErrors>(())
 //! ```
 //!
 //! Modules: `lexer` (lines, comments, labels, C number parsing), `parser` (operand and
