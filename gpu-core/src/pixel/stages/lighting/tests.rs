@@ -4,6 +4,7 @@
 //! `diff = 0`, so an input x reads `16·floor(256x)/4095`.
 
 use super::*;
+use crate::pixel::stages::{self, FixedFunctionStages};
 use pica_cmd::regs::id;
 use pica_cmd::regs::lighting::{light, light_offset};
 use pica_cmd::regs::{F16, F20};
