@@ -13,9 +13,10 @@
 //!   memories, command lists) and the external register side effects.
 //! * [`engines`]: memory fill, display transfer / texture copy, LCD scan-out.
 //! * [`draw`]: one draw from a borrowed [`draw::DrawRequest`] through [`geometry`] and [`pixel`].
-//! * [`geometry`]: vertex loading, shading glue, primitive assembly, clipping, viewport.
 //! * [`pixel`]: rasteriser, fragment pipeline, combiners, texturing, the fixed-function stages,
-//!   framebuffer, pixel formats, tiling.
+//!   framebuffer, pixel formats, tiling (the rasteriser takes its depth
+//!   map from [`geometry::viewport`]).
+//! * [`geometry`]: vertex loading, shading glue, primitive assembly, clipping, viewport.
 //! * Shared leaves: [`debug`] (the observer interface, events, diagnostics), [`vertex`] (vertex
 //!   records between stages), [`lut`] (lookup tables), [`regs`] (register map), [`memory`]
 //!   (physical memory).
