@@ -14,7 +14,7 @@ use shader_unit::decode::{
 };
 use shader_unit::interp::{
     ExecConfig, GS_OUTPUT_BANKING, OUT_OF_RANGE_UNIFORM, RELATIVE_UNIFORM_RULE,
-    RelativeUniformRule, UnitState, Uniforms, Vec4, run,
+    RelativeUniformRule, Uniforms, UnitState, Vec4, run,
 };
 
 // ----- builder ---------------------------------------------------------------------------
@@ -193,11 +193,7 @@ fn binary_x(op: BinaryOp, a: f32, b: f32) -> f32 {
 fn binary_inverted_x(op: BinaryOp, a: f32, b: f32) -> f32 {
     let mut u = Uniforms::default();
     u.f[0] = [b, 0.0, 0.0, 0.0];
-    run_o0(
-        &[bini(op, o(0), v(0), c(0))],
-        &[[a, 0.0, 0.0, 0.0]],
-        &u,
-    )[0]
+    run_o0(&[bini(op, o(0), v(0), c(0))], &[[a, 0.0, 0.0, 0.0]], &u)[0]
 }
 
 fn unary(op: UnaryOp, x: Vec4) -> Vec4 {
@@ -225,11 +221,19 @@ fn hw_sh1_infinity_times_zero_is_zero() {
         2.0
     );
     assert_eq!(
-        class(dp(BinaryOp::Dp3, [INF, INF, 0.0, 0.0], [0.0, 0.0, INF, 0.0])),
+        class(dp(
+            BinaryOp::Dp3,
+            [INF, INF, 0.0, 0.0],
+            [0.0, 0.0, INF, 0.0]
+        )),
         Class::Zero
     );
     assert_eq!(
-        class(dp(BinaryOp::Dph, [INF, INF, INF, 0.0], [0.0, 0.0, 0.0, 1.0])),
+        class(dp(
+            BinaryOp::Dph,
+            [INF, INF, INF, 0.0],
+            [0.0, 0.0, 0.0, 1.0]
+        )),
         Class::One
     );
 }
@@ -295,19 +299,13 @@ fn hw_sh6_zero_has_no_sign_and_ex2_lg2_at_infinities() {
     let u = Uniforms::default();
     let neg_inf = [[-INF; 4]];
     let rsq_rcp = run_o0(
-        &[
-            un(UnaryOp::Rcp, rd(0), v(0)),
-            un(UnaryOp::Rsq, o(0), r(0)),
-        ],
+        &[un(UnaryOp::Rcp, rd(0), v(0)), un(UnaryOp::Rsq, o(0), r(0))],
         &neg_inf,
         &u,
     );
     assert_eq!(class(rsq_rcp[0]), Class::PosInf);
     let lg2_rcp = run_o0(
-        &[
-            un(UnaryOp::Rcp, rd(0), v(0)),
-            un(UnaryOp::Lg2, o(0), r(0)),
-        ],
+        &[un(UnaryOp::Rcp, rd(0), v(0)), un(UnaryOp::Lg2, o(0), r(0))],
         &neg_inf,
         &u,
     );
@@ -392,7 +390,11 @@ fn hw_sh10_dph_and_dphi_replace_the_first_operands_w_with_one() {
         // operand's w is replaced again.
         let mut u = Uniforms::default();
         u.f[0] = zero_xyz(bw);
-        let dphi = run_o0(&[bini(BinaryOp::Dph, o(0), v(0), c(0))], &[zero_xyz(aw)], &u);
+        let dphi = run_o0(
+            &[bini(BinaryOp::Dph, o(0), v(0), c(0))],
+            &[zero_xyz(aw)],
+            &u,
+        );
         assert_eq!(dphi[0], want, "dphi a.w={aw} b.w={bw}");
     }
     // The xyz part is a plain dot product.
@@ -484,10 +486,22 @@ fn hw_sh13_out_of_range_relative_uniform_reads_follow_the_chosen_claim() {
     match RELATIVE_UNIFORM_RULE {
         RelativeUniformRule::WrapMod128 => {
             assert_eq!(read(40, 128.0), u.f[40], "c40[a0=128]: offset ignored");
-            assert_eq!(read(40, -42.0), OUT_OF_RANGE_UNIFORM, "c40[a0=-42] -> index 126");
+            assert_eq!(
+                read(40, -42.0),
+                OUT_OF_RANGE_UNIFORM,
+                "c40[a0=-42] -> index 126"
+            );
             assert_eq!(read(40, -73.0), u.f[95], "c40[a0=-73] -> index 95");
-            assert_eq!(read(0, -1.0), OUT_OF_RANGE_UNIFORM, "c0[a0=-1] -> index 127");
-            assert_eq!(read(90, 10.0), OUT_OF_RANGE_UNIFORM, "c90[a0=10] -> index 100");
+            assert_eq!(
+                read(0, -1.0),
+                OUT_OF_RANGE_UNIFORM,
+                "c0[a0=-1] -> index 127"
+            );
+            assert_eq!(
+                read(90, 10.0),
+                OUT_OF_RANGE_UNIFORM,
+                "c90[a0=10] -> index 100"
+            );
         }
         RelativeUniformRule::ZeroOutside => {
             // Steveice10's hardware test: a negative index drew (0, 0, 0, 0).
@@ -558,12 +572,7 @@ fn hw_sh14_mad_offsets_src2_and_madi_offsets_src3() {
         let code = [head[0], word, end[0]];
         let p = Program::new(&code, &descs);
         let mut st = UnitState::default();
-        exec(
-            &p,
-            &[[2.0; 4], [3.0; 4], [2.0, 0.0, 0.0, 0.0]],
-            &u,
-            &mut st,
-        );
+        exec(&p, &[[2.0; 4], [3.0; 4], [2.0, 0.0, 0.0, 0.0]], &u, &mut st);
         assert_eq!(st.a0[0], 2);
         assert_eq!(st.outputs[0], [want; 4], "word {word:08x}");
     }
@@ -601,7 +610,16 @@ fn gs_emits(steps: &[(u8, u8)]) -> Vec<[Vec4; 16]> {
     }
     let mut st = UnitState::default();
     let mut sink = Sink(Vec::new());
-    run(&p, &u, &mut st, 0, &ExecConfig::default(), &mut (), &mut sink).expect("GS runs");
+    run(
+        &p,
+        &u,
+        &mut st,
+        0,
+        &ExecConfig::default(),
+        &mut (),
+        &mut sink,
+    )
+    .expect("GS runs");
     sink.0
 }
 
@@ -646,7 +664,16 @@ fn hw_sh16_gs_outputs_alternate_between_two_banks() {
     u.f[2] = [21.0, 22.0, 23.0, 24.0];
     let mut st = UnitState::default();
     let mut sink = Sink(Vec::new());
-    run(&p, &u, &mut st, 0, &ExecConfig::default(), &mut (), &mut sink).expect("GS runs");
+    run(
+        &p,
+        &u,
+        &mut st,
+        0,
+        &ExecConfig::default(),
+        &mut (),
+        &mut sink,
+    )
+    .expect("GS runs");
     assert_eq!(
         sink.0,
         vec![
@@ -670,9 +697,9 @@ fn hw_sh16_gs_unwritten_components_come_from_two_emits_back() {
         vec![
             [1.0, 2.0, 3.0, 4.0],
             [11.0, 12.0, 13.0, 14.0],
-            [21.0, 2.0, 3.0, 4.0],     // bank 0: x rewritten, yzw from emit 1
-            [31.0, 12.0, 13.0, 14.0],  // bank 1: x rewritten, yzw from emit 2
-            [21.0, 2.0, 3.0, 24.0],    // bank 0 again: only w rewritten
+            [21.0, 2.0, 3.0, 4.0],    // bank 0: x rewritten, yzw from emit 1
+            [31.0, 12.0, 13.0, 14.0], // bank 1: x rewritten, yzw from emit 2
+            [21.0, 2.0, 3.0, 24.0],   // bank 0 again: only w rewritten
         ]
     );
 }
@@ -702,7 +729,12 @@ fn hw_sh17_gs_state_persists_across_invocations() {
     let mut u = Uniforms::default();
     u.f[3] = [33.0; 4];
     let mut st = UnitState::default();
-    exec(&first, &[[5.0, 3.0, 0.0, 0.0], [1.0, 9.0, 0.0, 0.0]], &u, &mut st);
+    exec(
+        &first,
+        &[[5.0, 3.0, 0.0, 0.0], [1.0, 9.0, 0.0, 0.0]],
+        &u,
+        &mut st,
+    );
     assert_eq!(st.cmp, [true, true]);
     // New inputs for the next invocation; nothing else is reset.
     exec(&second, &[[0.0; 4], [0.0; 4]], &u, &mut st);
@@ -737,10 +769,7 @@ fn hw_sh20_litp_semantics() {
         assert_eq!(st.cmp, flags, "flags of {input:?}");
     }
     // The swizzle applies before LITP.
-    let p = build(&[
-        un(UnaryOp::Litp, o(0), swz(v(0), [3, 2, 1, 0])),
-        Instr::End,
-    ]);
+    let p = build(&[un(UnaryOp::Litp, o(0), swz(v(0), [3, 2, 1, 0])), Instr::End]);
     let mut st = UnitState::default();
     exec(&p, &[[1.0, 2.0, 3.0, -4.0]], &u, &mut st);
     assert_eq!(st.outputs[0], [0.0, 3.0, 0.0, 1.0]);

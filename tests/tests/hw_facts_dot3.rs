@@ -71,12 +71,7 @@ fn dot3_via_tev(constant: [u8; 3], texel: [u8; 3]) -> u8 {
     }
     let cfg = TevConfig::from_regs(&regs);
     let inputs = TevInputs {
-        texture: [
-            [texel[0], texel[1], texel[2], 0xFF],
-            [0; 4],
-            [0; 4],
-            [0; 4],
-        ],
+        texture: [[texel[0], texel[1], texel[2], 0xFF], [0; 4], [0; 4], [0; 4]],
         ..TevInputs::default()
     };
     cfg.combine(&inputs)[0]
@@ -148,7 +143,11 @@ fn hw_te4_dot3_rgb_sample_values_from_the_fact_sheet() {
         (0xD0, 0xFF, 0xFF),
     ] {
         assert_eq!(t[0][usize::from(x)], hw, "fixture row {x:#04x}");
-        assert_eq!(dot3_via_tev([x; 3], [x; 3]), model, "(x,x,x)·(x,x,x) at {x:#04x}");
+        assert_eq!(
+            dot3_via_tev([x; 3], [x; 3]),
+            model,
+            "(x,x,x)·(x,x,x) at {x:#04x}"
+        );
     }
     // (0x80, 0x80, 0x80)·(x, x, x): 0 up to 0xBF, 3 from 0xC0 — 0x80 is a tiny positive value.
     for x in 0..=255u8 {
