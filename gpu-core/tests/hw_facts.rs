@@ -1232,7 +1232,10 @@ mod li {
             }
         }
         r[0x1C4] = c1;
-        r[0x1D9] = perm.iter().enumerate().fold(0, |m, (k, l)| m | (l << (4 * k)));
+        r[0x1D9] = perm
+            .iter()
+            .enumerate()
+            .fold(0, |m, (k, l)| m | (l << (4 * k)));
         r
     }
 
@@ -1297,7 +1300,10 @@ mod li {
         let c = fr_alpha(&[0, 1, 2]);
         assert!(a.abs_diff(128) <= 2, "last = light 1 (L·N 0.5): {a}");
         assert!(b >= 254, "last = light 0 (L·N 1): {b}");
-        assert!(c.abs_diff(64) <= 2, "last = light 2 (L·N 0.25), not a product: {c}");
+        assert!(
+            c.abs_diff(64) <= 2,
+            "last = light 2 (L·N 0.25), not a product: {c}"
+        );
     }
 
     #[test]
@@ -1340,7 +1346,14 @@ mod li {
         luts[16] = lut(|i| i as f32 / 255.0); // DA0 ramp
         let shade = |pos: [f32; 3], directional: bool, view: [f32; 3]| {
             let mut r = regs(&[0], 0, &[], 1);
-            light(&mut r, 0, [0.0; 3], [1.0; 3], pos, u32::from(directional) | 2);
+            light(
+                &mut r,
+                0,
+                [0.0; 3],
+                [1.0; 3],
+                pos,
+                u32::from(directional) | 2,
+            );
             r[0x14A] = F20::from_f32(0.0).to_bits(); // bias
             r[0x14B] = F20::from_f32(0.25).to_bits(); // scale
             let cfg = LightingConfig::from_regs(&r, &luts);
@@ -1373,6 +1386,65 @@ mod li {
         // Signed lookup of 0.6: entry floor(0.6·128) = 76 → 76/255 plus δ·0 → 0.298.
         let want = ((76.0f32 / 255.0 * 4095.0).round() / 4095.0 * 255.0) as u8;
         assert!(spec.abs_diff(want) <= 1, "CP 0.6 → {spec} (want {want})");
+    }
+
+    /// Bump mapping from texture unit 0: CONFIG0 bump unit 22-23 = 0, mode 28-29, bit 30 = no
+    /// renormalisation.
+    fn bump_regs(mode: u32, no_renorm: bool) -> Box<[u32; 0x300]> {
+        let mut r = regs(&[0], (mode << 28) | (u32::from(no_renorm) << 30), &[16], 0);
+        r[0x1D1] = 5; // D0 input: CP
+        r[0x1D0] = 1 << 1; // D0 input signed
+        light(&mut r, 0, [1.0; 3], [0.0; 3], [0.6, 0.0, 0.8], 1);
+        r
+    }
+
+    /// Signed D0 LUT whose entry for x in [-1, 1) is (x + 1) / 2, so the secondary red
+    /// channel reads back CP.
+    fn cp_lut() -> Box<[[u32; LUT_ENTRIES]; LUT_COUNT]> {
+        let mut luts = no_luts();
+        luts[0] = lut(|i| {
+            let x = if i < 128 {
+                i as f32 / 128.0
+            } else {
+                (i as f32 - 256.0) / 128.0
+            };
+            (x + 1.0) / 2.0
+        });
+        luts
+    }
+
+    fn cp_of(spec_red: u8) -> f32 {
+        f32::from(spec_red) / 255.0 * 2.0 - 1.0
+    }
+
+    #[test]
+    fn hw_li6_cp_with_renorm_off_assumes_a_unit_normal() {
+        // PR #2891: with renormalisation off and a non-unit normal-map vector, CP is computed
+        // without dividing by |N|². Texel (191, 128, 191) → N ≈ (0.5, 0, 0.5); H = (0.6, 0, 0.8);
+        // N·H = 0.7: CP = (H − N·(N·H))·T = 0.6 − 0.35 = 0.25 (dividing by |N|² = 0.5 would
+        // give 0.6 − 0.7 = −0.1).
+        let luts = cp_lut();
+        let r = bump_regs(1, true);
+        let cfg = LightingConfig::from_regs(&r, &luts);
+        let tex = [[191, 128, 191, 255], [0; 4], [0; 4], [0; 4]];
+        let cp = cp_of(cfg.shade(IDENTITY, [0.6, 0.0, 0.8], &tex)[1][0]);
+        assert!((cp - 0.25).abs() < 0.03, "CP {cp}");
+    }
+
+    #[test]
+    fn hw_li8_tangent_map_mode_ignores_renorm() {
+        // azahar fragment generators ("confirmed on 3DS"): in tangent-map mode the renorm bit
+        // changes nothing, even for a non-unit tangent vector.
+        let luts = cp_lut();
+        let tex = [[191, 160, 140, 255], [0; 4], [0; 4], [0; 4]];
+        let out = |no_renorm| {
+            let cfg = LightingConfig::from_regs(&bump_regs(2, no_renorm), &luts);
+            cfg.shade(IDENTITY, [0.6, 0.0, 0.8], &tex)
+        };
+        assert_eq!(out(false), out(true));
+        // The tangent map does change the result (the test would be vacuous otherwise).
+        let cfg = LightingConfig::from_regs(&bump_regs(0, false), &luts);
+        assert_ne!(cfg.shade(IDENTITY, [0.6, 0.0, 0.8], &tex), out(false));
     }
 
     #[test]
@@ -1429,4 +1501,46 @@ mod li {
         });
         assert!(checked > 1000);
     }
+}
+
+// ----- VL-7: primitive assembly with a geometry shader -----------------------------------
+
+#[test]
+fn hw_vl7_assembler_keeps_the_topology_and_gs_winding_reverses_order() {
+    // PR #2865 (hardware tested): with a geometry shader the assembler still follows the
+    // topology setting, and the GS winding flag reverses the emitted triangle's first two
+    // vertices (geometry topology).
+    use gpu_core::assembly::{PrimitiveAssembler, Topology};
+    use gpu_core::shading::submit_emitted;
+    use gpu_core::vertex::OutputVertex;
+    let v = |i: f32| OutputVertex {
+        pos: [i, 0.0, 0.0, 1.0],
+        ..Default::default()
+    };
+    let ids = |t: &[OutputVertex; 3]| t.map(|v| v.pos[0] as u32);
+    // Geometry topology: winding set → (v1, v0, v2); the flag is consumed by that triangle.
+    let mut pa = PrimitiveAssembler::new(Topology::Geometry);
+    let mut tris = Vec::new();
+    submit_emitted(&mut pa, &[v(0.0), v(1.0), v(2.0)], true, |t| {
+        tris.push(ids(&t))
+    });
+    submit_emitted(&mut pa, &[v(3.0), v(4.0), v(5.0)], false, |t| {
+        tris.push(ids(&t))
+    });
+    assert_eq!(tris, vec![[1, 0, 2], [3, 4, 5]]);
+    // Strip topology with GS output: emitted vertices are assembled as a strip.
+    let mut pa = PrimitiveAssembler::new(Topology::Strip);
+    let mut tris = Vec::new();
+    submit_emitted(&mut pa, &[v(0.0), v(1.0), v(2.0)], false, |t| {
+        tris.push(ids(&t))
+    });
+    submit_emitted(&mut pa, &[v(3.0)], false, |t| tris.push(ids(&t)));
+    assert_eq!(tris, vec![[0, 1, 2], [2, 1, 3]]);
+    // Fan topology likewise.
+    let mut pa = PrimitiveAssembler::new(Topology::Fan);
+    let mut tris = Vec::new();
+    submit_emitted(&mut pa, &[v(0.0), v(1.0), v(2.0), v(3.0)], false, |t| {
+        tris.push(ids(&t))
+    });
+    assert_eq!(tris, vec![[0, 1, 2], [0, 2, 3]]);
 }
