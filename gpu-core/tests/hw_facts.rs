@@ -382,7 +382,7 @@ fn hw_vl3_attributes_align_to_their_element_size() {
     // Attribute formats: attr 0 float x4, attr 1 ubyte x3 (type 1, 3 comps), attr 2 float x4.
     r.set(0x201, 0xF | ((0x1 | (2 << 2)) << 4) | (0xF << 8));
     // Components: attr 1, attr 0, padding 4 bytes (12), attr 2.
-    r.set(0x204, 0x1 | (0x0 << 4) | (12 << 8) | (0x2 << 12));
+    r.set(0x204, 0x1 | (12 << 8) | (0x2 << 12)); // nibbles: 1, 0, 12, 2
     r.set(0x205, (40 << 16) | (4 << 28));
     let mut bytes = Vec::new();
     for p in FULL {
@@ -931,7 +931,8 @@ fn hw_fo8_logic_ops_combine_with_fog() {
     // 14 or-reverse, 15 or-inverted.
     let fogged = [0x0Fu8, 0xF0, 0x3C];
     let dst = [0x55u8, 0x55, 0x55, 0xFF];
-    let cases: [(u32, fn(u8, u8) -> u8); 4] = [
+    type Op = fn(u8, u8) -> u8;
+    let cases: [(u32, Op); 4] = [
         (3, |s, _| s),
         (11, |s, d| s ^ d),
         (9, |s, d| s | d),

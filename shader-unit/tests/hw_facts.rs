@@ -13,8 +13,8 @@ use shader_unit::decode::{
     BinaryOp, Dst, DstReg, Instr, Program, RelAddr, Src, SrcReg, UnaryOp, decode, encode_program,
 };
 use shader_unit::interp::{
-    ExecConfig, GS_OUTPUT_BANKING, OUT_OF_RANGE_UNIFORM, RELATIVE_UNIFORM_RULE,
-    RelativeUniformRule, Uniforms, UnitState, Vec4, run,
+    ExecConfig, OUT_OF_RANGE_UNIFORM, RELATIVE_UNIFORM_RULE, RelativeUniformRule, Uniforms,
+    UnitState, Vec4, run,
 };
 
 // ----- builder ---------------------------------------------------------------------------
@@ -631,7 +631,6 @@ fn hw_sh16_gs_outputs_alternate_between_two_banks() {
     //   3. o0.y = rightBottom         emit   -> bottom LEFT on hardware: x is the value from two
     //                                            emits earlier (leftTop.x), not rightBottom.x
     //   4. o0.xyzw = rightBottom      emit   -> bottom right
-    assert!(GS_OUTPUT_BANKING, "SH-16 is modelled");
     // c1 = leftTop (11, 12, 13, 14), c2 = rightBottom (21, 22, 23, 24).
     struct Sink(Vec<Vec4>);
     impl shader_unit::interp::EmitSink for Sink {
