@@ -479,7 +479,6 @@ fn hw_vl6_vertex_colour_made_absolute_and_clamped_before_interpolation() {
 // ----- SH-15: unmapped output slots ----------------------------------------------------------
 
 #[test]
-#[ignore = "fails: unmapped semantics read 0 (shading::OutputMap::to_vertex), fix pending (gpu-core layout)"]
 fn hw_sh15_unmapped_output_semantics_read_one() {
     // Only the position is mapped: colour and texcoord semantics read 1.0.
     let mut r = Rig::new();
@@ -608,7 +607,6 @@ fn inputs(primary: [u8; 4]) -> TevInputs {
 }
 
 #[test]
-#[ignore = "fails: stage 0 Previous reads (0, 0, 0, 0) (tev::PREVIOUS_IN_STAGE0), fix pending (gpu-core layout)"]
 fn hw_te1_previous_in_stage_0_is_the_primary_colour() {
     // PR #6921 (GPUCode's tev_test): stage 0 Replace(Previous) shows the vertex colour.
     let mut regs = tev_regs();
@@ -866,7 +864,6 @@ fn hw_fo4_stencil_write_mask_and_compare_mask_do_different_jobs() {
 }
 
 #[test]
-#[ignore = "fails: MIN/MAX blending ignores the factors (fragment::Blend::apply), fix pending (gpu-core layout)"]
 fn hw_fo5_min_max_blending_apply_the_factors() {
     // Issue #2684 / Subv gpu_blend_factors / PR #6925: MAX with source factor ZERO and
     // destination factor ONE leaves the destination (libstarlight's knockout).
@@ -1239,7 +1236,6 @@ mod fb {
     }
 
     #[test]
-    #[ignore = "fails: texture copy reads from the 8-byte-aligned source address, fix pending (gpu-core layout)"]
     fn hw_fb2_texture_copy_source_aligned_down_to_16_bytes() {
         // Issue #1336: an 8-byte-aligned source starts copying at the previous 16-byte boundary.
         let mut mem = PhysMem::new();
@@ -1526,7 +1522,6 @@ mod li {
     }
 
     #[test]
-    #[ignore = "fails: quaternions are only normalised per fragment, fix pending (gpu-core layout)"]
     fn hw_cr5_quaternions_normalized_per_vertex_then_interpolated_linearly() {
         // PR #2726/#2729 (yuriks' test): each vertex quaternion is normalised, the unit
         // quaternions are interpolated linearly, and the fragment renormalises. A vertex with
