@@ -162,9 +162,10 @@ pub enum BlendEquation {
     Subtract,
     /// 2: `(d·df − s·sf) / 255`.
     ReverseSubtract,
-    /// 3: `min(s, d)`. UNVERIFIED: factors ignored (Citra, as OpenGL); hardware unknown.
+    /// 3: `min(s·sf, d·df) / 255`. HW: hardware fact FO-5 (Subv's gpu_blend_factors test,
+    /// Citra issue #2684 / PR #6925): the factors apply first, unlike OpenGL.
     Min,
-    /// 4: `max(s, d)`. UNVERIFIED: factors ignored, as for [`BlendEquation::Min`].
+    /// 4: `max(s·sf, d·df) / 255` (FO-5, as [`BlendEquation::Min`]).
     Max,
     /// 5-7: behave as [`BlendEquation::Add`] on hardware according to \[3DB-I\] (Citra leaves them
     /// unimplemented).
@@ -412,8 +413,10 @@ impl Blend {
                 // `/` truncates toward zero, then the clamp removes negatives (as Citra).
                 BlendEquation::Subtract => (sp - dp) / 255,
                 BlendEquation::ReverseSubtract => (dp - sp) / 255,
-                BlendEquation::Min => s.min(d) as i32,
-                BlendEquation::Max => s.max(d) as i32,
+                // HW: FO-5: MIN/MAX compare the products (a MAX with factors Zero/One keeps
+                // the destination: libstarlight's "knockout").
+                BlendEquation::Min => sp.min(dp) / 255,
+                BlendEquation::Max => sp.max(dp) / 255,
             };
             *o = r.clamp(0, 255) as u8;
         }

@@ -264,18 +264,22 @@ fn op_channel(op: TevOp, a: u32, b: u32, c: u32) -> u8 {
 }
 
 /// The DOT3 value of two RGB triples:
-/// `clamp(Σ ((2a − 255)·(2b − 255) + 128) / 256, 0, 255)` with division truncating toward zero.
+/// `clamp(Σ floor(((2a − 255)·(2b − 255) + 128) / 256), 0, 255)`.
 ///
-/// HW: \[C\] PR #767 compared this against hardware; worst-case error ±3 (the per-component
-/// precision of the hardware is not known exactly). Dot3_RGBA verified in PR #2671.
+/// HW: hardware fact TE-4 (`docs/hardware-behaviour.md`, Lectem's measured table in
+/// `tests/fixtures/hw/dot3_rgb.tsv`). Rounding each channel's term down (floor, an arithmetic
+/// shift) instead of toward zero as \[C\] does matches 2,590 of the 2,816 measured entries instead
+/// of 2,334; the rest differ by at most 3 (inputs below 0x80 in (x,x,x)·(x,x,x)) or 1 (a
+/// product of −1, which the hardware counts as −1). No formula matching the whole table is known.
+/// UNVERIFIED(TE-4) beyond the table. Dot3_RGBA verified in PR #2671.
 #[inline]
 pub fn dot3(a: [u8; 3], b: [u8; 3]) -> u8 {
     let mut sum = 0i32;
     for ch in 0..3 {
         let x = 2 * i32::from(a[ch]) - 255;
         let y = 2 * i32::from(b[ch]) - 255;
-        // Rust's `/` on i32 truncates toward zero, like C.
-        sum += (x * y + 128) / 256;
+        // `>>` on i32 is an arithmetic shift: floor division by 256.
+        sum += (x * y + 128) >> 8;
     }
     sum.clamp(0, 255) as u8
 }
@@ -283,18 +287,18 @@ pub fn dot3(a: [u8; 3], b: [u8; 3]) -> u8 {
 /// What "Previous" (source 15) reads in stage 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PreviousInStage0 {
-    /// (0, 0, 0, 0): Citra GL.
+    /// (0, 0, 0, 0): Citra GL before PR #6921.
     Zero,
-    /// The primary (vertex) colour: Panda3DS.
+    /// The primary (vertex) colour: the console, Panda3DS, Citra since PR #6921.
     PrimaryColor,
 }
 
 /// The stage-0 "Previous" behaviour in use.
 ///
-/// UNVERIFIED (`pica-raster.md` §6.6): Citra GL uses 0, Citra SW leaves it uninitialised, Panda
-/// uses the primary colour, 3dbrew says it returns "the value of source 3". Zero is the
-/// conservative choice that `pica-raster.md` recommends.
-pub const PREVIOUS_IN_STAGE0: PreviousInStage0 = PreviousInStage0::Zero;
+/// HW: hardware fact TE-1 (`docs/hardware-behaviour.md`): GPUCode's tev_test (Citra PR #6921)
+/// draws the vertex colour on a 3DS where Citra drew black. (Before that fact, `pica-raster.md`
+/// §6.6 recommended 0 for want of evidence.)
+pub const PREVIOUS_IN_STAGE0: PreviousInStage0 = PreviousInStage0::PrimaryColor;
 
 /// What DOT3 selected as the **alpha** operation (without Dot3_RGBA as the RGB operation) gives.
 ///
@@ -456,8 +460,6 @@ pub enum TevIssue {
         /// Stage 0-5.
         stage: u8,
     },
-    /// Stage 0 reads "Previous" (see [`PREVIOUS_IN_STAGE0`]).
-    PreviousInStage0,
 }
 
 /// The combiner configuration of a draw.
@@ -508,9 +510,6 @@ impl TevConfig {
             for src in s.sources_read() {
                 if let TevSource::Unknown(value) = src {
                     out.push(TevIssue::UnknownSource { stage, value });
-                }
-                if i == 0 && src == TevSource::Previous {
-                    out.push(TevIssue::PreviousInStage0);
                 }
             }
             for o in &s.rgb_operand[..s.rgb_op.arity()] {

@@ -135,14 +135,15 @@ fn multiply_add_and_add_multiply() {
 
 #[test]
 fn dot3_rgb_exact_values() {
-    // Each term ((2a − 255)(2b − 255) + 128) / 256, truncating toward zero.
+    // Each term floor(((2a − 255)(2b − 255) + 128) / 256) (hardware fact TE-4).
     assert_eq!(dot3([255; 3], [255; 3]), 255); // 3 · 254 = 762 → 255
     assert_eq!(dot3([128; 3], [255; 3]), 3); // (255 + 128)/256 = 1 each
     assert_eq!(dot3([0; 3], [255; 3]), 0); // negative → 0
     // (192,128,64)·(160,96,64): 8513/256 = 33, 65/256 = 0, 16257/256 = 63 → 96.
     assert_eq!(dot3([192, 128, 64], [160, 96, 64]), 96);
-    // A negative term truncates toward zero: −8127/256 = −31.7 → −31 (not −32): 33 − 31 + 0 = 2.
-    assert_eq!(dot3([192, 64, 128], [160, 160, 128]), 2);
+    // A negative term rounds down: −8127/256 = −31.7 → −32 (truncation would give −31):
+    // 33 − 32 + 0 = 1.
+    assert_eq!(dot3([192, 64, 128], [160, 160, 128]), 1);
     // Through the combiner: replicated to RGB; alpha comes from the alpha combiner (Dot3_RGB
     // in the alpha op gives 0 here, see the next test); with Replace as alpha op it is a.a.
     let mut cfg = one_stage(TevOp::Dot3Rgb);
@@ -285,8 +286,8 @@ fn every_source() {
 }
 
 #[test]
-fn previous_chains_stages_and_is_zero_in_stage_zero() {
-    // Stage 0 reads Previous: 0 (PREVIOUS_IN_STAGE0 = Zero).
+fn previous_chains_stages_and_is_the_primary_colour_in_stage_zero() {
+    // Stage 0 reads Previous: the primary colour (hardware fact TE-1; default inputs: 0).
     let mut cfg = one_stage(TevOp::Add);
     cfg.stages[0].rgb_source = [
         TevSource::Previous,
@@ -296,7 +297,11 @@ fn previous_chains_stages_and_is_zero_in_stage_zero() {
     cfg.stages[0].alpha_source = cfg.stages[0].rgb_source;
     cfg.stages[0].constant = [5, 6, 7, 8];
     assert_eq!(cfg.combine(&TevInputs::default()), [5, 6, 7, 8]);
-    assert!(cfg.issues().contains(&TevIssue::PreviousInStage0));
+    let primary = TevInputs {
+        primary: [1, 2, 3, 4],
+        ..TevInputs::default()
+    };
+    assert_eq!(cfg.combine(&primary), [6, 8, 10, 12]);
     // Stage 1 adds its constant to stage 0's output.
     cfg.stages[1] = cfg.stages[0];
     cfg.stages[1].constant = [10, 10, 10, 10];
