@@ -7,11 +7,9 @@
 //! `TevConfig::from_regs` and evaluated by `TevConfig::combine`; the R byte of the result is
 //! compared (the test program read R).
 //!
-//! No formula that reproduces the whole table is known (see `docs/hardware-behaviour.md`, TE-4):
-//! the hardware's per-channel rounding is not the same for positive and negative products, and
-//! (x, x, x)·(x, x, x) is not symmetric about 0x80. The test therefore pins, per pattern, how
-//! many entries the model gets wrong and by how much at most — exact on 7 of the 11 patterns —
-//! so any change of the model shows up here as a changed count.
+//! The model (`gpu_core::tev::dot3`: one's-complement sign and magnitude per channel, products
+//! rounded to nearest over 255, complemented when the signs differ) reproduces every entry, so
+//! the test requires all 2,816 to match.
 
 use gpu_core::tev::{TevConfig, TevInputs};
 
@@ -77,74 +75,59 @@ fn dot3_via_tev(constant: [u8; 3], texel: [u8; 3]) -> u8 {
     cfg.combine(&inputs)[0]
 }
 
-/// Per pattern: (entries that differ from the hardware, largest difference) for the current model.
-/// Exact on P1, P2, P6, P7, P8, P9, P10 (1,792 of the 2,816 entries from those alone).
-const MODEL_DEVIATIONS: [(usize, u8); 11] = [
-    (43, 3),  // P0 (x,x,x)·(x,x,x): inputs below 0x80 come out up to 3 high
-    (0, 0),   // P1
-    (0, 0),   // P2
-    (117, 1), // P3: the hardware gives 0x80·0x7F = -1, the model 0
-    (2, 1),   // P4: x = 0xE4 and 0xF6 round up on hardware
-    (64, 1),  // P5: as P3
-    (0, 0),   // P6
-    (0, 0),   // P7
-    (0, 0),   // P8
-    (0, 0),   // P9
-    (0, 0),   // P10
-];
-
 #[test]
 fn hw_te4_dot3_rgb_against_the_whole_measured_table() {
     let t = table();
     let mut exact = 0;
+    let mut wrong = Vec::new();
     for (p, hw) in t.iter().enumerate() {
-        let mut wrong = 0;
-        let mut worst = 0u8;
         for x in 0..=255u8 {
             let (c, tex) = pattern(p, x);
             let got = dot3_via_tev(c, tex);
             let want = hw[usize::from(x)];
-            let diff = got.abs_diff(want);
-            if diff == 0 {
+            if got == want {
                 exact += 1;
             } else {
-                wrong += 1;
-                worst = worst.max(diff);
+                wrong.push(format!(
+                    "P{p} x={x:#04x}: hardware {want:#04x}, model {got:#04x}"
+                ));
             }
         }
-        assert_eq!(
-            (wrong, worst),
-            MODEL_DEVIATIONS[p],
-            "pattern P{p}: (entries wrong, largest error) changed"
-        );
     }
-    assert_eq!(exact, 2816 - 43 - 117 - 2 - 64);
+    assert!(
+        wrong.is_empty(),
+        "{} of 2816 entries differ:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+    assert_eq!(exact, 2816);
 }
 
 #[test]
 fn hw_te4_dot3_rgb_sample_values_from_the_fact_sheet() {
-    // testdata/hw-facts.md TE-4 sample row: src0 = src1 = (x, x, x), as (x, hardware, model).
-    // The model matches every sample except 0x40 and 0x60, two of the 43 deviations of P0.
+    // testdata/hw-facts.md TE-4 sample row: src0 = src1 = (x, x, x), as (x, hardware).
+    // The curve is not symmetric about 0x80 (0x40 gives 0xBA, 0xC0 gives 0xC3): below 0x80 the
+    // magnitude is 254 − 2x (one's complement), not 255 − 2x.
     let t = table();
-    for (x, hw, model) in [
-        (0x00u8, 0xFFu8, 0xFFu8),
-        (0x35, 0xFF, 0xFF),
-        (0x36, 0xFC, 0xFC),
-        (0x40, 0xBA, 0xBD),
-        (0x60, 0x2D, 0x30),
-        (0x70, 0x0C, 0x0C),
-        (0x7F, 0x00, 0x00),
-        (0x80, 0x00, 0x00),
-        (0x90, 0x0C, 0x0C),
-        (0xA0, 0x33, 0x33),
-        (0xB0, 0x6F, 0x6F),
-        (0xC0, 0xC3, 0xC3),
-        (0xD0, 0xFF, 0xFF),
+    for (x, hw) in [
+        (0x00u8, 0xFFu8),
+        (0x35, 0xFF),
+        (0x36, 0xFC),
+        (0x40, 0xBA),
+        (0x60, 0x2D),
+        (0x70, 0x0C),
+        (0x7F, 0x00),
+        (0x80, 0x00),
+        (0x90, 0x0C),
+        (0xA0, 0x33),
+        (0xB0, 0x6F),
+        (0xC0, 0xC3),
+        (0xD0, 0xFF),
     ] {
         assert_eq!(t[0][usize::from(x)], hw, "fixture row {x:#04x}");
         assert_eq!(
             dot3_via_tev([x; 3], [x; 3]),
-            model,
+            hw,
             "(x,x,x)·(x,x,x) at {x:#04x}"
         );
     }
@@ -153,5 +136,18 @@ fn hw_te4_dot3_rgb_sample_values_from_the_fact_sheet() {
         let want = if x >= 0xC0 { 3 } else { 0 };
         assert_eq!(t[1][usize::from(x)], want);
         assert_eq!(dot3_via_tev([0x80; 3], [x; 3]), want, "x = {x:#04x}");
+    }
+    // 0x80 · 0x7F is −1 (a negative zero complemented), not 0: P3 is P4 minus one.
+    for x in 0x89..=0xFFu8 {
+        assert_eq!(
+            t[3][usize::from(x)] + 1,
+            t[4][usize::from(x)],
+            "x = {x:#04x}"
+        );
+        assert_eq!(
+            dot3_via_tev([0x83, 0x80, 0x80], [x, 0x7F, 0x80]) + 1,
+            dot3_via_tev([0x83, 0x80, 0x80], [x, 0x80, 0x80]),
+            "x = {x:#04x}"
+        );
     }
 }
