@@ -5,6 +5,13 @@
 //! Citra records a frame marker before the writes that swap the LCD to the new image, so the
 //! screens at marker N still show the image finished before it: that is what the console showed
 //! at that moment, and it is not shifted here.
+//!
+//! `--target depth` maps the depth values present in the buffer (or `--depth-range a..b`, as
+//! fractions of the format's maximum) to black..white, so that a scene drawn in a narrow range
+//! near the far plane is not a nearly uniform image.
+//!
+//! `--all-frames` writes `DIR/frame_NNNN.png` when `-o` is a directory (or a name without a
+//! `.png` extension, created if needed), and `NAME_NNNN.png` beside it when `-o NAME.png`.
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -15,7 +22,9 @@ use gpu_core::framebuffer::FramebufferConfig;
 use gpu_core::lcd::Screen;
 use gpu_core::replay::{Replay, Target, TraceIndex, screen_image};
 use gpu_core::texture::DecodedImage;
-use pica_cmd::citrace::{CiTrace, TraceSource};
+use pica_cmd::citrace::TraceSource;
+
+use crate::cmd_trace::open_trace;
 
 /// Which image to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -26,7 +35,8 @@ pub enum RenderTarget {
     Bottom,
     /// The PICA colour buffer currently configured (upright: window y up).
     Color,
-    /// The PICA depth buffer currently configured, as grey levels (white = far).
+    /// The PICA depth buffer currently configured, as grey levels (white = far), the depth
+    /// range present (or --depth-range) stretched to black..white.
     Depth,
 }
 
@@ -44,18 +54,50 @@ pub struct RenderArgs {
     /// Which image.
     #[arg(long, value_enum, default_value = "top")]
     pub target: RenderTarget,
-    /// Render every frame into the directory given by -o (frame_0000.png, ...).
+    /// Depth values shown black..white with --target depth, as fractions of the format's
+    /// maximum (e.g. 0.9..1); default: the range present in the buffer.
+    #[arg(long, value_name = "A..B", value_parser = parse_depth_range)]
+    pub depth_range: Option<DepthRange>,
+    /// Render every frame: -o DIR writes DIR/frame_0000.png, ...; -o NAME.png writes
+    /// NAME_0000.png, NAME_0001.png, ...
     #[arg(long)]
     pub all_frames: bool,
-    /// Output PNG file (or directory with --all-frames).
+    /// Output PNG file (with --all-frames: a directory, or NAME.png for NAME_NNNN.png files).
     #[arg(short, long)]
     pub output: PathBuf,
 }
 
+/// Depth values (fractions of the depth format's maximum) shown as black and white.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DepthRange {
+    /// Shown black.
+    pub lo: f64,
+    /// Shown white.
+    pub hi: f64,
+}
+
+/// Parses `A..B` with 0 <= A < B <= 1.
+fn parse_depth_range(s: &str) -> Result<DepthRange, String> {
+    let (a, b) = s
+        .split_once("..")
+        .ok_or_else(|| format!("expected A..B (e.g. 0.9..1), got '{s}'"))?;
+    let num = |t: &str| {
+        t.trim()
+            .parse::<f64>()
+            .map_err(|_| format!("'{t}' is not a number (expected A..B, e.g. 0.9..1)"))
+    };
+    let (lo, hi) = (num(a)?, num(b)?);
+    if !(0.0..=1.0).contains(&lo) || !(0.0..=1.0).contains(&hi) || lo >= hi {
+        return Err(format!(
+            "expected 0 <= A < B <= 1 (fractions of the depth format's maximum), got {lo}..{hi}"
+        ));
+    }
+    Ok(DepthRange { lo, hi })
+}
+
 /// Runs `picaview render`.
 pub fn run(args: &RenderArgs) -> Result<()> {
-    let trace = CiTrace::open(&args.trace)
-        .with_context(|| format!("cannot read trace {}", args.trace.display()))?;
+    let trace = open_trace(&args.trace)?;
     let mut replay = Replay::new(trace);
     if args.all_frames {
         return all_frames(&mut replay, args);
@@ -71,18 +113,23 @@ pub fn run(args: &RenderArgs) -> Result<()> {
     if !replay.seek(target, &mut ()) {
         let markers = replay.position().frame;
         bail!(
-            "the trace ends before {target:?}: it has {markers} frame marker(s) and {} draw(s)",
+            "{}: the trace ends before frame {frame}: it has {markers} frame marker(s) (frames 0..{markers}) and {} draw(s)",
+            args.trace.display(),
             replay.position().draws
         );
     }
-    let img = image_of(&replay, args.target)?;
-    save_png(&img, &args.output)?;
+    let img = image_of(&replay, args.target, args.depth_range)?;
+    save_png(&img.image, &args.output)?;
+    let pos = replay.position();
     eprintln!(
-        "wrote {} ({}x{}) at {:?}",
+        "wrote {} ({}x{}) at frame {}, after {} draw(s) and {} register write(s){}",
         args.output.display(),
-        img.width,
-        img.height,
-        replay.position()
+        img.image.width,
+        img.image.height,
+        pos.frame,
+        pos.draws,
+        pos.writes,
+        img.note
     );
     Ok(())
 }
@@ -91,7 +138,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
 pub fn draw_in_frame(index: &TraceIndex, frame: u32, m: u64) -> Result<u64> {
     let Some(f) = index.frames.get(frame as usize) else {
         bail!(
-            "the trace has {} frames; frame {frame} does not exist",
+            "the trace has {} frame(s); frame {frame} does not exist",
             index.frames.len()
         );
     };
@@ -102,9 +149,57 @@ pub fn draw_in_frame(index: &TraceIndex, frame: u32, m: u64) -> Result<u64> {
     Ok(f.draws.start + m)
 }
 
+/// Where `--all-frames` writes frame `f`.
+#[derive(Debug, PartialEq)]
+enum FramePaths {
+    /// `DIR/frame_NNNN.png`.
+    Dir(PathBuf),
+    /// `STEM_NNNN.png` in the parent of `-o STEM.png`.
+    Numbered { dir: PathBuf, stem: String },
+}
+
+impl FramePaths {
+    /// `-o` is a directory (existing, or named without a `.png` extension) or `NAME.png`.
+    fn of(output: &Path) -> Self {
+        let is_png = output
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+        match output.file_stem() {
+            Some(stem) if is_png && !output.is_dir() => FramePaths::Numbered {
+                dir: output.parent().map(Path::to_path_buf).unwrap_or_default(),
+                stem: stem.to_string_lossy().into_owned(),
+            },
+            _ => FramePaths::Dir(output.to_path_buf()),
+        }
+    }
+
+    fn path(&self, f: u64) -> PathBuf {
+        match self {
+            FramePaths::Dir(d) => d.join(format!("frame_{f:04}.png")),
+            FramePaths::Numbered { dir, stem } => dir.join(format!("{stem}_{f:04}.png")),
+        }
+    }
+
+    /// Creates the directory the files go to.
+    fn prepare(&self) -> Result<()> {
+        let dir = match self {
+            FramePaths::Dir(d) => d,
+            FramePaths::Numbered { dir, .. } if dir.as_os_str().is_empty() => return Ok(()),
+            FramePaths::Numbered { dir, .. } => dir,
+        };
+        if dir.exists() && !dir.is_dir() {
+            bail!(
+                "{}: exists and is not a directory (--all-frames writes one PNG per frame into a directory, or NAME_NNNN.png for -o NAME.png)",
+                dir.display()
+            );
+        }
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
+    }
+}
+
 fn all_frames<S: TraceSource>(replay: &mut Replay<S>, args: &RenderArgs) -> Result<()> {
-    std::fs::create_dir_all(&args.output)
-        .with_context(|| format!("cannot create {}", args.output.display()))?;
+    let paths = FramePaths::of(&args.output);
+    paths.prepare()?;
     let frames = replay
         .trace()
         .events()
@@ -124,8 +219,8 @@ fn all_frames<S: TraceSource>(replay: &mut Replay<S>, args: &RenderArgs) -> Resu
     };
     for f in 0..frames {
         replay.run_until(Target::Frame(f as u32), &mut ());
-        let img = image_of(replay, args.target)?;
-        save_png(&img, &args.output.join(format!("frame_{f:04}.png")))?;
+        let img = image_of(replay, args.target, args.depth_range)?;
+        save_png(&img.image, &paths.path(f))?;
         if let Some(b) = &bar {
             b.inc(1);
         }
@@ -133,25 +228,52 @@ fn all_frames<S: TraceSource>(replay: &mut Replay<S>, args: &RenderArgs) -> Resu
     if let Some(b) = bar {
         b.finish();
     }
-    eprintln!("wrote {frames} frames to {}", args.output.display());
+    match &paths {
+        FramePaths::Dir(d) => eprintln!("wrote {frames} frames to {}", d.display()),
+        FramePaths::Numbered { .. } if frames > 0 => eprintln!(
+            "wrote {frames} frames: {} .. {}",
+            paths.path(0).display(),
+            paths.path(frames - 1).display()
+        ),
+        FramePaths::Numbered { .. } => eprintln!("the trace has no frame marker; wrote nothing"),
+    }
     Ok(())
 }
 
-/// The requested image of the replay's current state.
-pub fn image_of<S: TraceSource>(replay: &Replay<S>, target: RenderTarget) -> Result<DecodedImage> {
+/// A rendered image and a note for the user (the depth range shown, for depth images).
+pub struct Rendered {
+    /// The pixels.
+    pub image: DecodedImage,
+    /// Appended to the "wrote ..." line (empty or starting with "; ").
+    pub note: String,
+}
+
+/// The requested image of the replay's current state. Depth images stretch `range` (default:
+/// the range present) to black..white.
+pub fn image_of<S: TraceSource>(
+    replay: &Replay<S>,
+    target: RenderTarget,
+    range: Option<DepthRange>,
+) -> Result<Rendered> {
     let gpu = replay.gpu();
     let mem = replay.mem();
+    let plain = |image| Rendered {
+        image,
+        note: String::new(),
+    };
     Ok(match target {
-        RenderTarget::Top => screen_image(gpu, mem, Screen::Top).context("top screen")?,
-        RenderTarget::Bottom => screen_image(gpu, mem, Screen::Bottom).context("bottom screen")?,
+        RenderTarget::Top => plain(screen_image(gpu, mem, Screen::Top).context("top screen")?),
+        RenderTarget::Bottom => {
+            plain(screen_image(gpu, mem, Screen::Bottom).context("bottom screen")?)
+        }
         RenderTarget::Color => {
             let fb = FramebufferConfig::from_regs(&gpu.regs);
             let pixels = fb.read_color_image(mem).context("colour buffer")?;
-            DecodedImage {
+            plain(DecodedImage {
                 width: fb.width,
                 height: fb.height,
                 pixels,
-            }
+            })
         }
         RenderTarget::Depth => {
             let fb = FramebufferConfig::from_regs(&gpu.regs);
@@ -160,22 +282,58 @@ pub fn image_of<S: TraceSource>(replay: &Replay<S>, target: RenderTarget) -> Res
                 .map(|f| f.max_depth())
                 .unwrap_or(0xFF_FFFF)
                 .max(1);
-            let pixels = fb
+            let depths: Vec<u32> = fb
                 .read_depth_image(mem)
                 .context("depth buffer")?
                 .into_iter()
-                .map(|(d, _)| {
-                    let g = (u64::from(d) * 255 / u64::from(max)) as u8;
-                    [g, g, g, 255]
-                })
+                .map(|(d, _)| d)
                 .collect();
-            DecodedImage {
-                width: fb.width,
-                height: fb.height,
-                pixels,
+            let (pixels, lo, hi) = depth_to_grey(&depths, max, range);
+            let (lo_f, hi_f) = (
+                f64::from(lo) / f64::from(max),
+                f64::from(hi) / f64::from(max),
+            );
+            let how = if range.is_some() { "given" } else { "present" };
+            Rendered {
+                image: DecodedImage {
+                    width: fb.width,
+                    height: fb.height,
+                    pixels,
+                },
+                note: format!(
+                    "; depth {lo_f:.6}..{hi_f:.6} ({how}; 0x{lo:06X}..0x{hi:06X} of 0x{max:06X}) shown black..white"
+                ),
             }
         }
     })
+}
+
+/// Maps raw depth values to grey: `range` (fractions of `max`) or, by default, the smallest
+/// and largest value present, to 0..255. Returns the pixels and the raw range used. A buffer
+/// holding one value everywhere is shown as that value's absolute grey level (0 = black,
+/// `max` = white), since there is no range to stretch.
+fn depth_to_grey(depths: &[u32], max: u32, range: Option<DepthRange>) -> (Vec<[u8; 4]>, u32, u32) {
+    let (lo, hi) = match range {
+        Some(r) => (
+            (r.lo * f64::from(max)).round() as u32,
+            (r.hi * f64::from(max)).round() as u32,
+        ),
+        None => {
+            let lo = depths.iter().copied().min().unwrap_or(0);
+            let hi = depths.iter().copied().max().unwrap_or(max);
+            if lo == hi { (0, max) } else { (lo, hi) }
+        }
+    };
+    let span = u64::from(hi.saturating_sub(lo).max(1));
+    let pixels = depths
+        .iter()
+        .map(|&d| {
+            let g = (u64::from(d.clamp(lo, hi) - lo) * 255 + span / 2) / span;
+            let g = g.min(255) as u8;
+            [g, g, g, 255]
+        })
+        .collect();
+    (pixels, lo, hi)
 }
 
 /// Writes an RGBA image as PNG.
@@ -185,4 +343,46 @@ pub fn save_png(img: &DecodedImage, path: &Path) -> Result<()> {
         .context("image size does not match its pixels")?;
     buf.save_with_format(path, image::ImageFormat::Png)
         .with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_range_present_is_stretched() {
+        let (px, lo, hi) = depth_to_grey(&[0xF0_0000, 0xF8_0000, 0xFF_FFFF], 0xFF_FFFF, None);
+        assert_eq!((lo, hi), (0xF0_0000, 0xFF_FFFF));
+        assert_eq!(px[0][0], 0);
+        assert_eq!(px[2][0], 255);
+        assert!((120..=136).contains(&px[1][0]), "{}", px[1][0]);
+    }
+
+    #[test]
+    fn depth_range_given_clamps() {
+        let r = DepthRange { lo: 0.5, hi: 1.0 };
+        let (px, _, _) = depth_to_grey(&[0, 0xFF_FFFF], 0xFF_FFFF, Some(r));
+        assert_eq!((px[0][0], px[1][0]), (0, 255));
+        let (px, _, _) = depth_to_grey(&[0x80_0000, 0x80_0000], 0xFF_FFFF, None);
+        assert_eq!(px[0][0], 128, "one value everywhere: its absolute level");
+    }
+
+    #[test]
+    fn depth_range_parses() {
+        assert_eq!(
+            parse_depth_range("0.9..1"),
+            Ok(DepthRange { lo: 0.9, hi: 1.0 })
+        );
+        assert!(parse_depth_range("1..0.5").is_err());
+        assert!(parse_depth_range("0.5").is_err());
+        assert!(parse_depth_range("a..b").is_err());
+    }
+
+    #[test]
+    fn all_frames_paths() {
+        let p = FramePaths::of(Path::new("out/shot.png"));
+        assert_eq!(p.path(3), Path::new("out/shot_0003.png"));
+        let p = FramePaths::of(Path::new("frames"));
+        assert_eq!(p.path(12), Path::new("frames/frame_0012.png"));
+    }
 }
