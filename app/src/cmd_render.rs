@@ -288,52 +288,151 @@ pub fn image_of<S: TraceSource>(
                 .into_iter()
                 .map(|(d, _)| d)
                 .collect();
-            let (pixels, lo, hi) = depth_to_grey(&depths, max, range);
-            let (lo_f, hi_f) = (
-                f64::from(lo) / f64::from(max),
-                f64::from(hi) / f64::from(max),
-            );
-            let how = if range.is_some() { "given" } else { "present" };
+            let (pixels, map) = depth_to_grey(&depths, max, range);
+            let frac = |d: u32| f64::from(d) / f64::from(max);
+            let (lo, hi) = (map.lo, map.hi);
+            let note = match (range, depths.first()) {
+                (None, Some(&d)) if depths.iter().all(|&x| x == d) => format!(
+                    "; depth is {:.6} (0x{d:06X}) everywhere, shown as its absolute grey level",
+                    frac(d)
+                ),
+                _ => format!(
+                    "; depth {:.6}..{:.6} ({}; 0x{lo:06X}..0x{hi:06X} of 0x{max:06X}) shown black..white{}",
+                    frac(lo),
+                    frac(hi),
+                    if range.is_some() { "given" } else { "present" },
+                    match map.background {
+                        Some(b) if b <= lo => format!(", background 0x{b:06X} black"),
+                        Some(b) => format!(", background 0x{b:06X} white"),
+                        None => String::new(),
+                    }
+                ),
+            };
             Rendered {
                 image: DecodedImage {
                     width: fb.width,
                     height: fb.height,
                     pixels,
                 },
-                note: format!(
-                    "; depth {lo_f:.6}..{hi_f:.6} ({how}; 0x{lo:06X}..0x{hi:06X} of 0x{max:06X}) shown black..white"
-                ),
+                note,
             }
         }
     })
 }
 
-/// Maps raw depth values to grey: `range` (fractions of `max`) or, by default, the smallest
-/// and largest value present, to 0..255. Returns the pixels and the raw range used. A buffer
-/// holding one value everywhere is shown as that value's absolute grey level (0 = black,
-/// `max` = white), since there is no range to stretch.
-fn depth_to_grey(depths: &[u32], max: u32, range: Option<DepthRange>) -> (Vec<[u8; 4]>, u32, u32) {
-    let (lo, hi) = match range {
-        Some(r) => (
-            (r.lo * f64::from(max)).round() as u32,
-            (r.hi * f64::from(max)).round() as u32,
-        ),
-        None => {
-            let lo = depths.iter().copied().min().unwrap_or(0);
-            let hi = depths.iter().copied().max().unwrap_or(max);
-            if lo == hi { (0, max) } else { (lo, hi) }
+/// How raw depth values become grey levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct DepthMap {
+    /// Shown black (or the darkest non-background grey).
+    lo: u32,
+    /// Shown white (or the lightest non-background grey).
+    hi: u32,
+    /// The cleared background: the most frequent value when it covers at least a quarter of
+    /// the buffer and is the nearest or farthest value present. It keeps the extreme grey of
+    /// its side and the rest of the range is stretched over the other 7/8 of the greys, so
+    /// that the drawn geometry is not squeezed into a few grey levels next to it.
+    background: Option<u32>,
+}
+
+/// Grey levels left between the background and the nearest drawn depth.
+const BACKGROUND_GAP: u64 = 32;
+
+impl DepthMap {
+    /// `range` (fractions of `max`) or, by default, what `depths` holds. A buffer holding one
+    /// value everywhere is shown as that value's absolute level (0 = black, `max` = white),
+    /// since there is no range to stretch.
+    fn new(depths: &[u32], max: u32, range: Option<DepthRange>) -> Self {
+        if let Some(r) = range {
+            return DepthMap {
+                lo: (r.lo * f64::from(max)).round() as u32,
+                hi: (r.hi * f64::from(max)).round() as u32,
+                background: None,
+            };
         }
-    };
-    let span = u64::from(hi.saturating_sub(lo).max(1));
+        let mut sorted = depths.to_vec();
+        sorted.sort_unstable();
+        let (Some(&lo), Some(&hi)) = (sorted.first(), sorted.last()) else {
+            return DepthMap {
+                lo: 0,
+                hi: max,
+                background: None,
+            };
+        };
+        if lo == hi {
+            return DepthMap {
+                lo: 0,
+                hi: max,
+                background: None,
+            };
+        }
+        // The most frequent value (runs of the sorted copy).
+        let (mut mode, mut mode_n, mut run_v, mut run_n) = (lo, 0usize, lo, 0usize);
+        for &d in &sorted {
+            if d == run_v {
+                run_n += 1;
+            } else {
+                run_v = d;
+                run_n = 1;
+            }
+            if run_n > mode_n {
+                (mode, mode_n) = (run_v, run_n);
+            }
+        }
+        let rest_lo = sorted.iter().copied().find(|&d| d != lo).unwrap_or(hi);
+        let rest_hi = sorted
+            .iter()
+            .rev()
+            .copied()
+            .find(|&d| d != hi)
+            .unwrap_or(lo);
+        let dominant = mode_n > 1 && mode_n * 4 >= sorted.len();
+        match mode {
+            m if dominant && m == lo => DepthMap {
+                lo: rest_lo,
+                hi,
+                background: Some(m),
+            },
+            m if dominant && m == hi => DepthMap {
+                lo,
+                hi: rest_hi,
+                background: Some(m),
+            },
+            _ => DepthMap {
+                lo,
+                hi,
+                background: None,
+            },
+        }
+    }
+
+    fn grey(&self, d: u32) -> u8 {
+        let (mut g0, mut g1) = (0u64, 255u64);
+        match self.background {
+            Some(b) if d == b => return if b <= self.lo { 0 } else { 255 },
+            Some(b) if b <= self.lo => g0 = BACKGROUND_GAP,
+            Some(_) => g1 = 255 - BACKGROUND_GAP,
+            None => {}
+        }
+        let span = u64::from(self.hi.saturating_sub(self.lo));
+        if span == 0 {
+            return if d <= self.lo { g0 as u8 } else { g1 as u8 };
+        }
+        let x = u64::from(d.clamp(self.lo, self.hi) - self.lo);
+        (g0 + (x * (g1 - g0) + span / 2) / span).min(255) as u8
+    }
+}
+
+/// Maps raw depth values to grey pixels (see [`DepthMap`]); returns the map used.
+fn depth_to_grey(depths: &[u32], max: u32, range: Option<DepthRange>) -> (Vec<[u8; 4]>, DepthMap) {
+    let map = DepthMap::new(depths, max, range);
     let pixels = depths
         .iter()
         .map(|&d| {
-            let g = (u64::from(d.clamp(lo, hi) - lo) * 255 + span / 2) / span;
-            let g = g.min(255) as u8;
+            let g = map.grey(d);
             [g, g, g, 255]
         })
         .collect();
-    (pixels, lo, hi)
+    (pixels, map)
 }
 
 /// Writes an RGBA image as PNG.
@@ -351,19 +450,42 @@ mod tests {
 
     #[test]
     fn depth_range_present_is_stretched() {
-        let (px, lo, hi) = depth_to_grey(&[0xF0_0000, 0xF8_0000, 0xFF_FFFF], 0xFF_FFFF, None);
-        assert_eq!((lo, hi), (0xF0_0000, 0xFF_FFFF));
+        let (px, map) = depth_to_grey(&[0xF0_0000, 0xF8_0000, 0xFF_FFFF], 0xFF_FFFF, None);
+        assert_eq!(
+            (map.lo, map.hi, map.background),
+            (0xF0_0000, 0xFF_FFFF, None)
+        );
         assert_eq!(px[0][0], 0);
         assert_eq!(px[2][0], 255);
         assert!((120..=136).contains(&px[1][0]), "{}", px[1][0]);
     }
 
     #[test]
+    fn cleared_background_keeps_its_extreme_and_the_rest_is_stretched() {
+        // Mostly cleared to 0 (near), geometry between 0x1000 and 0x2000.
+        let mut d = vec![0u32; 100];
+        d.extend([0x1000, 0x1800, 0x2000]);
+        let (px, map) = depth_to_grey(&d, 0xFF_FFFF, None);
+        assert_eq!(map.background, Some(0));
+        assert_eq!(px[0][0], 0);
+        assert_eq!(px[100][0], BACKGROUND_GAP as u8);
+        assert_eq!(px[102][0], 255);
+        // Cleared to far: the background is white, geometry spans black..
+        let mut d = vec![0xFF_FFFFu32; 100];
+        d.extend([0x10, 0x20]);
+        let (px, _) = depth_to_grey(&d, 0xFF_FFFF, None);
+        assert_eq!(
+            (px[0][0], px[100][0], px[101][0]),
+            (255, 0, 255 - BACKGROUND_GAP as u8)
+        );
+    }
+
+    #[test]
     fn depth_range_given_clamps() {
         let r = DepthRange { lo: 0.5, hi: 1.0 };
-        let (px, _, _) = depth_to_grey(&[0, 0xFF_FFFF], 0xFF_FFFF, Some(r));
+        let (px, _) = depth_to_grey(&[0, 0xFF_FFFF], 0xFF_FFFF, Some(r));
         assert_eq!((px[0][0], px[1][0]), (0, 255));
-        let (px, _, _) = depth_to_grey(&[0x80_0000, 0x80_0000], 0xFF_FFFF, None);
+        let (px, _) = depth_to_grey(&[0x80_0000, 0x80_0000], 0xFF_FFFF, None);
         assert_eq!(px[0][0], 128, "one value everywhere: its absolute level");
     }
 
