@@ -13,7 +13,7 @@
 //! `--all-frames` writes `DIR/frame_NNNN.png` when `-o` is a directory (or a name without a
 //! `.png` extension, created if needed), and `NAME_NNNN.png` beside it when `-o NAME.png`.
 
-use std::io::IsTerminal as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -97,6 +97,8 @@ fn parse_depth_range(s: &str) -> Result<DepthRange, String> {
 
 /// Runs `picaview render`.
 pub fn run(args: &RenderArgs) -> Result<()> {
+    // The output is checked before the (possibly long) replay.
+    check_output(args)?;
     let trace = open_trace(&args.trace)?;
     let mut replay = Replay::new(trace);
     if args.all_frames {
@@ -107,30 +109,83 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         None => Target::Frame(frame),
         Some(m) => {
             let index = replay.build_index();
-            Target::AfterDraw(draw_in_frame(&index, frame, m)?)
+            let draw = draw_in_frame(&index, frame, m)
+                .with_context(|| args.trace.display().to_string())?;
+            Target::AfterDraw(draw)
         }
     };
     if !replay.seek(target, &mut ()) {
         let markers = replay.position().frame;
+        let valid = match markers {
+            0 => "it has no frame marker".to_string(),
+            1 => "it has 1 frame marker (use --frame 0)".to_string(),
+            n => format!("it has {n} frame markers (use --frame 0..{})", n - 1),
+        };
         bail!(
-            "{}: the trace ends before frame {frame}: it has {markers} frame marker(s) (frames 0..{markers}) and {} draw(s)",
-            args.trace.display(),
-            replay.position().draws
+            "{}: the trace ends before frame {frame}: {valid}",
+            args.trace.display()
         );
     }
     let img = image_of(&replay, args.target, args.depth_range)?;
-    save_png(&img.image, &args.output)?;
+    let shown = if is_stdout(&args.output) {
+        save_png_to(&img.image, &mut std::io::stdout().lock())?;
+        "PNG to stdout".to_string()
+    } else {
+        save_png(&img.image, &args.output)?;
+        args.output.display().to_string()
+    };
     let pos = replay.position();
     eprintln!(
-        "wrote {} ({}x{}) at frame {}, after {} draw(s) and {} register write(s){}",
-        args.output.display(),
-        img.image.width,
-        img.image.height,
-        pos.frame,
-        pos.draws,
-        pos.writes,
-        img.note
+        "wrote {shown} ({}x{}) at frame {}, after {} draw(s) and {} register write(s){}",
+        img.image.width, img.image.height, pos.frame, pos.draws, pos.writes, img.note
     );
+    Ok(())
+}
+
+/// `-o -`: the PNG goes to stdout.
+fn is_stdout(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+/// Rejects outputs that cannot work before any replay: a name without `.png` (only PNG is
+/// written), a missing parent directory, an existing directory as a file name, stdout for
+/// several frames.
+fn check_output(args: &RenderArgs) -> Result<()> {
+    let out = &args.output;
+    if args.all_frames {
+        if is_stdout(out) {
+            bail!("-o -: --all-frames writes one PNG per frame and cannot write them to stdout");
+        }
+        return Ok(());
+    }
+    if is_stdout(out) {
+        return Ok(());
+    }
+    if out.is_dir() {
+        bail!(
+            "{}: is a directory; -o names the PNG file to write (or use --all-frames to write every frame into a directory)",
+            out.display()
+        );
+    }
+    if !out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"))
+    {
+        bail!(
+            "{}: picaview writes PNG images only; name the output NAME.png (or - for stdout)",
+            out.display()
+        );
+    }
+    if let Some(parent) = out.parent()
+        && !parent.as_os_str().is_empty()
+        && !parent.is_dir()
+    {
+        bail!(
+            "{}: the directory {} does not exist",
+            out.display(),
+            parent.display()
+        );
+    }
     Ok(())
 }
 
@@ -144,7 +199,12 @@ pub fn draw_in_frame(index: &TraceIndex, frame: u32, m: u64) -> Result<u64> {
     };
     let count = f.draws.end - f.draws.start;
     if m >= count {
-        bail!("frame {frame} has {count} draws; draw {m} does not exist");
+        let valid = match count {
+            0 => "it has no draw".to_string(),
+            1 => "it has 1 draw (use --after-draw 0)".to_string(),
+            n => format!("it has {n} draws (use --after-draw 0..{})", n - 1),
+        };
+        bail!("draw {m} of frame {frame} does not exist: {valid}");
     }
     Ok(f.draws.start + m)
 }
@@ -437,11 +497,37 @@ fn depth_to_grey(depths: &[u32], max: u32, range: Option<DepthRange>) -> (Vec<[u
 
 /// Writes an RGBA image as PNG.
 pub fn save_png(img: &DecodedImage, path: &Path) -> Result<()> {
-    let bytes: Vec<u8> = img.pixels.iter().flatten().copied().collect();
-    let buf = image::RgbaImage::from_raw(img.width, img.height, bytes)
-        .context("image size does not match its pixels")?;
-    buf.save_with_format(path, image::ImageFormat::Png)
+    let file =
+        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+    let mut w = std::io::BufWriter::new(file);
+    save_png_to(img, &mut w).with_context(|| format!("cannot write {}", path.display()))?;
+    w.flush()
         .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Encodes an RGBA image as PNG into `w`.
+pub fn save_png_to(img: &DecodedImage, w: &mut impl std::io::Write) -> Result<()> {
+    use image::ImageEncoder as _;
+    let bytes: Vec<u8> = img.pixels.iter().flatten().copied().collect();
+    if bytes.len() as u64 != u64::from(img.width) * u64::from(img.height) * 4 {
+        bail!(
+            "image size {}x{} does not match its {} pixels",
+            img.width,
+            img.height,
+            img.pixels.len()
+        );
+    }
+    // Encoded in memory first (a screen is at most a few MiB): the encoder reports I/O errors
+    // as text, and a closed pipe must stay recognisable as one.
+    let mut png = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut png).write_image(
+        &bytes,
+        img.width,
+        img.height,
+        image::ExtendedColorType::Rgba8,
+    )?;
+    w.write_all(&png)?;
+    Ok(())
 }
 
 #[cfg(test)]

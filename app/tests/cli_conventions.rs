@@ -417,8 +417,75 @@ fn render_frame_out_of_range_names_the_frames() {
     assert_eq!(o.status.code(), Some(1));
     let err = text(&o.stderr);
     assert!(
-        err.contains("frame 99") && !err.contains("Frame(99)"),
+        err.contains("frame 99") && err.contains("--frame 0..5") && !err.contains("Frame(99)"),
         "{err}"
     );
     assert_eq!(err.lines().count(), 1);
+}
+
+#[test]
+fn render_output_is_checked_before_the_replay() {
+    let dir = scratch("output");
+    let cube = demo("cube.ctf");
+    let cube = cube.to_str().unwrap();
+    let missing_dir = dir.join("no-such-dir/x.png");
+    for (out, expect) in [
+        (dir.join("x.jpg"), "PNG images only"),
+        (missing_dir.clone(), "does not exist"),
+        (dir.clone(), "is a directory"),
+    ] {
+        let o = run(&["render", cube, "-o", out.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1), "{out:?}");
+        let err = text(&o.stderr);
+        assert!(err.contains(expect), "{out:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert!(!dir.join("x.jpg").exists());
+    // Checked first: a wrong output name is reported even when the trace is also missing.
+    let o = run(&["render", "missing.ctf", "-o", "x.jpg"]);
+    assert!(text(&o.stderr).contains("PNG images only"));
+}
+
+#[test]
+fn render_to_stdout_with_dash() {
+    let o = run(&[
+        "render",
+        demo("cube.ctf").to_str().unwrap(),
+        "--frame",
+        "2",
+        "-o",
+        "-",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let img = image::load_from_memory(&o.stdout).unwrap();
+    assert_eq!((img.width(), img.height()), (400, 240));
+    assert!(!Path::new("-").exists(), "no file named '-'");
+    let o = run(&[
+        "render",
+        demo("cube.ctf").to_str().unwrap(),
+        "--all-frames",
+        "-o",
+        "-",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn render_after_draw_out_of_range_names_the_valid_draws() {
+    let o = run(&[
+        "render",
+        demo("cube.ctf").to_str().unwrap(),
+        "--frame",
+        "1",
+        "--after-draw",
+        "99",
+        "-o",
+        "unused.png",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("draw 99 of frame 1") && err.contains("--after-draw 0..10"),
+        "{err}"
+    );
 }
