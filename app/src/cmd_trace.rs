@@ -786,7 +786,7 @@ fn dump(path: &Path, as_json: bool, bits: CountBits) -> Result<()> {
                     map.insert("fields".into(), serde_json::to_value(&d.fields)?);
                 }
             }
-            write!(out, "{}\n", if first { "" } else { "," })?;
+            writeln!(out, "{}", if first { "" } else { "," })?;
             first = false;
             match &list {
                 None => serde_json::to_writer(&mut out, &v)?,
