@@ -209,6 +209,15 @@ fn main() -> std::process::ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     let Some(subcommand) = cli.command else {
+        // Problems the viewer window would only show after opening (or that keep it from
+        // opening with an obscure message) are reported here, on the command line.
+        if let Some(file) = &cli.view.file {
+            report::check_input_file(
+                file,
+                "a CiTrace (.ctf), a shader binary (.shbin) or a raw command list",
+            )?;
+        }
+        check_display()?;
         return cmd_view::run(&cli.view);
     };
     match subcommand {
@@ -240,6 +249,20 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// On X11/Wayland systems: fails with a plain explanation when no display is reachable (winit
+/// would report an OS error with a source path).
+fn check_display() -> Result<()> {
+    if cfg!(all(unix, not(target_os = "macos"))) {
+        let set = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
+        if !set("DISPLAY") && !set("WAYLAND_DISPLAY") && !set("WAYLAND_SOCKET") {
+            anyhow::bail!(
+                "the viewer needs an X11 or Wayland display, and neither DISPLAY nor WAYLAND_DISPLAY is set (the subcommands work without one: picaview --help)"
+            );
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

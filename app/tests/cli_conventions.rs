@@ -489,3 +489,26 @@ fn render_after_draw_out_of_range_names_the_valid_draws() {
         "{err}"
     );
 }
+
+#[test]
+fn viewer_reports_bad_files_and_no_display_on_the_command_line() {
+    let viewer = |args: &[&str]| {
+        bin()
+            .args(args)
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .env_remove("WAYLAND_SOCKET")
+            .output()
+            .unwrap()
+    };
+    let o = viewer(&["no-such-trace.ctf"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("no-such-trace.ctf: no such file"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let o = viewer(&[demo("cube.ctf").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("needs an X11 or Wayland display"), "{err}");
+    assert!(!err.contains(".rs:"), "no source paths: {err}");
+}
