@@ -20,7 +20,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use gpu_core::framebuffer::FramebufferConfig;
 use gpu_core::lcd::Screen;
-use gpu_core::replay::{Replay, Target, TraceIndex, screen_image};
+use gpu_core::replay::{Replay, Target, screen_image};
 use gpu_core::texture::DecodedImage;
 use pica_cmd::citrace::TraceSource;
 
@@ -108,8 +108,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
     let target = match args.after_draw {
         None => Target::Frame(frame),
         Some(m) => {
-            let index = replay.build_index();
-            let draw = draw_in_frame(&index, frame, m)
+            let draw = draw_in_frame(&mut replay, frame, m)
                 .with_context(|| args.trace.display().to_string())?;
             Target::AfterDraw(draw)
         }
@@ -189,15 +188,26 @@ fn check_output(args: &RenderArgs) -> Result<()> {
     Ok(())
 }
 
-/// Global index of draw `m` of frame `frame`.
-pub fn draw_in_frame(index: &TraceIndex, frame: u32, m: u64) -> Result<u64> {
-    let Some(f) = index.frames.get(frame as usize) else {
+/// Global index of draw `m` of frame `frame`, found by replaying up to the end of the frame
+/// (no keyframes: memory stays bounded on long traces). Leaves the replay there.
+pub fn draw_in_frame<S: TraceSource>(replay: &mut Replay<S>, frame: u32, m: u64) -> Result<u64> {
+    replay.rewind();
+    // Frame N is the stream between frame markers N-1 and N (or the end of the stream).
+    if frame > 0 && !replay.run_until(Target::Frame(frame - 1), &mut ()) {
+        let markers = replay.position().frame;
+        bail!("the trace has {markers} frame marker(s); frame {frame} does not exist");
+    }
+    let start = replay.position();
+    let closed = replay.run_until(Target::Frame(frame), &mut ());
+    let end = replay.position();
+    // An unclosed tail counts as a frame when anything happens in it (or if it is the only one).
+    if !closed && frame > 0 && end.writes == start.writes {
         bail!(
             "the trace has {} frame(s); frame {frame} does not exist",
-            index.frames.len()
+            end.frame
         );
-    };
-    let count = f.draws.end - f.draws.start;
+    }
+    let count = end.draws - start.draws;
     if m >= count {
         let valid = match count {
             0 => "it has no draw".to_string(),
@@ -206,7 +216,7 @@ pub fn draw_in_frame(index: &TraceIndex, frame: u32, m: u64) -> Result<u64> {
         };
         bail!("draw {m} of frame {frame} does not exist: {valid}");
     }
-    Ok(f.draws.start + m)
+    Ok(start.draws + m)
 }
 
 /// Where `--all-frames` writes frame `f`.

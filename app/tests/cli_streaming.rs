@@ -10,8 +10,9 @@ use pica_cmd::citrace::{CiTrace, CiTraceBuilder, InitialState, StreamEvent};
 use pica_cmd::cmdlist::CmdListBuilder;
 
 /// Data-segment limit for the runs below, in KiB. Measured: the streaming versions run under
-/// 128 MiB on these inputs; the versions that built the output in memory needed 3.7 GB for the
-/// dump and 0.4 GB for `trace info` of 30 repetitions (5.5 GB for 400).
+/// 128 MiB on these inputs; the versions that built the output in memory (or an index with
+/// keyframes) needed 3.7 GB for the dump and 0.4 GB for `trace info` or `render --after-draw`
+/// on 30 repetitions of the cube demo (5.5 GB for 400).
 const LIMIT_KIB: u64 = 256 * 1024;
 
 fn scratch(tag: &str) -> PathBuf {
@@ -122,4 +123,22 @@ fn trace_info_json_streams_many_draws() {
         .map(|f| f["draws"].as_array().unwrap().len())
         .sum();
     assert_eq!(listed as u64, draws);
+
+    // `render --after-draw` finds the draw without keyframes, in the same bounded memory.
+    let png = dir.join("late.png");
+    let (ok, err) = run_limited(
+        &[
+            "render",
+            trace.to_str().unwrap(),
+            "--frame",
+            "180",
+            "--after-draw",
+            "3",
+            "-o",
+            png.to_str().unwrap(),
+        ],
+        &dir.join("render.out"),
+    );
+    assert!(ok, "{err}");
+    assert!(err.contains("after 1984 draw(s)"), "{err}");
 }
