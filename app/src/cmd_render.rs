@@ -35,8 +35,8 @@ pub enum RenderTarget {
     Bottom,
     /// The PICA colour buffer currently configured (upright: window y up).
     Color,
-    /// The PICA depth buffer currently configured, as grey levels (white = far), the depth
-    /// range present (or --depth-range) stretched to black..white.
+    /// The PICA depth buffer currently configured, as grey levels (larger values lighter), the
+    /// depth range present (or --depth-range) stretched to black..white.
     Depth,
 }
 
@@ -62,7 +62,8 @@ pub struct RenderArgs {
     /// NAME_0000.png, NAME_0001.png, ...
     #[arg(long)]
     pub all_frames: bool,
-    /// Output PNG file (with --all-frames: a directory, or NAME.png for NAME_NNNN.png files).
+    /// Output PNG file, `-` for stdout (with --all-frames: a directory, or NAME.png for
+    /// NAME_NNNN.png files).
     #[arg(short, long)]
     pub output: PathBuf,
 }
