@@ -183,7 +183,10 @@ struct ListBytes {
 
 /// Reads the bytes of a submission from the memory loads before it (`None` if its size is
 /// larger than [`MAX_CMDLIST_BYTES`]).
-fn list_bytes<S: TraceSource>(trace: &mut CiTrace<S>, s: &Submission) -> Result<Option<ListBytes>> {
+fn list_bytes<S: TraceSource>(
+    trace: &mut CiTrace<S>,
+    s: &Submission,
+) -> Result<Option<ListBytes>, CiTraceError> {
     if s.size > MAX_CMDLIST_BYTES {
         return Ok(None);
     }
@@ -225,8 +228,13 @@ struct SubmissionSummary {
     error: Option<String>,
 }
 
-fn summarize<S: TraceSource>(trace: &mut CiTrace<S>, s: &Submission) -> Result<SubmissionSummary> {
-    Ok(match list_bytes(trace, s)? {
+fn summarize<S: TraceSource>(
+    path: &Path,
+    trace: &mut CiTrace<S>,
+    s: &Submission,
+) -> Result<SubmissionSummary> {
+    let lb = list_bytes(trace, s).map_err(|e| trace_error(path, e))?;
+    Ok(match lb {
         Some(lb) => {
             let (list, error) = decode(&lb, CountBits::Eight);
             SubmissionSummary {
@@ -527,7 +535,7 @@ fn info(path: &Path, as_json: bool, limit: u64) -> Result<()> {
         )?;
         write!(out, ",\n  \"submissions\": [")?;
         for (k, s) in submissions.iter().enumerate() {
-            let sum = summarize(&mut trace, s)?;
+            let sum = summarize(path, &mut trace, s)?;
             write!(out, "{}\n    ", if k == 0 { "" } else { "," })?;
             serde_json::to_writer(
                 &mut out,
@@ -612,7 +620,7 @@ fn info(path: &Path, as_json: bool, limit: u64) -> Result<()> {
     }
     writeln!(out, "command-list submissions: {}", submissions.len())?;
     for (i, s) in submissions.iter().enumerate() {
-        let sum = summarize(&mut trace, s)?;
+        let sum = summarize(path, &mut trace, s)?;
         write!(
             out,
             "  #{i:<4} element {:<7} frame {:<5} PA 0x{:08X} size {:>7} bytes",
@@ -772,7 +780,10 @@ fn dump(path: &Path, as_json: bool, bits: CountBits) -> Result<()> {
             _ => None,
         };
         let list = match &submission {
-            Some(s) => Some((s, list_bytes(&mut trace, s)?)),
+            Some(s) => Some((
+                s,
+                list_bytes(&mut trace, s).map_err(|e| trace_error(path, e))?,
+            )),
             None => None,
         };
         if as_json {
