@@ -126,7 +126,8 @@ pub fn run(args: &RenderArgs) -> Result<()> {
             args.trace.display()
         );
     }
-    let img = image_of(&replay, args.target, args.depth_range)?;
+    let img = image_of(&replay, args.target, args.depth_range)
+        .with_context(|| format!("{}: no image at frame {frame}", args.trace.display()))?;
     let shown = if is_stdout(&args.output) {
         save_png_to(&img.image, &mut std::io::stdout().lock())?;
         "PNG to stdout".to_string()
@@ -290,7 +291,8 @@ fn all_frames<S: TraceSource>(replay: &mut Replay<S>, args: &RenderArgs) -> Resu
     };
     for f in 0..frames {
         replay.run_until(Target::Frame(f as u32), &mut ());
-        let img = image_of(replay, args.target, args.depth_range)?;
+        let img = image_of(replay, args.target, args.depth_range)
+            .with_context(|| format!("{}: no image at frame {f}", args.trace.display()))?;
         save_png(&img.image, &paths.path(f))?;
         if let Some(b) = &bar {
             b.inc(1);

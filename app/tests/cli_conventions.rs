@@ -512,3 +512,26 @@ fn viewer_reports_bad_files_and_no_display_on_the_command_line() {
     assert!(err.contains("needs an X11 or Wayland display"), "{err}");
     assert!(!err.contains(".rs:"), "no source paths: {err}");
 }
+
+#[test]
+fn render_without_a_configured_screen_names_the_file_and_frame() {
+    use pica_cmd::citrace::{CiTraceBuilder, InitialState};
+    let dir = scratch("noscreen");
+    let trace = dir.join("blank.ctf");
+    let mut b = CiTraceBuilder::new(InitialState::citra_sized());
+    b.frame_marker();
+    std::fs::write(&trace, b.build().unwrap()).unwrap();
+    let o = run(&[
+        "render",
+        trace.to_str().unwrap(),
+        "-o",
+        dir.join("x.png").to_str().unwrap(),
+    ]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("blank.ctf: no image at frame 0: top screen"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
