@@ -166,6 +166,18 @@ fn trace_error(path: &Path, e: CiTraceError) -> FileError {
                 )
             }
         }
+        e @ CiTraceError::UnsupportedVersion { .. } => {
+            FileError::at(path, e.offset(), e.to_string())
+        }
+        CiTraceError::Io {
+            offset,
+            len,
+            source,
+        } => FileError::at(
+            path,
+            Some(offset),
+            format!("cannot read {len} byte(s) at offset 0x{offset:X}: {source}"),
+        ),
         other => FileError::at(path, other.offset(), format!("corrupt CiTrace: {other}")),
     }
 }
