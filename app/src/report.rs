@@ -44,8 +44,8 @@ impl fmt::Display for FileError {
 
 impl std::error::Error for FileError {}
 
-/// Checks that `path` names a readable regular file before a command opens it, so that a
-/// missing file or a directory is reported as such (and not as an I/O error at offset 0).
+/// Checks that `path` names a regular file before a command opens it, so that a missing file, a
+/// directory or a pipe is reported as such (and not as an I/O error at offset 0).
 /// `expected` names the kind of file wanted ("a CiTrace (.ctf)").
 pub fn check_input_file(path: &Path, expected: &str) -> Result<(), FileError> {
     match std::fs::metadata(path) {
@@ -59,6 +59,14 @@ pub fn check_input_file(path: &Path, expected: &str) -> Result<(), FileError> {
             path,
             None,
             format!("is a directory (expected {expected})"),
+        )),
+        // Pipes (`<(...)`), sockets and devices: the readers seek, so they need a file.
+        Ok(m) if !m.is_file() => Err(FileError::at(
+            path,
+            None,
+            format!(
+                "is not a regular file (a pipe or device?); save it to a file first (expected {expected})"
+            ),
         )),
         Ok(_) => Ok(()),
     }

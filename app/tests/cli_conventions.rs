@@ -174,6 +174,11 @@ fn bad_files_say_what_they_are() {
     assert!(m.contains("truncated CiTrace") && m.contains("0x30"), "{m}");
     let m = msg(&inputs["truncated stream"]);
     assert!(m.contains("corrupt CiTrace") && m.contains("0x"), "{m}");
+    // A device (or a pipe from `<(...)`): the reader needs a seekable file.
+    if cfg!(unix) {
+        let m = msg(Path::new("/dev/null"));
+        assert!(m.contains("is not a regular file"), "{m}");
+    }
 }
 
 #[test]
