@@ -5,13 +5,15 @@
 //! loads, command processing, fills, transfers), the index pass with keyframes, and the latency
 //! of time-travel seeks to evenly spread draws (what the viewer's scrubbing costs).
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use gpu_core::debug::{DrawDetail, DrawInfo, DrawStats, Observer};
 use gpu_core::replay::{Replay, Target};
-use pica_cmd::citrace::CiTrace;
+
+use crate::cmd_trace::open_trace;
 
 /// Arguments of `picaview bench replay`.
 #[derive(clap::Args, Debug)]
@@ -57,10 +59,8 @@ fn ms(d: Duration) -> f64 {
 
 /// Runs the benchmark and prints the report.
 pub fn run(args: &ReplayBenchArgs) -> Result<()> {
-    let open = || {
-        CiTrace::open(&args.trace)
-            .with_context(|| format!("cannot read trace {}", args.trace.display()))
-    };
+    let open = || open_trace(&args.trace);
+    let mut out = std::io::stdout().lock();
     let mut best: Option<(Duration, Timer, u32)> = None;
     for _ in 0..args.runs.max(1) {
         let mut replay = Replay::new(open()?);
@@ -81,35 +81,39 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
     } else {
         0.0
     };
-    println!("trace: {}", args.trace.display());
-    println!(
+    writeln!(out, "trace: {}", args.trace.display())?;
+    writeln!(
+        out,
         "replay: {frames} frames, {} draws in {:.2} ms = {fps:.1} frames/s (best of {})",
         timer.draws,
         ms(total),
         args.runs.max(1)
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "  in draws: {:.2} ms ({:.0}%): {} vertices shaded, {} triangles, {} fragments written",
         ms(timer.in_draws),
         100.0 * timer.in_draws.as_secs_f64() / total.as_secs_f64().max(1e-12),
         timer.vertices,
         timer.triangles,
         timer.fragments
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "  elsewhere (loads, command processing, fills, transfers): {:.2} ms",
         ms(total.saturating_sub(timer.in_draws))
-    );
+    )?;
     let mut replay = Replay::new(open()?);
     let t = Instant::now();
     let index = replay.build_index();
-    println!(
+    writeln!(
+        out,
         "index: {:.2} ms, {} keyframes, {} draws, {} frames",
         ms(t.elapsed()),
         index.keyframes,
         index.draws.len(),
         index.frames.len()
-    );
+    )?;
     let n = index.draws.len() as u64;
     if n > 0 && args.seeks > 0 {
         let mut worst = Duration::ZERO;
@@ -123,12 +127,13 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
             worst = worst.max(d);
             sum += d;
         }
-        println!(
+        writeln!(
+            out,
             "seek to a draw: mean {:.2} ms, worst {:.2} ms over {} seeks",
             ms(sum) / f64::from(args.seeks),
             ms(worst),
             args.seeks
-        );
+        )?;
     }
     Ok(())
 }
