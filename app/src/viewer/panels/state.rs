@@ -23,6 +23,9 @@ use crate::viewer::provenance::Provenance;
 use crate::viewer::session::{ImageEntry, TraceSession};
 use crate::viewer::widgets::{self, fmt_vec4, register_block};
 
+/// Width from which the State panel shows its sections in two columns.
+pub const TWO_COLUMNS_FROM: f32 = 900.0;
+
 /// State panel UI state.
 #[derive(Debug, Default)]
 pub struct StateView {
@@ -192,46 +195,95 @@ impl StateView {
             }
         ));
         ui.separator();
-        egui::ScrollArea::vertical()
-            .id_salt("state_scroll")
-            .auto_shrink([false, false])
-            .show(ui, |ui| {
-                egui::CollapsingHeader::new("Vertex input")
-                    .default_open(true)
-                    .show(ui, |ui| vertex_input(ui, &snap, prov, queue));
-                egui::CollapsingHeader::new("Vertex shader")
-                    .default_open(true)
-                    .show(ui, |ui| self.shader_unit(ui, &snap, prov, false, queue));
-                egui::CollapsingHeader::new("Geometry shader")
-                    .default_open(false)
-                    .show(ui, |ui| self.shader_unit(ui, &snap, prov, true, queue));
-                egui::CollapsingHeader::new("Rasterizer")
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        ui.weak("Viewport, depth map, culling, clipping, scissor, output map");
-                        registers_of(ui, &snap, prov, |id| Block::of(id) == Block::Rasterizer, queue);
-                    });
-                egui::CollapsingHeader::new("Texture units")
-                    .default_open(true)
-                    .show(ui, |ui| texture_units(ui, s, &snap, prov, queue));
-                egui::CollapsingHeader::new("TEV (colour combiners)")
-                    .default_open(true)
-                    .show(ui, |ui| tev(ui, &snap, prov, queue));
-                egui::CollapsingHeader::new("Fragment operations")
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        ui.weak("Blending, logic op, alpha/stencil/depth tests, write masks, render target");
-                        registers_of(ui, &snap, prov, |id| Block::of(id) == Block::Framebuffer, queue);
-                    });
-                egui::CollapsingHeader::new("Fragment lighting")
-                    .default_open(false)
-                    .show(ui, |ui| {
-                        registers_of(ui, &snap, prov, |id| Block::of(id) == Block::Lighting, queue);
-                    });
-                egui::CollapsingHeader::new("All registers (raw)")
-                    .default_open(false)
-                    .show(ui, |ui| raw_registers(ui, &snap, prov, queue));
+        // Wide panels show the sections in two columns, each scrolling on its own.
+        let two = ui.available_width() >= TWO_COLUMNS_FROM;
+        let mut left = |ui: &mut egui::Ui, s: &mut TraceSession| {
+            let _ = &s;
+            egui::CollapsingHeader::new("Vertex input")
+                .default_open(true)
+                .show(ui, |ui| vertex_input(ui, &snap, prov, queue));
+            egui::CollapsingHeader::new("Vertex shader")
+                .default_open(true)
+                .show(ui, |ui| self.shader_unit(ui, &snap, prov, false, queue));
+            egui::CollapsingHeader::new("Geometry shader")
+                .default_open(false)
+                .show(ui, |ui| self.shader_unit(ui, &snap, prov, true, queue));
+            egui::CollapsingHeader::new("Rasterizer")
+                .default_open(true)
+                .show(ui, |ui| {
+                    ui.weak("Viewport, depth map, culling, clipping, scissor, output map");
+                    registers_of(
+                        ui,
+                        &snap,
+                        prov,
+                        |id| Block::of(id) == Block::Rasterizer,
+                        queue,
+                    );
+                });
+        };
+        let right = |ui: &mut egui::Ui, s: &mut TraceSession, queue: &mut Vec<AppCommand>| {
+            egui::CollapsingHeader::new("Texture units")
+                .default_open(true)
+                .show(ui, |ui| texture_units(ui, s, &snap, prov, queue));
+            egui::CollapsingHeader::new("TEV (colour combiners)")
+                .default_open(true)
+                .show(ui, |ui| tev(ui, &snap, prov, queue));
+            egui::CollapsingHeader::new("Fragment operations")
+                .default_open(true)
+                .show(ui, |ui| {
+                    ui.weak(
+                        "Blending, logic op, alpha/stencil/depth tests, write masks, render target",
+                    );
+                    registers_of(
+                        ui,
+                        &snap,
+                        prov,
+                        |id| Block::of(id) == Block::Framebuffer,
+                        queue,
+                    );
+                });
+            egui::CollapsingHeader::new("Fragment lighting")
+                .default_open(false)
+                .show(ui, |ui| {
+                    registers_of(
+                        ui,
+                        &snap,
+                        prov,
+                        |id| Block::of(id) == Block::Lighting,
+                        queue,
+                    );
+                });
+            egui::CollapsingHeader::new("All registers (raw)")
+                .default_open(false)
+                .show(ui, |ui| raw_registers(ui, &snap, prov, queue));
+        };
+        if two {
+            let mut deferred: Vec<AppCommand> = Vec::new();
+            ui.columns(2, |cols| {
+                let [l, r] = cols else {
+                    return;
+                };
+                egui::ScrollArea::vertical()
+                    .id_salt("state_scroll_left")
+                    .auto_shrink([false, false])
+                    .show(l, |ui| left(ui, s));
+                egui::ScrollArea::vertical()
+                    .id_salt("state_scroll_right")
+                    .auto_shrink([false, false])
+                    .show(r, |ui| right(ui, s, &mut deferred));
             });
+            queue.append(&mut deferred);
+        } else {
+            let mut deferred: Vec<AppCommand> = Vec::new();
+            egui::ScrollArea::vertical()
+                .id_salt("state_scroll")
+                .auto_shrink([false, false])
+                .show(ui, |ui| {
+                    left(ui, s);
+                    right(ui, s, &mut deferred);
+                });
+            queue.append(&mut deferred);
+        }
     }
 
     fn shader_unit(

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use eframe::egui::{self, RichText};
 use gpu_core::debug::{DrawKind, EngineEvent, Topology};
-use gpu_core::replay::TraceIndex;
+use gpu_core::replay::{DrawRecord, TraceIndex};
 
 use crate::viewer::command::AppCommand;
 use crate::viewer::prefs::Prefs;
@@ -60,7 +60,8 @@ pub fn parse_register(text: &str) -> Option<u16> {
     u16::from_str_radix(hex, 16).ok().filter(|&id| id < 0x300)
 }
 
-fn topology(t: Topology) -> &'static str {
+/// Topology name as every panel shows it.
+pub fn topology(t: Topology) -> &'static str {
     match t {
         Topology::List => "list",
         Topology::Strip => "strip",
@@ -71,12 +72,34 @@ fn topology(t: Topology) -> &'static str {
     }
 }
 
-fn kind(k: DrawKind) -> &'static str {
+/// Draw kind name as every panel shows it.
+pub fn kind(k: DrawKind) -> &'static str {
     match k {
         DrawKind::Arrays => "arrays",
         DrawKind::Elements => "elements",
         DrawKind::Immediate => "immediate",
     }
+}
+
+/// The draw's name as the timeline, Commands, State, Vertices and Shader views show it:
+/// `Draw #3 · elements list +GS` (`+GS` when a geometry shader runs).
+pub fn draw_label(d: u64, rec: &DrawRecord) -> String {
+    format!(
+        "Draw #{d} · {} {}{}",
+        kind(rec.info.kind),
+        topology(rec.info.topology),
+        if rec.info.geometry_shader { " +GS" } else { "" }
+    )
+}
+
+/// The triangle counts of a draw, the same everywhere: `12 tri (10 drawn)` = triangles out of
+/// primitive assembly (or the geometry shader), and how many reached the rasterizer after
+/// clipping and culling.
+pub fn tri_summary(stats: &gpu_core::debug::DrawStats) -> String {
+    format!(
+        "{} tri ({} drawn)",
+        stats.triangles_assembled, stats.triangles_rasterized
+    )
 }
 
 /// One-line description of an engine event.
@@ -368,12 +391,10 @@ fn draw_row(
         return ui.label("");
     };
     let text = format!(
-        "Draw #{d}  {} {}{} · {} vtx → {} tri",
-        kind(rec.info.kind),
-        topology(rec.info.topology),
-        if rec.info.geometry_shader { " +GS" } else { "" },
+        "{} · {} vtx → {}",
+        draw_label(d, rec),
         rec.info.count,
-        rec.stats.triangles_rasterized
+        tri_summary(&rec.stats)
     );
     let r = ui
         .horizontal(|ui| {

@@ -11,6 +11,7 @@ use egui_extras::{Column, TableBuilder};
 use gpu_core::debug::AttribSource;
 
 use crate::viewer::command::AppCommand;
+use crate::viewer::panels::timeline::{draw_label, tri_summary};
 use crate::viewer::prefs::Tab;
 use crate::viewer::session::TraceSession;
 use crate::viewer::widgets::{self, fmt_vec4};
@@ -70,10 +71,21 @@ impl VerticesView {
             Some(Ok(i)) => i.clone(),
         };
         let d = &insp.detail;
+        let rec = s
+            .index
+            .as_ref()
+            .and_then(|i| i.draws.get(usize::try_from(draw).ok()?))
+            .cloned();
         ui.horizontal_wrapped(|ui| {
-            ui.label(RichText::new(format!("Draw #{draw}")).heading());
+            let title = rec
+                .as_ref()
+                .map_or_else(|| format!("Draw #{draw}"), |r| draw_label(draw, r));
+            ui.label(RichText::new(title).heading());
+            // The same triangle counts as the timeline (from the draw's counters), then what
+            // this view lists.
+            let tris = rec.as_ref().map(|r| tri_summary(&r.stats)).unwrap_or_default();
             ui.label(format!(
-                "{} vertices ({} shader invocations), {} triangles assembled, {} after clipping",
+                "{} vertices ({} shader invocations) → {tris}; listed: {} assembled, {} after clipping",
                 d.shaded.len(),
                 d.loaded.len(),
                 d.assembled.len(),
