@@ -124,6 +124,9 @@ pub fn native_dialog_available() -> bool {
     bus || zenity
 }
 
+/// Widest the timeline grows by itself (the user can drag it wider up to this).
+pub const TIMELINE_MAX_WIDTH: f32 = 520.0;
+
 /// Most log lines kept (the oldest are dropped).
 pub const MAX_LOG: usize = 10_000;
 
@@ -639,6 +642,9 @@ impl ViewerApp {
                     egui::Panel::left("timeline")
                         .resizable(true)
                         .default_size(330.0)
+                        .min_size(300.0)
+                        // Long rows elide (with a tooltip) instead of widening the panel.
+                        .max_size(TIMELINE_MAX_WIDTH)
                         .show(ui, |ui| {
                             ui.strong("Timeline");
                             self.panels.timeline.ui(

@@ -395,15 +395,19 @@ impl CommandsView {
                     RegSpace::External => format!("{:08X}", ev.id),
                 };
                 let effect = s.command_effect(n).cloned();
+                // Compact columns (the previous value is in the tooltip and the detail below):
+                // number, register, name, stored value, then what it means.
                 let mut text = match &effect {
-                    // A data-port word: what it set, not the raw port register's "old → new".
+                    // A data-port word: what it set, not the raw port register's value.
                     Some(e) => format!(
-                        "#{n:<7} {loc} {:<26} {:08X} ⇒ {}",
+                        "#{n:<6} {loc} {:<24} {:08X} ⇒ {}",
                         desc.name, ev.param, e.text
                     ),
                     None => format!(
-                        "#{n:<7} {loc} {:<26} {:08X} → {:08X}",
-                        desc.name, ev.old, ev.new
+                        "#{n:<6} {loc} {:<24} {:08X}{}",
+                        desc.name,
+                        ev.new,
+                        if ev.old != ev.new { "*" } else { " " }
                     ),
                 };
                 let flags = write_flags(&ev);
@@ -416,7 +420,7 @@ impl CommandsView {
                         .iter()
                         .map(|f| format!("{}: {}", f.name, f.meaning))
                         .collect();
-                    text.push_str("  ");
+                    text.push(' ');
                     text.push_str(&fields.join(", "));
                 }
                 let full = text.clone();
@@ -434,6 +438,9 @@ impl CommandsView {
                 let r = r.on_hover_ui(|ui| {
                     ui.set_max_width(720.0);
                     ui.label(RichText::new(full).monospace());
+                    ui.label(
+                        RichText::new(format!("0x{:08X} → 0x{:08X}", ev.old, ev.new)).monospace(),
+                    );
                     ui.separator();
                     ui.label(RichText::new(format!("{desc:#}")).monospace());
                     for (f, why) in &flags {

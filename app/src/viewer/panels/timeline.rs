@@ -102,6 +102,52 @@ pub fn tri_summary(stats: &gpu_core::debug::DrawStats) -> String {
     )
 }
 
+/// A selectable row of one or more lines, each elided at the available width.
+fn selectable_lines(
+    ui: &mut egui::Ui,
+    selected: bool,
+    lines: &[String],
+    row_h: f32,
+) -> egui::Response {
+    let width = ui.available_width().max(40.0);
+    let pad = 4.0;
+    let galleys: Vec<_> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut t = RichText::new(l.as_str());
+            if i > 0 {
+                t = t.small();
+            }
+            egui::WidgetText::from(t).into_galley(
+                ui,
+                Some(egui::TextWrapMode::Truncate),
+                width - 2.0 * pad,
+                egui::TextStyle::Body,
+            )
+        })
+        .collect();
+    let (rect, resp) =
+        ui.allocate_exact_size(egui::vec2(width, row_h - 2.0), egui::Sense::click());
+    let all = lines.join(" · ");
+    resp.widget_info(|| {
+        egui::WidgetInfo::selected(egui::Role::Button, true, selected, &all)
+    });
+    let v = ui.style().interact_selectable(&resp, selected);
+    if selected || resp.hovered() {
+        ui.painter().rect_filled(rect, 2.0, v.weak_bg_fill);
+    }
+    let total: f32 = galleys.iter().map(|g| g.size().y).sum();
+    let mut y = rect.center().y - total / 2.0;
+    for g in galleys {
+        let h = g.size().y;
+        ui.painter()
+            .galley(egui::pos2(rect.left() + pad, y), g, v.text_color());
+        y += h;
+    }
+    resp
+}
+
 /// One-line description of an engine event.
 pub fn event_text(e: &EngineEvent) -> String {
     match e {
@@ -390,12 +436,8 @@ fn draw_row(
     let Some(rec) = index.draws.get(d as usize) else {
         return ui.label("");
     };
-    let text = format!(
-        "{} · {} vtx → {}",
-        draw_label(d, rec),
-        rec.info.count,
-        tri_summary(&rec.stats)
-    );
+    let label = draw_label(d, rec);
+    let counts = format!("{} vtx → {}", rec.info.count, tri_summary(&rec.stats));
     let r = ui
         .horizontal(|ui| {
             ui.set_height(row_h);
@@ -414,10 +456,14 @@ fn draw_row(
                     paint_image(ui.painter(), tex.id(), r, rotate, egui::Color32::WHITE);
                 }
             }
-            ui.add(egui::Button::selectable(
-                selected,
-                RichText::new(text).monospace(),
-            ))
+            // With thumbnails the row has room for two lines: the draw, then its counts; each
+            // line elides at the panel's edge (the tooltip has everything).
+            let lines: Vec<String> = if prefs.thumbnails {
+                vec![label.clone(), counts.clone()]
+            } else {
+                vec![format!("{label} · {counts}")]
+            };
+            selectable_lines(ui, selected, &lines, row_h)
         })
         .inner;
     let r = r.on_hover_text(format!(
