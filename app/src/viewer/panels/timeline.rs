@@ -127,12 +127,9 @@ fn selectable_lines(
             )
         })
         .collect();
-    let (rect, resp) =
-        ui.allocate_exact_size(egui::vec2(width, row_h - 2.0), egui::Sense::click());
+    let (rect, resp) = ui.allocate_exact_size(egui::vec2(width, row_h - 2.0), egui::Sense::click());
     let all = lines.join(" · ");
-    resp.widget_info(|| {
-        egui::WidgetInfo::selected(egui::Role::Button, true, selected, &all)
-    });
+    resp.widget_info(|| egui::WidgetInfo::selected(egui::Role::Button, true, selected, &all));
     let v = ui.style().interact_selectable(&resp, selected);
     if selected || resp.hovered() {
         ui.painter().rect_filled(rect, 2.0, v.weak_bg_fill);

@@ -217,16 +217,20 @@ impl VerticesView {
                                     if let Some(l) = l
                                         && let Some(v) = l.attrs.get(i)
                                     {
-                                        let src = l.sources.get(i).map(source_text).unwrap_or_default();
-                                        cell(ui, fmt_vec4(v))
-                                            .on_hover_text(format!("{src}\n{}", widgets::fmt_vec4_bits(v)));
+                                        let src =
+                                            l.sources.get(i).map(source_text).unwrap_or_default();
+                                        cell(ui, fmt_vec4(v)).on_hover_text(format!(
+                                            "{src}\n{}",
+                                            widgets::fmt_vec4_bits(v)
+                                        ));
                                     }
                                 });
                             }
                             for i in 0..n_out {
                                 row.col(|ui| {
                                     if let Some(v) = sv.outputs.get(i) {
-                                        cell(ui, fmt_vec4(v)).on_hover_text(widgets::fmt_vec4_bits(v));
+                                        cell(ui, fmt_vec4(v))
+                                            .on_hover_text(widgets::fmt_vec4_bits(v));
                                     }
                                 });
                             }
