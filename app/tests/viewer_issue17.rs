@@ -527,3 +527,41 @@ fn save_image_writes_next_to_the_trace_and_never_overwrites_silently() {
     settle(&mut h);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn the_shader_view_starts_at_the_top_when_the_vertex_changes() {
+    let demo = picaview::viewer::default_trace().expect("assets/demos/cube.ctf is found");
+    let mut h = harness_with(Some(demo), None, egui::vec2(1280.0, 800.0));
+    wait_indexed(&mut h);
+    let index = h
+        .state()
+        .trace()
+        .and_then(|s| s.index.clone())
+        .expect("index");
+    // A draw with several vertices.
+    let d = index
+        .draws
+        .iter()
+        .position(|r| r.info.count >= 4)
+        .expect("a draw with vertices") as u64;
+    h.state_mut().push(AppCommand::SelectDraw(d));
+    steps(&mut h, 2);
+    h.get_by_label("Shader").click();
+    step_until(&mut h, "shader trace", |h| {
+        has_label(h, "before the first instruction")
+    });
+    let top = h.get_by_label("v0").rect().top();
+    // Scroll the register pane down to the last output register.
+    h.get_by_label("o6").scroll_to_me();
+    steps(&mut h, 3);
+    let scrolled = h.get_by_label("v0").rect().top();
+    assert!(scrolled < top - 50.0, "the pane scrolled: {top} -> {scrolled}");
+    // The next vertex: both views start at the top again.
+    h.get_by_label("▶").click();
+    step_until(&mut h, "next vertex traced", |h| {
+        h.state().sel.vertex.is_some_and(|v| v > 0) && has_label(h, "before the first instruction")
+    });
+    let again = h.get_by_label("v0").rect().top();
+    assert!((again - top).abs() < 2.0, "back at the top: {top} vs {again}");
+    settle(&mut h);
+}
