@@ -116,7 +116,8 @@ impl Default for ShaderInputs {
             floats: vec!["0, 0, 0, 0".into(); 96],
             ints: vec!["0, 0, 0, 0".into(); 4],
             bools: 0,
-            budget: DEFAULT_BUDGET,
+            // The pipeline's budget, limited to what one recorded run keeps.
+            budget: DEFAULT_BUDGET.min(MAX_TRACE_STEPS),
         }
     }
 }
@@ -152,7 +153,7 @@ impl ShaderInputs {
         self.floats.resize(96, d.floats[0].clone());
         self.ints.resize(4, d.ints[0].clone());
         if self.budget == 0 {
-            self.budget = DEFAULT_BUDGET;
+            self.budget = DEFAULT_BUDGET.min(MAX_TRACE_STEPS);
         }
         self
     }

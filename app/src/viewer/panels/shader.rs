@@ -23,6 +23,9 @@ use crate::viewer::shader_debug::{MAX_TRACE_STEPS, outputs_match, record};
 use crate::viewer::shbin_debug::RegNames;
 use crate::viewer::widgets::{self, CHANGED, GOOD, WARN, fmt_vec4};
 
+/// Width of the `.shbin` debugger's vector fields (room for four 10-digit numbers).
+const FIELD_WIDTH: f32 = 300.0;
+
 /// Shader view UI state.
 #[derive(Debug, Default)]
 pub struct ShaderView {
@@ -222,7 +225,7 @@ impl ShaderView {
         };
         egui::Panel::left("shbin_inputs")
             .resizable(true)
-            .default_size(360.0)
+            .default_size(490.0)
             .show(ui, |ui| {
                 egui::ScrollArea::vertical()
                     .id_salt(("shbin_inputs_scroll", doc.dvle))
@@ -274,7 +277,7 @@ impl ShaderView {
                         continue;
                     }
                     let l = ui.label(RichText::new(names.input_label(i)).monospace());
-                    ui.add(egui::TextEdit::singleline(text).desired_width(170.0))
+                    ui.add(egui::TextEdit::singleline(text).desired_width(FIELD_WIDTH))
                         .labelled_by(l.id);
                     ui.end_row();
                 }
@@ -305,7 +308,7 @@ impl ShaderView {
                         None => format!("c{i}"),
                     };
                     let l = ui.label(RichText::new(name).monospace());
-                    ui.add(egui::TextEdit::singleline(text).desired_width(170.0))
+                    ui.add(egui::TextEdit::singleline(text).desired_width(FIELD_WIDTH))
                         .labelled_by(l.id);
                     ui.end_row();
                 }
@@ -321,7 +324,7 @@ impl ShaderView {
                         None => format!("i{i}"),
                     };
                     let l = ui.label(RichText::new(name).monospace());
-                    ui.add(egui::TextEdit::singleline(text).desired_width(170.0))
+                    ui.add(egui::TextEdit::singleline(text).desired_width(FIELD_WIDTH))
                         .labelled_by(l.id);
                     ui.end_row();
                 }
