@@ -211,6 +211,12 @@ fn state_uses_two_columns_and_shows_textures_and_tev_above_the_fold_at_1280x800(
     step_until(&mut h, "texture units", |h| {
         has_label(h, "Texture unit 0: enabled")
     });
+    // The timeline keeps its width (long draw rows elide) and leaves the width to the views.
+    let tabs = h.get_by_label("Commands").rect();
+    assert!(
+        tabs.left() < 420.0,
+        "the timeline grew: tabs start at {tabs:?}"
+    );
     let vertex = h.get_by_label("Vertex input").rect();
     let tex = h.get_by_label("Texture units").rect();
     let tev = h.get_by_label("TEV (colour combiners)").rect();
@@ -555,13 +561,19 @@ fn the_shader_view_starts_at_the_top_when_the_vertex_changes() {
     h.get_by_label("o6").scroll_to_me();
     steps(&mut h, 3);
     let scrolled = h.get_by_label("v0").rect().top();
-    assert!(scrolled < top - 50.0, "the pane scrolled: {top} -> {scrolled}");
+    assert!(
+        scrolled < top - 50.0,
+        "the pane scrolled: {top} -> {scrolled}"
+    );
     // The next vertex: both views start at the top again.
     h.get_by_label("▶").click();
     step_until(&mut h, "next vertex traced", |h| {
         h.state().sel.vertex.is_some_and(|v| v > 0) && has_label(h, "before the first instruction")
     });
     let again = h.get_by_label("v0").rect().top();
-    assert!((again - top).abs() < 2.0, "back at the top: {top} vs {again}");
+    assert!(
+        (again - top).abs() < 2.0,
+        "back at the top: {top} vs {again}"
+    );
     settle(&mut h);
 }

@@ -225,7 +225,7 @@ impl ShaderView {
         };
         egui::Panel::left("shbin_inputs")
             .resizable(true)
-            .default_size(490.0)
+            .default_size(530.0)
             .show(ui, |ui| {
                 egui::ScrollArea::vertical()
                     .id_salt(("shbin_inputs_scroll", doc.dvle))
@@ -277,8 +277,11 @@ impl ShaderView {
                         continue;
                     }
                     let l = ui.label(RichText::new(names.input_label(i)).monospace());
-                    ui.add(egui::TextEdit::singleline(text).desired_width(FIELD_WIDTH))
-                        .labelled_by(l.id);
+                    ui.add(
+                        egui::TextEdit::singleline(text)
+                            .desired_width(ui.available_width().max(FIELD_WIDTH)),
+                    )
+                    .labelled_by(l.id);
                     ui.end_row();
                 }
             });
@@ -304,12 +307,15 @@ impl ShaderView {
                     }
                     let name = match names.floats.get(i).filter(|n| !n.is_empty()) {
                         Some(n) => format!("c{i} {n}"),
-                        None if is_const => format!("c{i} (constant)"),
+                        None if is_const => format!("c{i} const"),
                         None => format!("c{i}"),
                     };
                     let l = ui.label(RichText::new(name).monospace());
-                    ui.add(egui::TextEdit::singleline(text).desired_width(FIELD_WIDTH))
-                        .labelled_by(l.id);
+                    ui.add(
+                        egui::TextEdit::singleline(text)
+                            .desired_width(ui.available_width().max(FIELD_WIDTH)),
+                    )
+                    .labelled_by(l.id);
                     ui.end_row();
                 }
             });
@@ -324,8 +330,11 @@ impl ShaderView {
                         None => format!("i{i}"),
                     };
                     let l = ui.label(RichText::new(name).monospace());
-                    ui.add(egui::TextEdit::singleline(text).desired_width(FIELD_WIDTH))
-                        .labelled_by(l.id);
+                    ui.add(
+                        egui::TextEdit::singleline(text)
+                            .desired_width(ui.available_width().max(FIELD_WIDTH)),
+                    )
+                    .labelled_by(l.id);
                     ui.end_row();
                 }
             });
