@@ -557,8 +557,9 @@ fn the_shader_view_starts_at_the_top_when_the_vertex_changes() {
         has_label(h, "before the first instruction")
     });
     let top = h.get_by_label("v0").rect().top();
-    // Scroll the register pane down to the last output register.
-    h.get_by_label("o6").scroll_to_me();
+    // Scroll the register pane down to the output table below the registers.
+    h.get_by_label("Compacted outputs (this run / pipeline)")
+        .scroll_to_me();
     steps(&mut h, 3);
     let scrolled = h.get_by_label("v0").rect().top();
     assert!(
@@ -568,7 +569,16 @@ fn the_shader_view_starts_at_the_top_when_the_vertex_changes() {
     // The next vertex: both views start at the top again.
     h.get_by_label("▶").click();
     step_until(&mut h, "next vertex traced", |h| {
-        h.state().sel.vertex.is_some_and(|v| v > 0) && has_label(h, "before the first instruction")
+        let v = h.state().sel.vertex;
+        let traced = h
+            .state()
+            .trace()
+            .and_then(|s| s.shader.as_ref())
+            .is_some_and(|((_, k), r)| Some(*k) == v && r.is_ok());
+        v.is_some_and(|v| v > 0)
+            && traced
+            && h.query_by_label("v0").is_some()
+            && has_label(h, "before the first instruction")
     });
     let again = h.get_by_label("v0").rect().top();
     assert!(
@@ -576,4 +586,20 @@ fn the_shader_view_starts_at_the_top_when_the_vertex_changes() {
         "back at the top: {top} vs {again}"
     );
     settle(&mut h);
+}
+
+#[test]
+fn the_trace_shader_view_names_outputs_by_the_output_map() {
+    let (mut h, dir) = opened("i17-outmap");
+    h.state_mut().push(AppCommand::SelectDraw(1));
+    steps(&mut h, 2);
+    h.get_by_label("Shader").click();
+    step_until(&mut h, "shader trace", |h| {
+        has_label(h, "before the first instruction")
+    });
+    // OUTMAP_O0 = position, OUTMAP_O1 = colour in the synthetic trace.
+    assert!(has_label(&h, "o0 position"));
+    assert!(has_label(&h, "o1 color"));
+    settle(&mut h);
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -87,6 +87,47 @@ fn label(prefix: &str, i: usize, name: Option<&String>) -> String {
     }
 }
 
+/// What the output map (SH_OUTMAP_MASK, 0x2BD for the vertex shader, and OUTMAP_O0-O6,
+/// 0x050-0x056: one semantic byte per component of each compacted output slot) says output
+/// registers carry, per o register (`position`, `color`, `texcoord0`, several joined by `/`).
+/// `regs` is the PICA register file; missing registers count as 0.
+pub fn outmap_names(regs: &[u32], mask_reg: usize) -> [String; 16] {
+    let mut out: [String; 16] = Default::default();
+    let mask = regs.get(mask_reg).copied().unwrap_or(0) & 0xFFFF;
+    let mut slot = 0usize;
+    for (o, name) in out.iter_mut().enumerate() {
+        if mask & (1 << o) == 0 {
+            continue;
+        }
+        let word = if slot < 7 {
+            regs.get(0x050 + slot).copied().unwrap_or(0x1F1F_1F1F)
+        } else {
+            0x1F1F_1F1F
+        };
+        slot += 1;
+        let mut names: Vec<&str> = Vec::new();
+        for b in word.to_le_bytes() {
+            let n = match b & 0x1F {
+                0x00..=0x03 => "position",
+                0x04..=0x07 => "normalquat",
+                0x08..=0x0B => "color",
+                0x0C | 0x0D => "texcoord0",
+                0x0E | 0x0F => "texcoord1",
+                0x10 => "texcoord0w",
+                0x12..=0x14 => "view",
+                0x16 | 0x17 => "texcoord2",
+                0x1F => continue,
+                _ => "unknown",
+            };
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        *name = names.join("/");
+    }
+    out
+}
+
 /// An output semantic as picasso spells it (`position`, `texcoord0`, …).
 pub fn semantic_name(s: OutputSemantic) -> String {
     s.picasso_name()
@@ -296,6 +337,18 @@ mod tests {
         }
         .normalized();
         assert_eq!(short.floats.len(), 96);
+    }
+
+    #[test]
+    fn output_map_names_the_enabled_registers() {
+        let mut regs = vec![0u32; 0x300];
+        regs[0x2BD] = 0b101; // o0 and o2
+        regs[0x050] = 0x0302_0100; // slot 0: position xyzw
+        regs[0x051] = 0x1F1F_0D0C; // slot 1: texcoord0 uv
+        let n = outmap_names(&regs, 0x2BD);
+        assert_eq!(n[0], "position");
+        assert_eq!(n[1], "");
+        assert_eq!(n[2], "texcoord0");
     }
 
     #[test]

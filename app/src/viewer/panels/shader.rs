@@ -20,7 +20,7 @@ use crate::viewer::panels::timeline::draw_label;
 use crate::viewer::protocol::ShaderTrace;
 use crate::viewer::session::{ShaderSession, TraceSession};
 use crate::viewer::shader_debug::{MAX_TRACE_STEPS, outputs_match, record};
-use crate::viewer::shbin_debug::RegNames;
+use crate::viewer::shbin_debug::{RegNames, outmap_names};
 use crate::viewer::widgets::{self, CHANGED, GOOD, WARN, fmt_vec4};
 
 /// Width of the `.shbin` debugger's vector fields (room for four 10-digit numbers).
@@ -137,6 +137,11 @@ impl ShaderView {
         let mask = insp.vs.setup.input.register_mask();
         // Keyed by draw and vertex: a new selection starts at the top of both scroll views.
         let key = format!("{draw}-{k}");
+        // Outputs named by the output map the draw used (`o1 color`).
+        self.names = Some(RegNames {
+            outputs: outmap_names(&insp.detail.regs, 0x2BD),
+            ..RegNames::default()
+        });
         self.trace_body(
             ui,
             &trace,
@@ -146,6 +151,7 @@ impl ShaderView {
             &key,
             queue,
         );
+        self.names = None;
     }
 
     /// The debugger for a `.shbin` file: inputs and every uniform editable on the left
