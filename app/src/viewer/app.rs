@@ -869,11 +869,14 @@ impl ViewerApp {
             };
             if let Some(p) = &s.progress {
                 ui.separator();
+                // The bar holds the percentage; the task is a label beside it (a long task name
+                // inside a fixed-width bar was cut off).
                 ui.add(
                     egui::ProgressBar::new(p.fraction)
-                        .desired_width(160.0)
-                        .text(format!("{} {:.0}%", p.task, p.fraction * 100.0)),
+                        .desired_width(90.0)
+                        .show_percentage(),
                 );
+                ui.weak(p.task);
                 if p.cancellable && ui.button("Cancel").clicked() {
                     q.push(AppCommand::Cancel);
                 }

@@ -229,6 +229,9 @@ impl CommandsView {
                 .strong(),
             );
             ui.checkbox(&mut prefs.show_fields, "Decoded fields");
+            ui.weak("* = value changed").on_hover_text(
+                "A * after the value: the write changed the register. Hover a row for old → new.",
+            );
             let l = ui.label("Only register:");
             ui.add(
                 egui::TextEdit::singleline(&mut prefs.command_filter)

@@ -444,19 +444,20 @@ impl ShaderView {
             }
         });
         ui.separator();
-        ui.columns(2, |cols| {
-            let [left, right] = cols else {
-                return;
-            };
-            left.strong("Program");
-            listing_ui(
-                left,
-                &format!("trace-{key}"),
-                listing,
-                highlight,
-                left.available_height().max(200.0),
-            );
-            egui::ScrollArea::vertical()
+        // The program on the left (a listing needs less width), the registers on the right.
+        let program_w = (ui.available_width() * 0.4).max(220.0);
+        egui::Panel::left("shader_program")
+            .resizable(true)
+            .default_size(program_w)
+            .show(ui, |left| {
+                left.strong("Program");
+                let h = left.available_height().max(200.0);
+                listing_ui(left, &format!("trace-{key}"), listing, highlight, h);
+            });
+        {
+            let right = ui;
+            // Both ways: long vectors scroll sideways instead of running past the edge.
+            egui::ScrollArea::both()
                 .id_salt(("shader_regs", key))
                 .auto_shrink([false, false])
                 .show(right, |ui| {
@@ -569,7 +570,7 @@ impl ShaderView {
                         }
                     });
                 });
-        });
+        }
     }
 }
 
