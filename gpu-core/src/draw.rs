@@ -44,7 +44,7 @@ use crate::geometry::vertex_loader::{
 use crate::geometry::viewport::{self, Viewport};
 use crate::lut::LookupTables;
 use crate::memory::PhysMem;
-use crate::pixel::fragment::{PixelPipeline, TextureCache, TextureUnits};
+use crate::pixel::fragment::{PixelPath, PixelPipeline, TextureCache, TextureUnits};
 use crate::pixel::raster::TriangleOutcome;
 use crate::pixel::stages::FixedFunctionStages;
 use crate::regs::{PICA_REG_COUNT, reg};
@@ -122,6 +122,9 @@ pub struct PipelineState {
     pub cache_mode: VertexCacheMode,
     /// Limits per draw.
     pub limits: DrawLimits,
+    /// Which implementation of the per-fragment operations draws use (both bit-identical; the
+    /// reference path is the test oracle of the specialised one).
+    pub pixel_path: PixelPath,
     vs_program: Option<CachedProgram>,
     gs_program: Option<CachedProgram>,
     scratch: Scratch,
@@ -169,6 +172,7 @@ impl Default for PipelineState {
             gs_b15_set: false,
             cache_mode: VertexCacheMode::default(),
             limits: DrawLimits::default(),
+            pixel_path: PixelPath::default(),
             vs_program: None,
             gs_program: None,
             scratch: Scratch::default(),
@@ -474,6 +478,7 @@ impl PipelineState {
             ..DrawDetail::default()
         });
         let mut pixels = self.textures.pipeline(mem, &ds.regs);
+        pixels.set_path(self.pixel_path);
         let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
         let p = self;
         let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
@@ -720,6 +725,7 @@ impl PipelineState {
                 outcome.gs_float_uniforms = gs_uniforms.map(|u| u.f);
                 if !scratch.tris.is_empty() {
                     let mut pixels = self.textures.pipeline(mem, &ds.regs);
+                    pixels.set_path(self.pixel_path);
                     let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
                     rasterize_all(
                         &mut scratch.tris,

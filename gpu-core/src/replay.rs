@@ -30,6 +30,7 @@ use crate::debug::{
 };
 use crate::engines::lcd::{Eye, LcdColorFill, LcdError, LcdFramebufferConfig, Screen, scan_out};
 use crate::memory::PhysMem;
+use crate::pixel::fragment::PixelPath;
 use crate::pixel::texture::DecodedImage;
 use crate::regs::{EXT_REG_BASE, LCD_REG_BASE};
 
@@ -226,6 +227,14 @@ impl<S: TraceSource> Replay<S> {
     /// The current GPU state.
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
+    }
+
+    /// Selects the implementation of the per-fragment operations for this replay, from its
+    /// initial state on (call it before running; keyframes taken earlier keep their setting).
+    /// Both paths give bit-identical results: [`PixelPath::Reference`] is the test oracle.
+    pub fn set_pixel_path(&mut self, path: PixelPath) {
+        self.gpu.pipeline.pixel_path = path;
+        Arc::make_mut(&mut self.initial).0.pipeline.pixel_path = path;
     }
 
     /// The current physical memory.

@@ -41,8 +41,10 @@ use crate::pixel::raster::{Fragment, RasterConfig, TriangleOutcome, rasterize_tr
 use crate::pixel::tev::{TevConfig, TevIssue, TevProgram, TevSource};
 use crate::pixel::texture::TextureError;
 
+pub mod specialized;
 pub mod textures;
 use crate::vertex::ScreenVertex;
+pub use specialized::{ColorStage, PixelPath};
 use pica_cmd::regs::Regs;
 use pica_cmd::regs::framebuffer::BlendMode;
 pub use textures::{NoTextures, TextureCache, TextureSampler, TextureUnits};
@@ -819,6 +821,8 @@ pub struct PixelPipeline<S: TextureSampler = NoTextures> {
     /// Bit per [`Feature`] already reported as not implemented.
     reported: u32,
     invalid_triangles: u64,
+    /// The specialised colour stage, or `None` on the [`PixelPath::Reference`] path.
+    color_stage: Option<ColorStage>,
 }
 
 impl PixelPipeline<NoTextures> {
@@ -926,6 +930,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
             diags: Vec::new(),
             reported: 0,
             invalid_triangles: 0,
+            color_stage: Some(ColorStage::new(cfg.ops.output, cfg.ops.color_mask)),
         };
         p.static_diagnostics();
         p
@@ -969,6 +974,27 @@ impl<S: TextureSampler> PixelPipeline<S> {
         if self.reported & bit == 0 {
             self.reported |= bit;
             self.diags.push(PipelineDiag::NotImplemented(f));
+        }
+    }
+
+    /// Selects the implementation of the per-fragment operations (default:
+    /// [`PixelPath::Specialized`]); both give bit-identical results.
+    pub fn set_path(&mut self, path: PixelPath) {
+        self.color_stage = match path {
+            PixelPath::Specialized => Some(ColorStage::new(
+                self.cfg.ops.output,
+                self.cfg.ops.color_mask,
+            )),
+            PixelPath::Reference => None,
+        };
+    }
+
+    /// The implementation of the per-fragment operations in use.
+    pub fn path(&self) -> PixelPath {
+        if self.color_stage.is_some() {
+            PixelPath::Specialized
+        } else {
+            PixelPath::Reference
         }
     }
 
@@ -1034,6 +1060,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 missing: &mut missing,
                 mem: &mut *mem,
                 hooks: &mut *hooks,
+                color_stage: self.color_stage,
             };
             rasterize_triangle(&cfg.raster, tri, |f| ctx.process(f))
         };
@@ -1107,6 +1134,8 @@ struct FragCtx<'a, S: TextureSampler, H: FragmentHooks> {
     missing: &'a mut u32,
     mem: &'a mut PhysMem,
     hooks: &'a mut H,
+    /// The specialised colour stage (`None`: the generic reference code).
+    color_stage: Option<ColorStage>,
 }
 
 impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
@@ -1209,9 +1238,14 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             // Unmapped depth buffer: counted by the cache; the fragment proceeds untested.
             return true;
         };
+        let fast = self.color_stage.is_some();
         let mut b = [0u8; 4];
         let n = px.len().min(4);
-        b[..n].copy_from_slice(&px[..n]);
+        if fast {
+            b = specialized::load_pixel(px);
+        } else {
+            b[..n].copy_from_slice(&px[..n]);
+        }
         let old_stencil = df.decode_stencil(b);
         let stored_z = df.decode_depth(b);
         let mut new = b;
@@ -1244,8 +1278,12 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             }
         }
         if dirty && new != b {
-            px[..n].copy_from_slice(&new[..n]);
-            self.depth_cache.mark_dirty();
+            if !fast {
+                px[..n].copy_from_slice(&new[..n]);
+                self.depth_cache.mark_dirty();
+            } else if specialized::store_pixel(px, new) {
+                self.depth_cache.mark_dirty();
+            }
         }
         result
     }
@@ -1266,6 +1304,13 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             return;
         };
         // UNVERIFIED: the destination is always read, ignoring COLORBUFFER_READ (as Citra).
+        if let Some(stage) = self.color_stage {
+            let dst = cf.decode_word(specialized::load_pixel(px));
+            if specialized::store_pixel(px, cf.encode_word(stage.apply(src, dst))) {
+                self.color_cache.mark_dirty();
+            }
+            return;
+        }
         let mut b = [0u8; 4];
         let n = px.len().min(4);
         b[..n].copy_from_slice(&px[..n]);
