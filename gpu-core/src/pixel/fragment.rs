@@ -44,9 +44,9 @@ use crate::pixel::texture::TextureError;
 pub mod specialized;
 pub mod textures;
 use crate::vertex::ScreenVertex;
-pub use specialized::{ColorStage, PixelPath};
 use pica_cmd::regs::Regs;
 use pica_cmd::regs::framebuffer::BlendMode;
+pub use specialized::{ColorStage, PixelPath};
 pub use textures::{NoTextures, TextureCache, TextureSampler, TextureUnits};
 // The hooks are defined next to their implementation; re-exported here, where they are called.
 pub use crate::pixel::stages::{FragmentHooks, lighting_enabled};
