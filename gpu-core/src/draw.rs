@@ -469,6 +469,7 @@ impl PipelineState {
         let loader = LoaderConfig::from_regs(&ds.regs);
         let info = ds.draw_info(draw, kind, loader.num_vertices);
         obs.draw_begin(&info);
+        let draw_start = obs.wants_stage_times().then(std::time::Instant::now);
         for d in &loader.diagnostics {
             obs.diagnostic(&d.to_diagnostic(Some(draw)));
         }
@@ -479,6 +480,9 @@ impl PipelineState {
         });
         let mut pixels = self.textures.pipeline(mem, &ds.regs);
         pixels.set_path(self.pixel_path);
+        if obs.wants_stage_times() {
+            pixels.enable_timing();
+        }
         let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
         let p = self;
         let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
@@ -640,6 +644,9 @@ impl PipelineState {
         let gs_float_uniforms = gs_uniforms.map(|u| u.f);
         stats.fragments_written = pixels.stats().fragments_passed;
         report_pixel_diags(&mut pixels, draw, obs);
+        if let (Some(timer), Some(t)) = (pixels.timer(), draw_start) {
+            obs.stage_times(&timer.stage_times(t.elapsed()));
+        }
         obs.draw_end(&info, &stats, detail);
         DrawOutcome {
             draws_started: 1,

@@ -27,6 +27,7 @@ use serde::Serialize;
 use crate::command::gpu::Gpu;
 use crate::debug::{
     DiagKind, Diagnostic, DrawDetail, DrawInfo, DrawStats, EngineEvent, Observer, RegWriteEvent,
+    StageTimes,
 };
 use crate::engines::lcd::{Eye, LcdColorFill, LcdError, LcdFramebufferConfig, Screen, scan_out};
 use crate::memory::PhysMem;
@@ -196,6 +197,12 @@ impl<O: Observer> Observer for Driver<'_, O> {
     }
     fn engine(&mut self, ev: &EngineEvent) {
         self.inner.engine(ev);
+    }
+    fn wants_stage_times(&self) -> bool {
+        self.inner.wants_stage_times()
+    }
+    fn stage_times(&mut self, times: &StageTimes) {
+        self.inner.stage_times(times);
     }
     fn stop_requested(&self) -> bool {
         self.reached || self.inner.stop_requested()

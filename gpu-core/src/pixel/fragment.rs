@@ -43,11 +43,13 @@ use crate::pixel::texture::TextureError;
 
 pub mod specialized;
 pub mod textures;
+pub mod timing;
 use crate::vertex::ScreenVertex;
 use pica_cmd::regs::Regs;
 use pica_cmd::regs::framebuffer::BlendMode;
 pub use specialized::{ColorStage, PixelPath};
 pub use textures::{NoTextures, TextureCache, TextureSampler, TextureUnits};
+pub use timing::PixelTimer;
 // The hooks are defined next to their implementation; re-exported here, where they are called.
 pub use crate::pixel::stages::{FragmentHooks, lighting_enabled};
 
@@ -823,6 +825,8 @@ pub struct PixelPipeline<S: TextureSampler = NoTextures> {
     invalid_triangles: u64,
     /// The specialised colour stage, or `None` on the [`PixelPath::Reference`] path.
     color_stage: Option<ColorStage>,
+    /// Stage timing (benchmarks only).
+    timer: Option<PixelTimer>,
 }
 
 impl PixelPipeline<NoTextures> {
@@ -931,6 +935,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
             reported: 0,
             invalid_triangles: 0,
             color_stage: Some(ColorStage::new(cfg.ops.output, cfg.ops.color_mask)),
+            timer: None,
         };
         p.static_diagnostics();
         p
@@ -987,6 +992,16 @@ impl<S: TextureSampler> PixelPipeline<S> {
             )),
             PixelPath::Reference => None,
         };
+    }
+
+    /// Starts timing the pipeline's stages (see [`PixelTimer`]); off by default.
+    pub fn enable_timing(&mut self) {
+        self.timer.get_or_insert_with(PixelTimer::default);
+    }
+
+    /// The times so far, if timing is enabled.
+    pub fn timer(&self) -> Option<&PixelTimer> {
+        self.timer.as_ref()
     }
 
     /// The implementation of the per-fragment operations in use.
@@ -1048,6 +1063,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
     ) -> TriangleOutcome {
         let cfg = self.cfg;
         let mut missing = 0u32;
+        let start = self.timer.is_some().then(std::time::Instant::now);
         let outcome = {
             let mut ctx = FragCtx {
                 cfg: &cfg,
@@ -1061,11 +1077,30 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 mem: &mut *mem,
                 hooks: &mut *hooks,
                 color_stage: self.color_stage,
+                sampling: false,
+                input_time: std::time::Duration::ZERO,
             };
-            rasterize_triangle(&cfg.raster, tri, |f| ctx.process(f))
+            if let Some(timer) = self.timer.as_mut() {
+                let o = rasterize_triangle(&cfg.raster, tri, |f| {
+                    if timer.tick() {
+                        ctx.sampling = true;
+                        timer.sample(|| ctx.process(f));
+                        ctx.sampling = false;
+                    } else {
+                        ctx.process(f);
+                    }
+                });
+                timer.texture += PixelTimer::scaled(ctx.input_time);
+                o
+            } else {
+                rasterize_triangle(&cfg.raster, tri, |f| ctx.process(f))
+            }
         };
         self.color_cache.flush(mem);
         self.depth_cache.flush(mem);
+        if let (Some(timer), Some(t)) = (self.timer.as_mut(), start) {
+            timer.total += t.elapsed();
+        }
         match outcome {
             TriangleOutcome::Drawn { fragments } => {
                 self.stats.triangles_drawn += 1;
@@ -1136,6 +1171,10 @@ struct FragCtx<'a, S: TextureSampler, H: FragmentHooks> {
     hooks: &'a mut H,
     /// The specialised colour stage (`None`: the generic reference code).
     color_stage: Option<ColorStage>,
+    /// True while a fragment sampled by the [`PixelTimer`] runs.
+    sampling: bool,
+    /// Time of the sampled fragments' texture and lighting inputs (unscaled).
+    input_time: std::time::Duration,
 }
 
 impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
@@ -1152,6 +1191,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         // 1-2 fragment lighting, 3-6 textures 0-3, 7-12 zero.
         let mut t: [Rgba; 16] = [[0; 4]; 16];
         t[0] = frag.color;
+        let inputs_start = self.sampling.then(std::time::Instant::now);
 
         // Texture units 0-2 and 3.
         for unit in 0..3 {
@@ -1178,6 +1218,9 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             }
         }
 
+        if let Some(s) = inputs_start {
+            self.input_time += s.elapsed();
+        }
         let mut color = self.tev.run_table(&mut t);
 
         match ops.mode {
