@@ -13,7 +13,8 @@
 //!
 //! The specialisations, all bit-identical to the generic arithmetic:
 //! * **copy**: blending `src·1 + dst·0` on every channel (or logic op `copy`) is the source;
-//! * **alpha over**: RGB `src·αs + dst·(1 − αs)` with any alpha equation;
+//! * **alpha over**: RGB `src·αs + dst·(1 − αs)` with any alpha equation, or the same on all
+//!   four channels;
 //! * **blend**: any other blend, with each factor resolved once per fragment instead of per
 //!   channel;
 //! * **logic**: a logic operation;
@@ -36,6 +37,8 @@ pub enum PixelPath {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Copy,
+    /// Alpha over on all four channels (the usual transparency setup).
+    AlphaOverAll,
     AlphaOver,
     Blend,
     Logic(LogicOp),
@@ -82,8 +85,13 @@ impl ColorStage {
                 let over = is_add(b.rgb_eq)
                     && b.rgb_src == BlendFactor::SourceAlpha
                     && b.rgb_dst == BlendFactor::OneMinusSourceAlpha;
+                let alpha_over = is_add(b.alpha_eq)
+                    && b.alpha_src == BlendFactor::SourceAlpha
+                    && b.alpha_dst == BlendFactor::OneMinusSourceAlpha;
                 let kind = if copy {
                     Kind::Copy
+                } else if over && alpha_over {
+                    Kind::AlphaOverAll
                 } else if over {
                     Kind::AlphaOver
                 } else {
@@ -101,6 +109,7 @@ impl ColorStage {
     pub fn apply(&self, src: Rgba, dst: Rgba) -> Rgba {
         let out = match self.kind {
             Kind::Copy => src,
+            Kind::AlphaOverAll => alpha_over_all(src, dst),
             Kind::AlphaOver => alpha_over(&self.blend, src, dst),
             Kind::Blend => blend(&self.blend, src, dst),
             Kind::Logic(op) => [
@@ -195,6 +204,14 @@ fn alpha_over(b: &Blend, src: Rgba, dst: Rgba) -> Rgba {
     let ia = 255 - a;
     let c = |ch: usize| ((u32::from(src[ch]) * a + u32::from(dst[ch]) * ia) / 255) as u8;
     [c(0), c(1), c(2), alpha_channel(b, src, dst)]
+}
+
+/// All four channels `(s·αs + d·(255 − αs)) / 255`.
+#[inline]
+fn alpha_over_all(src: Rgba, dst: Rgba) -> Rgba {
+    let a = u32::from(src[3]);
+    let ia = 255 - a;
+    std::array::from_fn(|ch| ((u32::from(src[ch]) * a + u32::from(dst[ch]) * ia) / 255) as u8)
 }
 
 /// The first `min(len, 4)` bytes of a pixel, zero-padded to four (no slice copy, no `memcpy`).
@@ -306,21 +323,27 @@ mod tests {
             }
         }
         // Every specialisation was exercised.
-        for k in ["Copy", "AlphaOver", "Blend"] {
+        for k in ["Copy", "AlphaOverAll", "AlphaOver", "Blend"] {
             assert!(kinds.contains(k), "{k} not exercised: {kinds:?}");
         }
     }
 
     #[test]
     fn alpha_over_matches_on_every_source_alpha_and_channel_value() {
-        let b = Blend::from_words(0x7676_0000, 0);
-        let stage = ColorStage::new(ColorOutput::Blend(b), [true; 4]);
-        assert_eq!(stage.kind, Kind::AlphaOver);
-        for a in 0..=255u8 {
-            for s in (0..=255u8).step_by(3) {
-                for d in (0..=255u8).step_by(5) {
-                    let (src, dst) = ([s, 255 - s, s / 2, a], [d, d / 3, 255 - d, d]);
-                    assert_eq!(stage.apply(src, dst), b.apply(src, dst));
+        // Alpha over on all channels, and on RGB only (alpha: one/zero).
+        for (func, kind) in [
+            (0x7676_0000, Kind::AlphaOverAll),
+            (0x0176_0000, Kind::AlphaOver),
+        ] {
+            let b = Blend::from_words(func, 0);
+            let stage = ColorStage::new(ColorOutput::Blend(b), [true; 4]);
+            assert_eq!(stage.kind, kind);
+            for a in 0..=255u8 {
+                for s in (0..=255u8).step_by(3) {
+                    for d in (0..=255u8).step_by(5) {
+                        let (src, dst) = ([s, 255 - s, s / 2, a], [d, d / 3, 255 - d, d]);
+                        assert_eq!(stage.apply(src, dst), b.apply(src, dst));
+                    }
                 }
             }
         }
