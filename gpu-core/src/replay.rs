@@ -43,6 +43,10 @@ pub const KEYFRAME_WRITES: u64 = 20_000;
 /// seek re-executes a bounded amount of work (about 5 ms of draws on a 2-core desktop at
 /// ~7 Mfragments/s) whatever the draws look like. Deterministic: counted, not timed.
 pub const KEYFRAME_COST: u64 = 40_000;
+/// At most this many keyframes are placed by cost in one trace (each holds the memory pages its
+/// draws dirtied, up to a render target's worth), which bounds their memory on long traces;
+/// beyond it keyframes are placed by count and frame markers only.
+pub const MAX_COST_KEYFRAMES: usize = 256;
 
 /// The replay cost of a draw in "fragment units": fragments written, plus a per-triangle and a
 /// per-vertex allowance for setup and shading. Used to place keyframes by cost.
@@ -411,6 +415,7 @@ impl<S: TraceSource> Replay<S> {
         self.keyframes.push(self.keyframe());
         let mut frame_start = self.pos;
         let mut last_key = self.pos;
+        let mut cost_keys = 0usize;
         while !self.at_end() {
             let before = self.pos;
             rec.pos = before;
@@ -437,8 +442,13 @@ impl<S: TraceSource> Replay<S> {
                 rec.cost_since_key = 0;
             } else if after.draws - last_key.draws >= KEYFRAME_DRAWS
                 || after.writes - last_key.writes >= KEYFRAME_WRITES
-                || rec.cost_since_key >= KEYFRAME_COST
+                || (rec.cost_since_key >= KEYFRAME_COST && cost_keys < MAX_COST_KEYFRAMES)
             {
+                if after.draws - last_key.draws < KEYFRAME_DRAWS
+                    && after.writes - last_key.writes < KEYFRAME_WRITES
+                {
+                    cost_keys += 1;
+                }
                 let mut key = self.keyframe();
                 // The step stopped at its target, right after draw `before.draws`.
                 key.at_draw_end = after.draws == before.draws + 1;
