@@ -135,8 +135,9 @@ fn combine(eq: BlendEquation, s: u32, d: u32, sf: u32, df: u32) -> u8 {
         BlendEquation::Add | BlendEquation::Reserved(_) => (sp + dp) / 255,
         BlendEquation::Subtract => (sp - dp) / 255,
         BlendEquation::ReverseSubtract => (dp - sp) / 255,
-        BlendEquation::Min => s.min(d) as i32,
-        BlendEquation::Max => s.max(d) as i32,
+        // Min/max compare the products (FO-5, as the generic blend).
+        BlendEquation::Min => sp.min(dp) / 255,
+        BlendEquation::Max => sp.max(dp) / 255,
     };
     r.clamp(0, 255) as u8
 }
