@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use gpu_core::debug::{DrawDetail, DrawInfo, DrawStats, Observer};
+use gpu_core::debug::{DrawDetail, DrawInfo, DrawStats, Observer, StageTimes};
 use gpu_core::replay::{Replay, Target};
 
 use crate::cmd_trace::open_trace;
@@ -36,9 +36,19 @@ struct Timer {
     vertices: u64,
     triangles: u64,
     fragments: u64,
+    /// Per-stage times, collected only in the separate stage run (it reads more clocks).
+    stages: Option<StageTimes>,
 }
 
 impl Observer for Timer {
+    fn wants_stage_times(&self) -> bool {
+        self.stages.is_some()
+    }
+    fn stage_times(&mut self, t: &StageTimes) {
+        if let Some(s) = self.stages.as_mut() {
+            s.add(t);
+        }
+    }
     fn draw_begin(&mut self, _info: &DrawInfo) {
         self.draw_start = Some(Instant::now());
     }
@@ -103,6 +113,33 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
         "  elsewhere (loads, command processing, fills, transfers): {:.2} ms",
         ms(total.saturating_sub(timer.in_draws))
     )?;
+    let secs = total.as_secs_f64().max(1e-12);
+    writeln!(
+        out,
+        "  per frame: {:.2} ms; {:.2} Mfragments/s written, {:.2} Mvertices/s shaded (1 thread)",
+        ms(total) / f64::from(frames.max(1)),
+        timer.fragments as f64 / secs / 1e6,
+        timer.vertices as f64 / secs / 1e6
+    )?;
+    // One more run with stage timing (clock reads per triangle and per sampled fragment).
+    let mut staged = Timer {
+        stages: Some(StageTimes::default()),
+        ..Timer::default()
+    };
+    Replay::new(open()?).run_until(Target::End, &mut staged);
+    if let Some(st) = staged.stages {
+        let all = (st.geometry + st.raster + st.texture + st.fragment_ops).as_secs_f64();
+        let pct = |d: Duration| 100.0 * d.as_secs_f64() / all.max(1e-12);
+        writeln!(
+            out,
+            "  stages (share of draw time; pixel split sampled 1/{}): vertex load/shade/clip {:.0}%, setup/raster {:.0}%, texture/lighting {:.0}%, TEV/fragment ops {:.0}%",
+            StageTimes::SAMPLE_EVERY,
+            pct(st.geometry),
+            pct(st.raster),
+            pct(st.texture),
+            pct(st.fragment_ops)
+        )?;
+    }
     let mut replay = Replay::new(open()?);
     let t = Instant::now();
     let index = replay.build_index();
@@ -118,6 +155,7 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
     if n > 0 && args.seeks > 0 {
         let mut worst = Duration::ZERO;
         let mut sum = Duration::ZERO;
+        let mut all = Vec::new();
         // A fixed, spread-out order: forwards and backwards jumps.
         for k in 0..u64::from(args.seeks) {
             let m = (k * 7919) % n;
@@ -126,11 +164,16 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
             let d = t.elapsed();
             worst = worst.max(d);
             sum += d;
+            all.push(d);
         }
+        all.sort();
+        // Nearest-rank 99th percentile.
+        let p99 = all[((all.len() * 99).div_ceil(100)).clamp(1, all.len()) - 1];
         writeln!(
             out,
-            "seek to a draw: mean {:.2} ms, worst {:.2} ms over {} seeks",
+            "seek to a draw: mean {:.2} ms, p99 {:.2} ms, worst {:.2} ms over {} seeks",
             ms(sum) / f64::from(args.seeks),
+            ms(p99),
             ms(worst),
             args.seeks
         )?;
