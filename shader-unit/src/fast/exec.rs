@@ -1,0 +1,920 @@
+//! The lane executor of the fast engine: one compiled program over `N` vertices at once.
+//!
+//! Stage: vertex shading (called by [`super::FastEngineN`]). Inputs: a [`Compiled`] program,
+//! uniforms, a chunk of up to `N` vertices already transposed into planes. Outputs: the planes of
+//! the written registers, per-lane records of what each invocation wrote, counters.
+//! Registers read: none.
+//!
+//! Every register component is a plane `[f32; N]` (lane l = vertex l of the chunk), so an
+//! instruction is decoded once per chunk and its arithmetic is a loop over lanes that LLVM turns
+//! into SIMD code. Control flow runs per *warp* (a set of lanes following the same path), with
+//! the reference's own [`FlowStacks`]: uniform branches (bool/int uniforms) cost nothing per
+//! lane; a condition on the per-lane cmp flags that differs between lanes splits the warp in two,
+//! each of which then runs to END on its own with its lanes masked.
+
+use crate::decode::{BinaryOp, Cond, UnaryOp};
+use crate::float::round_to_f24;
+use crate::interp::alu;
+use crate::interp::flow::{FlowStacks, ReturnEntry};
+use crate::interp::{OUT_OF_RANGE_UNIFORM, Uniforms, UnitState};
+
+use super::compile::{
+    C_BASE, Compiled, DstSpec, M_A0X, M_A0Y, M_AL, M_CMPX, M_CMPY, O_BASE, Op, R_BASE, RelIndex,
+    SrcSpec, V_FL, V_RAW,
+};
+
+/// Why a chunk could not be finished on the fast path (the caller re-runs the batch serially).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Abort {
+    /// An execution error (budget, PC out of range, BREAK outside a loop) in some lane.
+    Error,
+    /// An invocation read a register component before writing it, while some instruction may
+    /// write it: the value would come from the previous vertex.
+    Hazard,
+}
+
+/// Counters of one chunk.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ChunkStats {
+    /// Instructions over all lanes.
+    pub instructions: u64,
+    /// Undefined opcodes over all lanes.
+    pub unknown: u64,
+    /// Warp splits.
+    pub splits: u64,
+}
+
+/// One group of lanes on a common path.
+#[derive(Clone, Copy, Debug)]
+struct Warp {
+    active: u64,
+    pc: u32,
+    flow: FlowStacks,
+    al: i32,
+    count: u64,
+    unknown: u64,
+    w_ro: u128,
+    w_m: u8,
+}
+
+/// What an instruction asks the sequencer to do (as the reference's `Step`).
+enum Step {
+    Next,
+    Jump(u32),
+    Break(u32),
+    End,
+}
+
+/// Register planes and per-lane state of one chunk of `N` lanes (`N` ≤ 64).
+pub(crate) struct Lanes<const N: usize> {
+    /// All float planes: v raw, v flushed, r, o, splatted uniforms.
+    pub planes: Vec<[f32; N]>,
+    scr: [[[f32; N]; 4]; 3],
+    out: [[f32; N]; 4],
+    a0: [[i32; N]; 2],
+    cmp: [[bool; N]; 2],
+    table: [[f32; 4]; 128],
+    warps: Vec<Warp>,
+    lane_ro: [u128; N],
+    lane_m: [u8; N],
+    lane_al: [i32; N],
+}
+
+impl<const N: usize> Lanes<N> {
+    /// Empty lanes (planes are sized per program by [`Lanes::begin_batch`]).
+    pub fn new() -> Self {
+        assert!(N > 0 && N <= 64, "lane count must be 1..=64");
+        Self {
+            planes: Vec::new(),
+            scr: [[[0.0; N]; 4]; 3],
+            out: [[0.0; N]; 4],
+            a0: [[0; N]; 2],
+            cmp: [[false; N]; 2],
+            table: [[0.0; 4]; 128],
+            warps: Vec::with_capacity(N),
+            lane_ro: [0; N],
+            lane_m: [0; N],
+            lane_al: [0; N],
+        }
+    }
+
+    /// Prepares a batch: broadcasts the unit state into every register plane (components the
+    /// program never writes keep these values for the whole batch), splats the uniforms the
+    /// program reads directly and builds the 128-entry table for relative reads.
+    pub fn begin_batch(&mut self, prog: &Compiled, uniforms: &Uniforms, state: &UnitState) {
+        let count = prog.plane_count();
+        if self.planes.len() != count {
+            self.planes.resize(count, [0.0; N]);
+        }
+        for r in 0..16 {
+            for c in 0..4 {
+                let k = r * 4 + c;
+                self.planes[usize::from(V_RAW) + k] = [state.inputs[r][c]; N];
+                self.planes[usize::from(V_FL) + k] = [alu::flush(state.inputs[r][c]); N];
+                self.planes[usize::from(R_BASE) + k] = [state.temps[r][c]; N];
+                self.planes[usize::from(O_BASE) + k] = [state.outputs[r][c]; N];
+            }
+        }
+        for (i, p) in prog.consts.iter().enumerate() {
+            let mut x = uniforms.f[usize::from(p.reg).min(95)][usize::from(p.comp & 3)];
+            if p.neg {
+                x = -x;
+            }
+            if p.flush {
+                x = alu::flush(x);
+            }
+            self.planes[usize::from(C_BASE) + i] = [x; N];
+        }
+        for (i, t) in self.table.iter_mut().enumerate() {
+            *t = uniforms.f.get(i).copied().unwrap_or(OUT_OF_RANGE_UNIFORM);
+        }
+        self.a0 = [[state.a0[0]; N], [state.a0[1]; N]];
+        self.cmp = [[state.cmp[0]; N], [state.cmp[1]; N]];
+    }
+
+    /// Transposes `n` vertices' input registers (those the program reads) into the planes.
+    pub fn load_inputs(
+        &mut self,
+        prog: &Compiled,
+        inputs: &crate::interp::VertexBatch,
+        first: usize,
+        n: usize,
+    ) {
+        for r in 0..16 {
+            let raw = (prog.v_raw_read >> (r * 4)) & 15;
+            let fl = (prog.v_fl_read >> (r * 4)) & 15;
+            if raw | fl == 0 {
+                continue;
+            }
+            let Some(vs) = inputs.reg(r).and_then(|v| v.get(first..first + n)) else {
+                continue;
+            };
+            for c in 0..4 {
+                if (raw | fl) & (1 << c) == 0 {
+                    continue;
+                }
+                let p = &mut self.planes[usize::from(V_RAW) + r * 4 + c];
+                for (dst, v) in p.iter_mut().zip(vs) {
+                    *dst = v[c];
+                }
+                if fl & (1 << c) != 0 {
+                    let src = self.planes[usize::from(V_RAW) + r * 4 + c];
+                    let dst = &mut self.planes[usize::from(V_FL) + r * 4 + c];
+                    for l in 0..N {
+                        dst[l] = alu::flush(src[l]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes `n` vertices' output registers in `outputs.mask()` from the planes.
+    pub fn store_outputs(
+        &self,
+        outputs: &mut crate::interp::VertexBatch,
+        first: usize,
+        n: usize,
+    ) {
+        for r in 0..16 {
+            let Some(dst) = outputs.reg_mut(r).and_then(|v| v.get_mut(first..first + n)) else {
+                continue;
+            };
+            let base = usize::from(O_BASE) + r * 4;
+            let (px, py, pz, pw) = (
+                &self.planes[base],
+                &self.planes[base + 1],
+                &self.planes[base + 2],
+                &self.planes[base + 3],
+            );
+            for (l, d) in dst.iter_mut().enumerate() {
+                *d = [px[l], py[l], pz[l], pw[l]];
+            }
+        }
+    }
+
+    /// Runs lanes `0..n` from `entry` to END. `al0` is aL at the start (the carried value).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub fn run_chunk(
+        &mut self,
+        prog: &Compiled,
+        uniforms: &Uniforms,
+        budget: u64,
+        round: bool,
+        entry: u32,
+        n: usize,
+        al0: i32,
+        stats: &mut ChunkStats,
+    ) -> Result<(), Abort> {
+        let init = if n >= 64 { !0u64 } else { (1u64 << n) - 1 };
+        self.warps.clear();
+        self.warps.push(Warp {
+            active: init,
+            pc: entry,
+            flow: FlowStacks::default(),
+            al: al0,
+            count: 0,
+            unknown: 0,
+            w_ro: 0,
+            w_m: 0,
+        });
+        while let Some(mut w) = self.warps.pop() {
+            // Lanes past `n` hold no vertex: writing them is harmless, so a warp with every real
+            // lane writes unmasked.
+            let mut all = w.active == init;
+            loop {
+                let pc = w.pc;
+                let Some(op) = prog.ops.get(pc as usize) else {
+                    return Err(Abort::Error);
+                };
+                if w.count >= budget {
+                    return Err(Abort::Error);
+                }
+                let meta = &prog.meta[pc as usize];
+                if meta.hazard_r & !(w.w_ro as u64) != 0 || meta.hazard_m & !w.w_m != 0 {
+                    return Err(Abort::Hazard);
+                }
+                let step = match *op {
+                    Op::Bin { op, dst, a, b } => {
+                        self.binary(op, &dst, &a, &b, w.active, all, w.al, round);
+                        Step::Next
+                    }
+                    Op::Mad { dst, a, b, c } => {
+                        self.mad(&dst, &a, &b, &c, w.active, all, w.al, round);
+                        Step::Next
+                    }
+                    Op::Un { op, dst, a } => {
+                        self.unary(op, &dst, &a, w.active, all, w.al, round);
+                        Step::Next
+                    }
+                    Op::Mova { a, mask } => {
+                        self.mova(&a, mask, w.active, all, w.al);
+                        Step::Next
+                    }
+                    Op::Cmp { a, b, ops } => {
+                        self.compare(&a, &b, ops, w.active, all, w.al);
+                        Step::Next
+                    }
+                    Op::Nop => Step::Next,
+                    Op::Unknown => {
+                        w.unknown += 1;
+                        Step::Next
+                    }
+                    Op::End => Step::End,
+                    Op::Break => match w.flow.break_loop(&mut w.al) {
+                        Some(t) => Step::Break(t),
+                        None => return Err(Abort::Error),
+                    },
+                    Op::BreakC { cond } => match self.cond(cond, w.active) {
+                        Some(true) => match w.flow.break_loop(&mut w.al) {
+                            Some(t) => Step::Break(t),
+                            None => return Err(Abort::Error),
+                        },
+                        Some(false) => Step::Next,
+                        None => {
+                            self.split(&mut w, cond, stats);
+                            all = false;
+                            continue;
+                        }
+                    },
+                    Op::Call { dst, num } => call(&mut w.flow, pc, dst, num),
+                    Op::CallC { cond, dst, num } => match self.cond(cond, w.active) {
+                        Some(true) => call(&mut w.flow, pc, dst, num),
+                        Some(false) => Step::Next,
+                        None => {
+                            self.split(&mut w, cond, stats);
+                            all = false;
+                            continue;
+                        }
+                    },
+                    Op::CallU { b, dst, num } => {
+                        if uniforms.b[usize::from(b & 15)] {
+                            call(&mut w.flow, pc, dst, num)
+                        } else {
+                            Step::Next
+                        }
+                    }
+                    Op::IfU { b, dst, num } => {
+                        branch_if(&mut w.flow, uniforms.b[usize::from(b & 15)], dst, num)
+                    }
+                    Op::IfC { cond, dst, num } => match self.cond(cond, w.active) {
+                        Some(t) => branch_if(&mut w.flow, t, dst, num),
+                        None => {
+                            self.split(&mut w, cond, stats);
+                            all = false;
+                            continue;
+                        }
+                    },
+                    Op::Loop { i, dst } => {
+                        let iu = uniforms.i[usize::from(i & 3)];
+                        w.flow.push_loop(pc, u32::from(dst), iu, &mut w.al);
+                        Step::Next
+                    }
+                    Op::JmpC { cond, dst } => match self.cond(cond, w.active) {
+                        Some(true) => Step::Jump(u32::from(dst)),
+                        Some(false) => Step::Next,
+                        None => {
+                            self.split(&mut w, cond, stats);
+                            all = false;
+                            continue;
+                        }
+                    },
+                    Op::JmpU { b, dst, invert } => {
+                        if uniforms.b[usize::from(b & 15)] != invert {
+                            Step::Jump(u32::from(dst))
+                        } else {
+                            Step::Next
+                        }
+                    }
+                };
+                w.count += 1;
+                w.w_ro |= meta.writes_ro;
+                w.w_m |= meta.writes_m;
+                let next = pc + 1;
+                w.pc = match step {
+                    Step::End => {
+                        self.finish_warp(&w, stats);
+                        break;
+                    }
+                    Step::Next => w.flow.next_pc(next, None, None, &mut w.al),
+                    Step::Jump(t) => w.flow.next_pc(next, Some(t), None, &mut w.al),
+                    Step::Break(t) => w.flow.next_pc(next, None, Some(t), &mut w.al),
+                };
+            }
+        }
+        Ok(())
+    }
+
+    fn finish_warp(&mut self, w: &Warp, stats: &mut ChunkStats) {
+        let lanes = u64::from(w.active.count_ones());
+        stats.instructions += w.count * lanes;
+        stats.unknown += w.unknown * lanes;
+        for l in 0..N {
+            if w.active >> l & 1 != 0 {
+                self.lane_ro[l] = w.w_ro;
+                self.lane_m[l] = w.w_m;
+                self.lane_al[l] = w.al;
+            }
+        }
+    }
+
+    /// The condition over the warp's lanes: `Some(v)` when every active lane agrees.
+    #[inline(always)]
+    fn cond(&self, cond: Cond, active: u64) -> Option<bool> {
+        let t = self.cond_bits(cond) & active;
+        if t == active {
+            Some(true)
+        } else if t == 0 {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    fn cond_bits(&self, cond: Cond) -> u64 {
+        let (cx, cy) = (&self.cmp[0], &self.cmp[1]);
+        let mut t = 0u64;
+        for l in 0..N {
+            t |= u64::from(cond.eval(cx[l], cy[l])) << l;
+        }
+        t
+    }
+
+    /// Splits `w` on a divergent condition: the lanes where it holds continue later as their
+    /// own warp (re-executing this instruction), the others continue now.
+    #[cold]
+    fn split(&mut self, w: &mut Warp, cond: Cond, stats: &mut ChunkStats) {
+        let t = self.cond_bits(cond) & w.active;
+        let mut taken = *w;
+        taken.active = t;
+        w.active &= !t;
+        self.warps.push(taken);
+        stats.splits += 1;
+    }
+
+    /// Fills source slot `slot`'s scratch planes if the operand needs negation, flushing or a
+    /// gather.
+    #[inline(always)]
+    fn prep(&mut self, s: &SrcSpec, slot: usize, al: i32) {
+        let scr = &mut self.scr[slot];
+        match *s {
+            SrcSpec::Planes {
+                planes,
+                neg,
+                flush,
+                used,
+            } => {
+                if !neg && !flush {
+                    return;
+                }
+                for lane in 0..4 {
+                    if used & (1 << lane) == 0 {
+                        continue;
+                    }
+                    let src = &self.planes[usize::from(planes[lane])];
+                    let dst = &mut scr[lane];
+                    match (neg, flush) {
+                        (true, true) => {
+                            for l in 0..N {
+                                dst[l] = alu::flush(-src[l]);
+                            }
+                        }
+                        (true, false) => {
+                            for l in 0..N {
+                                dst[l] = -src[l];
+                            }
+                        }
+                        _ => {
+                            for l in 0..N {
+                                dst[l] = alu::flush(src[l]);
+                            }
+                        }
+                    }
+                }
+            }
+            SrcSpec::Rel {
+                base,
+                comps,
+                index,
+                neg,
+                flush,
+                used,
+            } => {
+                let base = i32::from(base);
+                for lane in 0..4 {
+                    if used & (1 << lane) == 0 {
+                        continue;
+                    }
+                    let comp = usize::from(comps[lane] & 3);
+                    let dst = &mut scr[lane];
+                    let fix = |mut x: f32| {
+                        if neg {
+                            x = -x;
+                        }
+                        if flush { alu::flush(x) } else { x }
+                    };
+                    match index {
+                        RelIndex::Al => {
+                            let x = fix(self.table[rel_index(base, al)][comp]);
+                            *dst = [x; N];
+                        }
+                        RelIndex::A0X | RelIndex::A0Y => {
+                            let a = &self.a0[usize::from(index == RelIndex::A0Y)];
+                            for l in 0..N {
+                                dst[l] = fix(self.table[rel_index(base, a[l])][comp]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn binary(
+        &mut self,
+        op: BinaryOp,
+        dst: &DstSpec,
+        a: &SrcSpec,
+        b: &SrcSpec,
+        active: u64,
+        all: bool,
+        al: i32,
+        round: bool,
+    ) {
+        self.prep(a, 0, al);
+        self.prep(b, 1, al);
+        let Self {
+            planes, scr, out, ..
+        } = self;
+        let va = view(a, planes, &scr[0]);
+        let vb = view(b, planes, &scr[1]);
+        let m = dst.mask;
+        let from = match op {
+            BinaryOp::Add => {
+                lanewise2(out, m, &va, &vb, |x, y| x + y);
+                [0, 1, 2, 3]
+            }
+            BinaryOp::Mul => {
+                lanewise2(out, m, &va, &vb, alu::mul);
+                [0, 1, 2, 3]
+            }
+            BinaryOp::Sge => {
+                lanewise2(out, m, &va, &vb, alu::sge);
+                [0, 1, 2, 3]
+            }
+            BinaryOp::Slt => {
+                lanewise2(out, m, &va, &vb, alu::slt);
+                [0, 1, 2, 3]
+            }
+            BinaryOp::Max => {
+                lanewise2(out, m, &va, &vb, alu::max);
+                [0, 1, 2, 3]
+            }
+            BinaryOp::Min => {
+                lanewise2(out, m, &va, &vb, alu::min);
+                [0, 1, 2, 3]
+            }
+            BinaryOp::Dp3 => {
+                let o = &mut out[0];
+                for l in 0..N {
+                    o[l] = (alu::mul(va[0][l], vb[0][l]) + alu::mul(va[1][l], vb[1][l]))
+                        + alu::mul(va[2][l], vb[2][l]);
+                }
+                [0; 4]
+            }
+            BinaryOp::Dp4 => {
+                let o = &mut out[0];
+                for l in 0..N {
+                    o[l] = ((alu::mul(va[0][l], vb[0][l]) + alu::mul(va[1][l], vb[1][l]))
+                        + alu::mul(va[2][l], vb[2][l]))
+                        + alu::mul(va[3][l], vb[3][l]);
+                }
+                [0; 4]
+            }
+            BinaryOp::Dph => {
+                let o = &mut out[0];
+                for l in 0..N {
+                    o[l] = ((alu::mul(va[0][l], vb[0][l]) + alu::mul(va[1][l], vb[1][l]))
+                        + alu::mul(va[2][l], vb[2][l]))
+                        + alu::mul(1.0, vb[3][l]);
+                }
+                [0; 4]
+            }
+            BinaryOp::Dst => {
+                // (1, a.y·b.y, a.z, b.w)
+                if m & 1 != 0 {
+                    out[0] = [1.0; N];
+                }
+                if m & 2 != 0 {
+                    let o = &mut out[1];
+                    for l in 0..N {
+                        o[l] = alu::mul(va[1][l], vb[1][l]);
+                    }
+                }
+                if m & 4 != 0 {
+                    out[2] = *va[2];
+                }
+                if m & 8 != 0 {
+                    out[3] = *vb[3];
+                }
+                [0, 1, 2, 3]
+            }
+        };
+        write(planes, dst, out, from, active, all, round);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn mad(
+        &mut self,
+        dst: &DstSpec,
+        a: &SrcSpec,
+        b: &SrcSpec,
+        c: &SrcSpec,
+        active: u64,
+        all: bool,
+        al: i32,
+        round: bool,
+    ) {
+        self.prep(a, 0, al);
+        self.prep(b, 1, al);
+        self.prep(c, 2, al);
+        let Self {
+            planes, scr, out, ..
+        } = self;
+        let va = view(a, planes, &scr[0]);
+        let vb = view(b, planes, &scr[1]);
+        let vc = view(c, planes, &scr[2]);
+        for k in 0..4 {
+            if dst.mask & (1 << k) != 0 {
+                let (o, x, y, z) = (&mut out[k], va[k], vb[k], vc[k]);
+                for l in 0..N {
+                    o[l] = alu::mul(x[l], y[l]) + z[l];
+                }
+            }
+        }
+        write(planes, dst, out, [0, 1, 2, 3], active, all, round);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn unary(
+        &mut self,
+        op: UnaryOp,
+        dst: &DstSpec,
+        a: &SrcSpec,
+        active: u64,
+        all: bool,
+        al: i32,
+        round: bool,
+    ) {
+        self.prep(a, 0, al);
+        let Self {
+            planes,
+            scr,
+            out,
+            cmp,
+            ..
+        } = self;
+        let va = view(a, planes, &scr[0]);
+        let m = dst.mask;
+        let from = match op {
+            UnaryOp::Mov => {
+                for k in 0..4 {
+                    if m & (1 << k) != 0 {
+                        out[k] = *va[k];
+                    }
+                }
+                [0, 1, 2, 3]
+            }
+            UnaryOp::Flr => {
+                for k in 0..4 {
+                    if m & (1 << k) != 0 {
+                        let (o, x) = (&mut out[k], va[k]);
+                        for l in 0..N {
+                            o[l] = alu::flr(x[l]);
+                        }
+                    }
+                }
+                [0, 1, 2, 3]
+            }
+            UnaryOp::Ex2 => {
+                map1(&mut out[0], va[0], alu::ex2);
+                [0; 4]
+            }
+            UnaryOp::Lg2 => {
+                map1(&mut out[0], va[0], alu::lg2);
+                [0; 4]
+            }
+            UnaryOp::Rcp => {
+                map1(&mut out[0], va[0], alu::rcp);
+                [0; 4]
+            }
+            UnaryOp::Rsq => {
+                map1(&mut out[0], va[0], alu::rsq);
+                [0; 4]
+            }
+            UnaryOp::Litp => {
+                for l in 0..N {
+                    let (v, cx, cy) = alu::litp(&[va[0][l], va[1][l], va[2][l], va[3][l]]);
+                    out[0][l] = v[0];
+                    out[1][l] = v[1];
+                    out[2][l] = v[2];
+                    out[3][l] = v[3];
+                    if all || active >> l & 1 != 0 {
+                        cmp[0][l] = cx;
+                        cmp[1][l] = cy;
+                    }
+                }
+                [0, 1, 2, 3]
+            }
+        };
+        write(planes, dst, out, from, active, all, round);
+    }
+
+    #[inline(always)]
+    fn mova(&mut self, a: &SrcSpec, mask: u8, active: u64, all: bool, al: i32) {
+        self.prep(a, 0, al);
+        let Self {
+            planes, scr, a0, ..
+        } = self;
+        let va = view(a, planes, &scr[0]);
+        for k in 0..2 {
+            if mask & (1 << k) != 0 {
+                let (d, x) = (&mut a0[k], va[k]);
+                for l in 0..N {
+                    if all || active >> l & 1 != 0 {
+                        d[l] = alu::mova(x[l]);
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn compare(
+        &mut self,
+        a: &SrcSpec,
+        b: &SrcSpec,
+        ops: [crate::decode::CmpOp; 2],
+        active: u64,
+        all: bool,
+        al: i32,
+    ) {
+        self.prep(a, 0, al);
+        self.prep(b, 1, al);
+        let Self {
+            planes, scr, cmp, ..
+        } = self;
+        let va = view(a, planes, &scr[0]);
+        let vb = view(b, planes, &scr[1]);
+        for k in 0..2 {
+            let (d, x, y) = (&mut cmp[k], va[k], vb[k]);
+            for l in 0..N {
+                let v = alu::compare(ops[k], x[l], y[l], d[l]);
+                if all || active >> l & 1 != 0 {
+                    d[l] = v;
+                }
+            }
+        }
+    }
+
+    /// After a chunk: carries the last writer's value of every possibly-written component into
+    /// `state` (the unit's registers as of the chunk's last vertex), and gives output components
+    /// a lane did not write the value the previous vertex left (as the serial unit would).
+    pub fn finish_chunk(&mut self, prog: &Compiled, state: &mut UnitState, n: usize, out_mask: u16) {
+        if n == 0 {
+            return;
+        }
+        let first = (self.lane_ro[0], self.lane_m[0]);
+        let uniform = (1..n).all(|l| (self.lane_ro[l], self.lane_m[l]) == first);
+        let mut bits = prog.maywrite_ro;
+        while bits != 0 {
+            let k = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let (reg, c) = ((k % 64) / 4, k % 4);
+            let stored = k >= 64 && out_mask & (1 << reg) != 0;
+            let carry = if k < 64 {
+                &mut state.temps[reg][c]
+            } else {
+                &mut state.outputs[reg][c]
+            };
+            let p = &mut self.planes[usize::from(R_BASE) + k];
+            if uniform {
+                if first.0 >> k & 1 != 0 {
+                    *carry = p[n - 1];
+                } else if stored {
+                    p[..n].fill(*carry);
+                }
+            } else {
+                let mut prev = *carry;
+                for l in 0..n {
+                    if self.lane_ro[l] >> k & 1 != 0 {
+                        prev = p[l];
+                    } else if stored {
+                        p[l] = prev;
+                    }
+                }
+                *carry = prev;
+            }
+        }
+        let lane_m = &self.lane_m[..n];
+        let last = |bit: u8| lane_m.iter().rposition(|&m| m & bit != 0);
+        if prog.maywrite_m & M_A0X != 0
+            && let Some(l) = last(M_A0X)
+        {
+            state.a0[0] = self.a0[0][l];
+        }
+        if prog.maywrite_m & M_A0Y != 0
+            && let Some(l) = last(M_A0Y)
+        {
+            state.a0[1] = self.a0[1][l];
+        }
+        if prog.maywrite_m & M_CMPX != 0
+            && let Some(l) = last(M_CMPX)
+        {
+            state.cmp[0] = self.cmp[0][l];
+        }
+        if prog.maywrite_m & M_CMPY != 0
+            && let Some(l) = last(M_CMPY)
+        {
+            state.cmp[1] = self.cmp[1][l];
+        }
+        if prog.maywrite_m & M_AL != 0
+            && let Some(l) = last(M_AL)
+        {
+            state.al = self.lane_al[l];
+        }
+    }
+}
+
+/// `(base + offset) & 0x7F`, with offsets outside −128..=127 counting as 0 (the reference rule).
+#[inline(always)]
+fn rel_index(base: i32, offset: i32) -> usize {
+    let offset = if (-128..=127).contains(&offset) {
+        offset
+    } else {
+        0
+    };
+    ((base + offset) & 0x7F) as usize
+}
+
+#[inline(always)]
+fn call(flow: &mut FlowStacks, pc: u32, dst: u16, num: u8) -> Step {
+    if num == 0 {
+        return Step::Next;
+    }
+    let dst = u32::from(dst);
+    flow.calls.push(ReturnEntry {
+        check: dst + u32::from(num),
+        ret: pc + 1,
+    });
+    Step::Jump(dst)
+}
+
+#[inline(always)]
+fn branch_if(flow: &mut FlowStacks, taken: bool, dst: u16, num: u8) -> Step {
+    let dst = u32::from(dst);
+    if taken {
+        flow.ifs.push(ReturnEntry {
+            check: dst,
+            ret: dst + u32::from(num),
+        });
+        Step::Next
+    } else {
+        Step::Jump(dst)
+    }
+}
+
+/// The four operand lanes of a source: register planes, or the scratch filled by `prep`.
+#[inline(always)]
+fn view<'a, const N: usize>(
+    s: &SrcSpec,
+    planes: &'a [[f32; N]],
+    scr: &'a [[f32; N]; 4],
+) -> [&'a [f32; N]; 4] {
+    match *s {
+        SrcSpec::Planes {
+            planes: p,
+            neg: false,
+            flush: false,
+            ..
+        } => [
+            &planes[usize::from(p[0])],
+            &planes[usize::from(p[1])],
+            &planes[usize::from(p[2])],
+            &planes[usize::from(p[3])],
+        ],
+        _ => [&scr[0], &scr[1], &scr[2], &scr[3]],
+    }
+}
+
+#[inline(always)]
+fn lanewise2<const N: usize>(
+    out: &mut [[f32; N]; 4],
+    mask: u8,
+    a: &[&[f32; N]; 4],
+    b: &[&[f32; N]; 4],
+    f: impl Fn(f32, f32) -> f32,
+) {
+    for k in 0..4 {
+        if mask & (1 << k) != 0 {
+            let (o, x, y) = (&mut out[k], a[k], b[k]);
+            for l in 0..N {
+                o[l] = f(x[l], y[l]);
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn map1<const N: usize>(o: &mut [f32; N], x: &[f32; N], f: impl Fn(f32) -> f32) {
+    for l in 0..N {
+        o[l] = f(x[l]);
+    }
+}
+
+/// Writes the masked components (`out[from[c]]` → component c) with the optional f24 rounding
+/// and flush, only into active lanes unless `all`.
+#[inline(always)]
+fn write<const N: usize>(
+    planes: &mut [[f32; N]],
+    d: &DstSpec,
+    out: &[[f32; N]; 4],
+    from: [usize; 4],
+    active: u64,
+    all: bool,
+    round: bool,
+) {
+    for c in 0..4 {
+        if d.mask & (1 << c) == 0 {
+            continue;
+        }
+        let src = &out[from[c]];
+        let dst = &mut planes[usize::from(d.planes[c])];
+        match (all, round, d.flush) {
+            (true, false, false) => *dst = *src,
+            (true, false, true) => {
+                for l in 0..N {
+                    dst[l] = alu::flush(src[l]);
+                }
+            }
+            _ => {
+                for l in 0..N {
+                    let mut x = src[l];
+                    if round {
+                        x = round_to_f24(x);
+                    }
+                    if d.flush {
+                        x = alu::flush(x);
+                    }
+                    if all || active >> l & 1 != 0 {
+                        dst[l] = x;
+                    }
+                }
+            }
+        }
+    }
+}
