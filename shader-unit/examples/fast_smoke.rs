@@ -1,22 +1,35 @@
-//! Quick timing of the fast engine against the reference on W1-W3 (development aid).
+//! Quick timing of the fast engine against the reference on W1-W3 (development aid):
+//! `fast_smoke [W1|W2|W3|all] [lanes] [ref]`.
 use shader_unit::bench::{Workload, run_workload};
-use shader_unit::fast::FastEngine;
-use shader_unit::interp::{ExecConfig, Interpreter};
+use shader_unit::fast::FastEngineN;
+use shader_unit::interp::{ExecConfig, Interpreter, ShaderEngine};
+
+fn time<E: ShaderEngine>(e: &mut E, w: Workload) -> f64 {
+    let r = run_workload(e, w, 1_000_000, 2048).unwrap();
+    assert!(r.matches_reference());
+    r.mvertices_per_sec()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let only = args.get(1).and_then(|s| Workload::parse(s));
+    let lanes: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(16);
     let reference = args.iter().any(|a| a == "ref");
+    let c = ExecConfig::default();
     for w in Workload::ALL {
         if only.is_some_and(|o| o != w) {
             continue;
         }
-        let mut f = FastEngine::new(ExecConfig::default());
-        let r = run_workload(&mut f, w, 1_000_000, 2048).unwrap();
-        print!("{:?} fast {:.1} Mv/s {} match={} {:?}", w, r.mvertices_per_sec(), r.hash_hex(), r.matches_reference(), f.stats());
+        let f = match lanes {
+            8 => time(&mut FastEngineN::<8>::new(c), w),
+            32 => time(&mut FastEngineN::<32>::new(c), w),
+            64 => time(&mut FastEngineN::<64>::new(c), w),
+            _ => time(&mut FastEngineN::<16>::new(c), w),
+        };
+        print!("{w:?} lanes {lanes} fast {f:.1} Mv/s");
         if reference {
-            let mut i = Interpreter::new(ExecConfig::default());
-            let ri = run_workload(&mut i, w, 1_000_000, 2048).unwrap();
-            print!(" ref {:.1} Mv/s ratio {:.1}", ri.mvertices_per_sec(), r.mvertices_per_sec() / ri.mvertices_per_sec());
+            let r = time(&mut Interpreter::new(c), w);
+            print!(" ref {r:.1} Mv/s ratio {:.1}", f / r);
         }
         println!();
     }

@@ -47,11 +47,12 @@
 
 mod compile;
 mod exec;
+#[cfg(target_arch = "x86_64")]
+mod simd;
 
 use crate::decode::Program;
 use crate::interp::{
-    BatchError, BatchStats, ExecConfig, Interpreter, ShaderEngine, Uniforms, UnitState,
-    VertexBatch,
+    BatchError, BatchStats, ExecConfig, Interpreter, ShaderEngine, Uniforms, UnitState, VertexBatch,
 };
 
 use compile::{Compiled, compile};
@@ -59,7 +60,7 @@ use exec::{Abort, ChunkStats, Lanes};
 
 /// Lanes per chunk of the default [`FastEngine`] (measured fastest of 8, 16, 32 and 64 on the
 /// bench workloads; see the crate's `shader` bench).
-pub const DEFAULT_LANES: usize = 16;
+pub const DEFAULT_LANES: usize = 64;
 
 /// The fast engine with the default lane count.
 pub type FastEngine = FastEngineN<DEFAULT_LANES>;
@@ -101,6 +102,53 @@ pub struct FastEngineN<const N: usize> {
     cache: Vec<CacheEntry>,
     lanes: Box<Lanes<N>>,
     stats: FastStats,
+    simd: Simd,
+}
+
+/// The instruction-set level the lane loops are compiled for.
+///
+/// The same Rust code is compiled once per level (`#[target_feature]`) and the level is picked
+/// at run time, so a build for baseline x86-64 still uses AVX2/AVX-512 where the CPU has them
+/// and never executes them where it does not. All levels give identical results (the
+/// differential tests run each one the machine supports).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Simd {
+    /// The target's baseline (SSE2 on x86-64).
+    Portable,
+    /// x86-64 with AVX2.
+    Avx2,
+    /// x86-64 with AVX-512 (F, VL, BW, DQ).
+    Avx512,
+}
+
+impl Simd {
+    /// The best level this CPU supports.
+    pub fn detect() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512vl")
+                && std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("avx512dq")
+                && std::arch::is_x86_feature_detected!("avx2")
+            {
+                return Simd::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Simd::Avx2;
+            }
+        }
+        Simd::Portable
+    }
+
+    /// Every level this CPU supports, baseline first.
+    pub fn supported() -> Vec<Simd> {
+        let best = Self::detect();
+        [Simd::Portable, Simd::Avx2, Simd::Avx512]
+            .into_iter()
+            .filter(|&s| s as u8 <= best as u8)
+            .collect()
+    }
 }
 
 impl<const N: usize> Default for FastEngineN<N> {
@@ -128,20 +176,34 @@ impl<const N: usize> Clone for FastEngineN<N> {
             cache: Vec::new(),
             lanes: Box::new(Lanes::new()),
             stats: self.stats,
+            simd: self.simd,
         }
     }
 }
 
 impl<const N: usize> FastEngineN<N> {
-    /// An engine with zeroed state and the given options.
+    /// An engine with zeroed state and the given options, using the best [`Simd`] level of
+    /// this CPU.
     pub fn new(config: ExecConfig) -> Self {
+        Self::with_simd(config, Simd::detect())
+    }
+
+    /// An engine that uses `simd` (clamped to what this CPU supports).
+    pub fn with_simd(config: ExecConfig, simd: Simd) -> Self {
+        let best = Simd::detect();
         Self {
             state: UnitState::default(),
             config,
             cache: Vec::with_capacity(CACHE_LEN),
             lanes: Box::new(Lanes::new()),
             stats: FastStats::default(),
+            simd: if simd as u8 <= best as u8 { simd } else { best },
         }
+    }
+
+    /// The instruction-set level in use.
+    pub fn simd(&self) -> Simd {
+        self.simd
     }
 
     /// How batches were executed so far.
@@ -194,6 +256,36 @@ impl<const N: usize> FastEngineN<N> {
     }
 
     fn run_fast(
+        &mut self,
+        uniforms: &Uniforms,
+        entry: u32,
+        inputs: &VertexBatch,
+        outputs: &mut VertexBatch,
+    ) -> Result<BatchStats, Abort> {
+        match self.simd {
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx512 => simd::run_avx512(self, uniforms, entry, inputs, outputs),
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx2 => simd::run_avx2(self, uniforms, entry, inputs, outputs),
+            _ => self.run_portable(uniforms, entry, inputs, outputs),
+        }
+    }
+
+    #[inline(never)]
+    pub(crate) fn run_portable(
+        &mut self,
+        uniforms: &Uniforms,
+        entry: u32,
+        inputs: &VertexBatch,
+        outputs: &mut VertexBatch,
+    ) -> Result<BatchStats, Abort> {
+        self.run_fast_body(uniforms, entry, inputs, outputs)
+    }
+
+    /// The whole batch on the lane executor. Inlined into one wrapper per instruction-set level
+    /// so that every lane loop is compiled for that level.
+    #[inline(always)]
+    pub(crate) fn run_fast_body(
         &mut self,
         uniforms: &Uniforms,
         entry: u32,
@@ -257,10 +349,7 @@ impl<const N: usize> ShaderEngine for FastEngineN<N> {
         self.lookup(program);
         let flow_key = (entry, uniforms.bools(), uniforms.i);
         let (serial_only, known_hazard) = match self.cache.first() {
-            Some(e) => (
-                e.compiled.serial_only,
-                e.hazard_flow == Some(flow_key),
-            ),
+            Some(e) => (e.compiled.serial_only, e.hazard_flow == Some(flow_key)),
             None => (true, false),
         };
         if serial_only {

@@ -25,11 +25,10 @@ use shader_unit::decode::{
     encode_program,
 };
 use shader_unit::dvlb::{ConstantValue, Dvlb};
-use shader_unit::fast::{FastEngine, FastEngineN, FastStats};
+use shader_unit::fast::{FastEngine, FastEngineN, FastStats, Simd};
 use shader_unit::float::F24;
 use shader_unit::interp::{
-    BatchError, BatchStats, ExecConfig, Interpreter, ShaderEngine, Uniforms, UnitState,
-    VertexBatch,
+    BatchError, BatchStats, ExecConfig, Interpreter, ShaderEngine, Uniforms, UnitState, VertexBatch,
 };
 
 // ----- deterministic PRNG -----
@@ -66,7 +65,7 @@ fn edge_float(rng: &mut Rng) -> f32 {
         6 => f32::from_bits(rng.below(0x007F_FFFF) as u32 + 1), // f32 subnormal
         7 => -1.5e-20,                                          // f24 subnormal (< 2^-62)
         8 => 2.168_404_3e-19,                                   // 2^-62, smallest f24 normal
-        9 => 3.0e19 * if rng.chance(50) { 1.0 } else { -1.0 }, // beyond f24's range
+        9 => 3.0e19 * if rng.chance(50) { 1.0 } else { -1.0 },  // beyond f24's range
         10 => rng.range(0, 40) as f32 - 8.0,                    // small integers (a0 offsets)
         11 => (rng.range(0, 300) as f32 - 150.0) * 0.75,        // offsets incl. out of range
         _ => (rng.next() as i64 as f64 / i64::MAX as f64 * 4.0) as f32,
@@ -168,7 +167,10 @@ fn run_engine<E: ShaderEngine>(engine: &mut E, case: &Case<'_>) -> Outcome {
                 .filter(|&reg| case.out_mask & (1 << reg) != 0)
                 .flat_map(|reg| {
                     let vs = out.reg(reg).unwrap_or(&[]);
-                    vs[..v.min(vs.len())].iter().flat_map(bits4).collect::<Vec<_>>()
+                    vs[..v.min(vs.len())]
+                        .iter()
+                        .flat_map(bits4)
+                        .collect::<Vec<_>>()
                 })
                 .collect();
             bits = keep;
@@ -185,8 +187,9 @@ fn run_engine<E: ShaderEngine>(engine: &mut E, case: &Case<'_>) -> Outcome {
     }
 }
 
-/// Runs the case on the reference and on the fast engine with 16 and 8 lanes; panics with
-/// `what` on any difference. Returns the stats of the 16-lane engine.
+/// Runs the case on the reference and on the fast engine (default lanes at every supported
+/// [`Simd`] level, 8 and 16 lanes); panics with `what` on any difference. Returns the stats of
+/// the default engine.
 fn check(case: &Case<'_>, what: &dyn Fn() -> String) -> FastStats {
     let want = run_engine(&mut Interpreter::new(case.config), case);
     let mut fast = FastEngine::new(case.config);
@@ -210,9 +213,15 @@ fn check(case: &Case<'_>, what: &dyn Fn() -> String) -> FastStats {
             got.state == want.state
         );
     }
-    let mut narrow = FastEngineN::<8>::new(case.config);
-    let got8 = run_engine(&mut narrow, case);
+    // Every instruction-set level this machine has, and other lane counts.
+    for simd in Simd::supported() {
+        let got = run_engine(&mut FastEngine::with_simd(case.config, simd), case);
+        assert!(got == want, "{simd:?} engine differs: {}", what());
+    }
+    let got8 = run_engine(&mut FastEngineN::<8>::new(case.config), case);
     assert!(got8 == want, "8-lane engine differs: {}", what());
+    let got16 = run_engine(&mut FastEngineN::<16>::new(case.config), case);
+    assert!(got16 == want, "16-lane engine differs: {}", what());
     fast.stats()
 }
 
@@ -235,7 +244,7 @@ fn workloads_match_reference_hashes() {
                 flush,
                 ..ExecConfig::default()
             });
-            for batch in [2048, 1000] {
+            for batch in [2048, 1000, 1_000_000] {
                 *e.state_mut() = UnitState::default();
                 let r = run_workload(&mut e, w, 1_000_000, batch).unwrap();
                 assert!(r.matches_reference(), "{w:?} flush {flush} batch {batch}");
@@ -315,11 +324,7 @@ impl Gen<'_> {
         } else {
             DstReg::Temp(r.below(8) as u8)
         };
-        let mask = if r.chance(40) {
-            0xF
-        } else {
-            r.below(16) as u8
-        };
+        let mask = if r.chance(40) { 0xF } else { r.below(16) as u8 };
         Dst { reg, mask }
     }
 
@@ -594,9 +599,9 @@ fn random_program(rng: &mut Rng) -> Program {
         }
         for i in &mut g.code {
             match i {
-                Instr::Call { dst, .. }
-                | Instr::CallC { dst, .. }
-                | Instr::CallU { dst, .. } => *dst = addrs[usize::from(*dst)],
+                Instr::Call { dst, .. } | Instr::CallC { dst, .. } | Instr::CallU { dst, .. } => {
+                    *dst = addrs[usize::from(*dst)]
+                }
                 _ => {}
             }
         }
@@ -635,7 +640,12 @@ fn random_state(rng: &mut Rng, edges: bool) -> UnitState {
     if rng.chance(30) {
         return s;
     }
-    for r in s.inputs.iter_mut().chain(&mut s.temps).chain(&mut s.outputs) {
+    for r in s
+        .inputs
+        .iter_mut()
+        .chain(&mut s.temps)
+        .chain(&mut s.outputs)
+    {
         *r = random_vec(rng, edges);
     }
     s.a0 = [rng.below(20) as i32 - 10, rng.below(400) as i32 - 200];
@@ -713,10 +723,7 @@ fn random_programs_match_the_reference() {
             out_mask,
         };
         let s = check(&case, &|| {
-            format!(
-                "case {case_no}, config {config:?}\n{}",
-                listing(&program)
-            )
+            format!("case {case_no}, config {config:?}\n{}", listing(&program))
         });
         total.fast_batches += s.fast_batches;
         total.hazard_batches += s.hazard_batches;

@@ -110,7 +110,11 @@ pub(crate) enum Op {
         c: SrcSpec,
     },
     /// One-source arithmetic (LITP also writes cmp).
-    Un { op: UnaryOp, dst: DstSpec, a: SrcSpec },
+    Un {
+        op: UnaryOp,
+        dst: DstSpec,
+        a: SrcSpec,
+    },
     /// MOVA; `mask` bit 0 = a0.x, bit 1 = a0.y.
     Mova { a: SrcSpec, mask: u8 },
     /// CMP.
@@ -556,7 +560,9 @@ pub(crate) fn compile(program: &Program, flush: bool) -> Compiled {
                     }
                 }
             }
-            Instr::Unary { op, dst, ref src, .. } => {
+            Instr::Unary {
+                op, dst, ref src, ..
+            } => {
                 if lanes_of(dst.mask) == 0 && op != UnaryOp::Litp {
                     Op::Nop
                 } else {

@@ -12,6 +12,10 @@
 //! lane; a condition on the per-lane cmp flags that differs between lanes splits the warp in two,
 //! each of which then runs to END on its own with its lanes masked.
 
+// Lane loops index several planes with one lane index; `for l in 0..N` is the clearest form and
+// what LLVM vectorises.
+#![allow(clippy::needless_range_loop)]
+
 use crate::decode::{BinaryOp, Cond, UnaryOp};
 use crate::float::round_to_f24;
 use crate::interp::alu;
@@ -101,6 +105,7 @@ impl<const N: usize> Lanes<N> {
     /// Prepares a batch: broadcasts the unit state into every register plane (components the
     /// program never writes keep these values for the whole batch), splats the uniforms the
     /// program reads directly and builds the 128-entry table for relative reads.
+    #[inline(always)]
     pub fn begin_batch(&mut self, prog: &Compiled, uniforms: &Uniforms, state: &UnitState) {
         let count = prog.plane_count();
         if self.planes.len() != count {
@@ -133,6 +138,7 @@ impl<const N: usize> Lanes<N> {
     }
 
     /// Transposes `n` vertices' input registers (those the program reads) into the planes.
+    #[inline(always)]
     pub fn load_inputs(
         &mut self,
         prog: &Compiled,
@@ -149,19 +155,36 @@ impl<const N: usize> Lanes<N> {
             let Some(vs) = inputs.reg(r).and_then(|v| v.get(first..first + n)) else {
                 continue;
             };
-            for c in 0..4 {
-                if (raw | fl) & (1 << c) == 0 {
-                    continue;
+            let base = usize::from(V_RAW) + r * 4;
+            if let (Ok(vs), Ok(dst)) = (
+                <&[[f32; 4]; N]>::try_from(vs),
+                <&mut [[f32; N]; 4]>::try_from(&mut self.planes[base..base + 4]),
+            ) {
+                // A full chunk: fixed trip counts, so the transposition vectorises.
+                for l in 0..N {
+                    let v = vs[l];
+                    dst[0][l] = v[0];
+                    dst[1][l] = v[1];
+                    dst[2][l] = v[2];
+                    dst[3][l] = v[3];
                 }
-                let p = &mut self.planes[usize::from(V_RAW) + r * 4 + c];
-                for (dst, v) in p.iter_mut().zip(vs) {
-                    *dst = v[c];
+            } else {
+                for c in 0..4 {
+                    let p = &mut self.planes[base + c];
+                    for (d, v) in p.iter_mut().zip(vs) {
+                        *d = v[c];
+                    }
                 }
-                if fl & (1 << c) != 0 {
-                    let src = self.planes[usize::from(V_RAW) + r * 4 + c];
-                    let dst = &mut self.planes[usize::from(V_FL) + r * 4 + c];
-                    for l in 0..N {
-                        dst[l] = alu::flush(src[l]);
+            }
+            if fl != 0 {
+                let fbase = usize::from(V_FL) + r * 4;
+                let (raws, fls) = self.planes.split_at_mut(fbase);
+                for c in 0..4 {
+                    if fl & (1 << c) != 0 {
+                        let (src, dst) = (&raws[base + c], &mut fls[c]);
+                        for l in 0..N {
+                            dst[l] = alu::flush(src[l]);
+                        }
                     }
                 }
             }
@@ -169,25 +192,24 @@ impl<const N: usize> Lanes<N> {
     }
 
     /// Writes `n` vertices' output registers in `outputs.mask()` from the planes.
-    pub fn store_outputs(
-        &self,
-        outputs: &mut crate::interp::VertexBatch,
-        first: usize,
-        n: usize,
-    ) {
+    #[inline(always)]
+    pub fn store_outputs(&self, outputs: &mut crate::interp::VertexBatch, first: usize, n: usize) {
         for r in 0..16 {
             let Some(dst) = outputs.reg_mut(r).and_then(|v| v.get_mut(first..first + n)) else {
                 continue;
             };
             let base = usize::from(O_BASE) + r * 4;
-            let (px, py, pz, pw) = (
-                &self.planes[base],
-                &self.planes[base + 1],
-                &self.planes[base + 2],
-                &self.planes[base + 3],
-            );
-            for (l, d) in dst.iter_mut().enumerate() {
-                *d = [px[l], py[l], pz[l], pw[l]];
+            let Ok(src) = <&[[f32; N]; 4]>::try_from(&self.planes[base..base + 4]) else {
+                continue;
+            };
+            if let Ok(dst) = <&mut [[f32; 4]; N]>::try_from(&mut *dst) {
+                for l in 0..N {
+                    dst[l] = [src[0][l], src[1][l], src[2][l], src[3][l]];
+                }
+            } else {
+                for (l, d) in dst.iter_mut().enumerate() {
+                    *d = [src[0][l], src[1][l], src[2][l], src[3][l]];
+                }
             }
         }
     }
@@ -234,25 +256,25 @@ impl<const N: usize> Lanes<N> {
                 if meta.hazard_r & !(w.w_ro as u64) != 0 || meta.hazard_m & !w.w_m != 0 {
                     return Err(Abort::Hazard);
                 }
-                let step = match *op {
+                let step = match op {
                     Op::Bin { op, dst, a, b } => {
-                        self.binary(op, &dst, &a, &b, w.active, all, w.al, round);
+                        self.binary(*op, dst, a, b, w.active, all, w.al, round);
                         Step::Next
                     }
                     Op::Mad { dst, a, b, c } => {
-                        self.mad(&dst, &a, &b, &c, w.active, all, w.al, round);
+                        self.mad(dst, a, b, c, w.active, all, w.al, round);
                         Step::Next
                     }
                     Op::Un { op, dst, a } => {
-                        self.unary(op, &dst, &a, w.active, all, w.al, round);
+                        self.unary(*op, dst, a, w.active, all, w.al, round);
                         Step::Next
                     }
                     Op::Mova { a, mask } => {
-                        self.mova(&a, mask, w.active, all, w.al);
+                        self.mova(a, *mask, w.active, all, w.al);
                         Step::Next
                     }
                     Op::Cmp { a, b, ops } => {
-                        self.compare(&a, &b, ops, w.active, all, w.al);
+                        self.compare(a, b, *ops, w.active, all, w.al);
                         Step::Next
                     }
                     Op::Nop => Step::Next,
@@ -265,7 +287,7 @@ impl<const N: usize> Lanes<N> {
                         Some(t) => Step::Break(t),
                         None => return Err(Abort::Error),
                     },
-                    Op::BreakC { cond } => match self.cond(cond, w.active) {
+                    &Op::BreakC { cond } => match self.cond(cond, w.active) {
                         Some(true) => match w.flow.break_loop(&mut w.al) {
                             Some(t) => Step::Break(t),
                             None => return Err(Abort::Error),
@@ -277,8 +299,8 @@ impl<const N: usize> Lanes<N> {
                             continue;
                         }
                     },
-                    Op::Call { dst, num } => call(&mut w.flow, pc, dst, num),
-                    Op::CallC { cond, dst, num } => match self.cond(cond, w.active) {
+                    &Op::Call { dst, num } => call(&mut w.flow, pc, dst, num),
+                    &Op::CallC { cond, dst, num } => match self.cond(cond, w.active) {
                         Some(true) => call(&mut w.flow, pc, dst, num),
                         Some(false) => Step::Next,
                         None => {
@@ -287,17 +309,17 @@ impl<const N: usize> Lanes<N> {
                             continue;
                         }
                     },
-                    Op::CallU { b, dst, num } => {
+                    &Op::CallU { b, dst, num } => {
                         if uniforms.b[usize::from(b & 15)] {
                             call(&mut w.flow, pc, dst, num)
                         } else {
                             Step::Next
                         }
                     }
-                    Op::IfU { b, dst, num } => {
+                    &Op::IfU { b, dst, num } => {
                         branch_if(&mut w.flow, uniforms.b[usize::from(b & 15)], dst, num)
                     }
-                    Op::IfC { cond, dst, num } => match self.cond(cond, w.active) {
+                    &Op::IfC { cond, dst, num } => match self.cond(cond, w.active) {
                         Some(t) => branch_if(&mut w.flow, t, dst, num),
                         None => {
                             self.split(&mut w, cond, stats);
@@ -305,12 +327,12 @@ impl<const N: usize> Lanes<N> {
                             continue;
                         }
                     },
-                    Op::Loop { i, dst } => {
+                    &Op::Loop { i, dst } => {
                         let iu = uniforms.i[usize::from(i & 3)];
                         w.flow.push_loop(pc, u32::from(dst), iu, &mut w.al);
                         Step::Next
                     }
-                    Op::JmpC { cond, dst } => match self.cond(cond, w.active) {
+                    &Op::JmpC { cond, dst } => match self.cond(cond, w.active) {
                         Some(true) => Step::Jump(u32::from(dst)),
                         Some(false) => Step::Next,
                         None => {
@@ -319,7 +341,7 @@ impl<const N: usize> Lanes<N> {
                             continue;
                         }
                     },
-                    Op::JmpU { b, dst, invert } => {
+                    &Op::JmpU { b, dst, invert } => {
                         if uniforms.b[usize::from(b & 15)] != invert {
                             Step::Jump(u32::from(dst))
                         } else {
@@ -345,6 +367,7 @@ impl<const N: usize> Lanes<N> {
         Ok(())
     }
 
+    #[inline(always)]
     fn finish_warp(&mut self, w: &Warp, stats: &mut ChunkStats) {
         let lanes = u64::from(w.active.count_ones());
         stats.instructions += w.count * lanes;
@@ -371,6 +394,7 @@ impl<const N: usize> Lanes<N> {
         }
     }
 
+    #[inline(always)]
     fn cond_bits(&self, cond: Cond) -> u64 {
         let (cx, cy) = (&self.cmp[0], &self.cmp[1]);
         let mut t = 0u64;
@@ -724,7 +748,14 @@ impl<const N: usize> Lanes<N> {
     /// After a chunk: carries the last writer's value of every possibly-written component into
     /// `state` (the unit's registers as of the chunk's last vertex), and gives output components
     /// a lane did not write the value the previous vertex left (as the serial unit would).
-    pub fn finish_chunk(&mut self, prog: &Compiled, state: &mut UnitState, n: usize, out_mask: u16) {
+    #[inline(always)]
+    pub fn finish_chunk(
+        &mut self,
+        prog: &Compiled,
+        state: &mut UnitState,
+        n: usize,
+        out_mask: u16,
+    ) {
         if n == 0 {
             return;
         }
