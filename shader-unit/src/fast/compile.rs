@@ -90,6 +90,39 @@ pub(crate) struct DstSpec {
     pub mask: u8,
     /// Flush results (flush mode and a flushing operation).
     pub flush: bool,
+    /// The result is already flushed when it is not rounded (MOV/FLR of flushed operands), so
+    /// the flush can be skipped.
+    pub clean: bool,
+    /// Components can be computed and stored one at a time: no later component reads a plane
+    /// an earlier one writes.
+    pub direct: bool,
+}
+
+/// Whether storing component by component is safe for `dst` with these sources (lane k of a
+/// source feeds component k of the result).
+fn direct_ok(dst: &DstSpec, srcs: &[&SrcSpec]) -> bool {
+    for s in srcs {
+        if let SrcSpec::Planes {
+            planes,
+            neg: false,
+            flush: false,
+            used,
+        } = **s
+        {
+            for k in 0..4 {
+                for c in 0..4 {
+                    if k != c
+                        && used & (1 << k) != 0
+                        && dst.mask & (1 << c) != 0
+                        && planes[k] == dst.planes[c]
+                    {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+    true
 }
 
 /// One compiled operation.
@@ -473,6 +506,8 @@ impl Builder {
             planes: [base, base + 1, base + 2, base + 3],
             mask: lanes_of(mask),
             flush: flushing && self.flush,
+            clean: false,
+            direct: false,
         }
     }
 }
@@ -534,11 +569,17 @@ pub(crate) fn compile(program: &Program, flush: bool) -> Compiled {
                     Op::Nop
                 } else {
                     let fl = !matches!(op, BinaryOp::Max | BinaryOp::Min);
+                    let mut d = b.dst(dst.reg, dst.mask, fl);
+                    let (sa, sb) = (
+                        b.src(src1, used[0], flushing),
+                        b.src(src2, used[1], flushing),
+                    );
+                    d.direct = direct_ok(&d, &[&sa, &sb]);
                     Op::Bin {
                         op,
-                        dst: b.dst(dst.reg, dst.mask, fl),
-                        a: b.src(src1, used[0], flushing),
-                        b: b.src(src2, used[1], flushing),
+                        dst: d,
+                        a: sa,
+                        b: sb,
                     }
                 }
             }
@@ -552,11 +593,18 @@ pub(crate) fn compile(program: &Program, flush: bool) -> Compiled {
                 if lanes_of(dst.mask) == 0 {
                     Op::Nop
                 } else {
+                    let mut d = b.dst(dst.reg, dst.mask, true);
+                    let (sa, sb, sc) = (
+                        b.src(src1, used[0], true),
+                        b.src(src2, used[1], true),
+                        b.src(src3, used[2], true),
+                    );
+                    d.direct = direct_ok(&d, &[&sa, &sb, &sc]);
                     Op::Mad {
-                        dst: b.dst(dst.reg, dst.mask, true),
-                        a: b.src(src1, used[0], true),
-                        b: b.src(src2, used[1], true),
-                        c: b.src(src3, used[2], true),
+                        dst: d,
+                        a: sa,
+                        b: sb,
+                        c: sc,
                     }
                 }
             }
@@ -566,11 +614,13 @@ pub(crate) fn compile(program: &Program, flush: bool) -> Compiled {
                 if lanes_of(dst.mask) == 0 && op != UnaryOp::Litp {
                     Op::Nop
                 } else {
-                    Op::Un {
-                        op,
-                        dst: b.dst(dst.reg, dst.mask, true),
-                        a: b.src(src, used[0], true),
-                    }
+                    let mut d = b.dst(dst.reg, dst.mask, true);
+                    let sa = b.src(src, used[0], true);
+                    d.direct = direct_ok(&d, &[&sa]);
+                    // In flush mode every fetched operand is flushed (fetch_arith), and MOV and
+                    // FLR map flushed values to flushed values.
+                    d.clean = matches!(op, UnaryOp::Mov | UnaryOp::Flr);
+                    Op::Un { op, dst: d, a: sa }
                 }
             }
             Instr::Mova { ref src, mask, .. } => {

@@ -77,7 +77,9 @@ pub(crate) struct Lanes<const N: usize> {
     out: [[f32; N]; 4],
     a0: [[i32; N]; 2],
     cmp: [[bool; N]; 2],
-    table: [[f32; 4]; 128],
+    /// Uniforms c0–c127 for relative reads (96–127 read as 1.0).
+    rows: [[f32; 4]; 128],
+    gath: [[f32; N]; 4],
     warps: Vec<Warp>,
     lane_ro: [u128; N],
     lane_m: [u8; N],
@@ -94,7 +96,8 @@ impl<const N: usize> Lanes<N> {
             out: [[0.0; N]; 4],
             a0: [[0; N]; 2],
             cmp: [[false; N]; 2],
-            table: [[0.0; 4]; 128],
+            rows: [[0.0; 4]; 128],
+            gath: [[0.0; N]; 4],
             warps: Vec::with_capacity(N),
             lane_ro: [0; N],
             lane_m: [0; N],
@@ -130,7 +133,7 @@ impl<const N: usize> Lanes<N> {
             }
             self.planes[usize::from(C_BASE) + i] = [x; N];
         }
-        for (i, t) in self.table.iter_mut().enumerate() {
+        for (i, t) in self.rows.iter_mut().enumerate() {
             *t = uniforms.f.get(i).copied().unwrap_or(OUT_OF_RANGE_UNIFORM);
         }
         self.a0 = [[state.a0[0]; N], [state.a0[1]; N]];
@@ -465,27 +468,57 @@ impl<const N: usize> Lanes<N> {
                 used,
             } => {
                 let base = i32::from(base);
-                for lane in 0..4 {
-                    if used & (1 << lane) == 0 {
-                        continue;
+                let fix = |mut x: f32| {
+                    if neg {
+                        x = -x;
                     }
-                    let comp = usize::from(comps[lane] & 3);
-                    let dst = &mut scr[lane];
-                    let fix = |mut x: f32| {
-                        if neg {
-                            x = -x;
+                    if flush { alu::flush(x) } else { x }
+                };
+                match index {
+                    RelIndex::Al => {
+                        let row = self.rows[rel_index(base, al)];
+                        for lane in 0..4 {
+                            if used & (1 << lane) != 0 {
+                                let x = fix(row[usize::from(comps[lane] & 3)]);
+                                scr[lane] = [x; N];
+                            }
                         }
-                        if flush { alu::flush(x) } else { x }
-                    };
-                    match index {
-                        RelIndex::Al => {
-                            let x = fix(self.table[rel_index(base, al)][comp]);
-                            *dst = [x; N];
+                    }
+                    RelIndex::A0X | RelIndex::A0Y => {
+                        // One 16-byte row per lane, transposed into four component planes, then
+                        // the swizzle, negation and flush as plane operations.
+                        let a = &self.a0[usize::from(index == RelIndex::A0Y)];
+                        let rows = &self.rows;
+                        let g = &mut self.gath;
+                        for l in 0..N {
+                            let row = rows[rel_index(base, a[l])];
+                            g[0][l] = row[0];
+                            g[1][l] = row[1];
+                            g[2][l] = row[2];
+                            g[3][l] = row[3];
                         }
-                        RelIndex::A0X | RelIndex::A0Y => {
-                            let a = &self.a0[usize::from(index == RelIndex::A0Y)];
-                            for l in 0..N {
-                                dst[l] = fix(self.table[rel_index(base, a[l])][comp]);
+                        for lane in 0..4 {
+                            if used & (1 << lane) == 0 {
+                                continue;
+                            }
+                            let (src, dst) = (&g[usize::from(comps[lane] & 3)], &mut scr[lane]);
+                            match (neg, flush) {
+                                (false, false) => *dst = *src,
+                                (true, false) => {
+                                    for l in 0..N {
+                                        dst[l] = -src[l];
+                                    }
+                                }
+                                (true, true) => {
+                                    for l in 0..N {
+                                        dst[l] = alu::flush(-src[l]);
+                                    }
+                                }
+                                (false, true) => {
+                                    for l in 0..N {
+                                        dst[l] = alu::flush(src[l]);
+                                    }
+                                }
                             }
                         }
                     }
@@ -512,81 +545,34 @@ impl<const N: usize> Lanes<N> {
         let Self {
             planes, scr, out, ..
         } = self;
-        let va = view(a, planes, &scr[0]);
-        let vb = view(b, planes, &scr[1]);
         let m = dst.mask;
-        let from = match op {
-            BinaryOp::Add => {
-                lanewise2(out, m, &va, &vb, |x, y| x + y);
-                [0, 1, 2, 3]
-            }
-            BinaryOp::Mul => {
-                lanewise2(out, m, &va, &vb, alu::mul);
-                [0, 1, 2, 3]
-            }
-            BinaryOp::Sge => {
-                lanewise2(out, m, &va, &vb, alu::sge);
-                [0, 1, 2, 3]
-            }
-            BinaryOp::Slt => {
-                lanewise2(out, m, &va, &vb, alu::slt);
-                [0, 1, 2, 3]
-            }
-            BinaryOp::Max => {
-                lanewise2(out, m, &va, &vb, alu::max);
-                [0, 1, 2, 3]
-            }
-            BinaryOp::Min => {
-                lanewise2(out, m, &va, &vb, alu::min);
-                [0, 1, 2, 3]
-            }
-            BinaryOp::Dp3 => {
-                let o = &mut out[0];
-                for l in 0..N {
-                    o[l] = (alu::mul(va[0][l], vb[0][l]) + alu::mul(va[1][l], vb[1][l]))
-                        + alu::mul(va[2][l], vb[2][l]);
+        let broadcast = matches!(op, BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph);
+        if broadcast {
+            let v = bin_value(op, 0, a, b, planes, scr);
+            for c in 0..4 {
+                if m & (1 << c) != 0 {
+                    store(planes, dst, c, &v, active, all, round);
                 }
-                [0; 4]
             }
-            BinaryOp::Dp4 => {
-                let o = &mut out[0];
-                for l in 0..N {
-                    o[l] = ((alu::mul(va[0][l], vb[0][l]) + alu::mul(va[1][l], vb[1][l]))
-                        + alu::mul(va[2][l], vb[2][l]))
-                        + alu::mul(va[3][l], vb[3][l]);
+        } else if dst.direct {
+            for c in 0..4 {
+                if m & (1 << c) != 0 {
+                    let v = bin_value(op, c, a, b, planes, scr);
+                    store(planes, dst, c, &v, active, all, round);
                 }
-                [0; 4]
             }
-            BinaryOp::Dph => {
-                let o = &mut out[0];
-                for l in 0..N {
-                    o[l] = ((alu::mul(va[0][l], vb[0][l]) + alu::mul(va[1][l], vb[1][l]))
-                        + alu::mul(va[2][l], vb[2][l]))
-                        + alu::mul(1.0, vb[3][l]);
+        } else {
+            for c in 0..4 {
+                if m & (1 << c) != 0 {
+                    out[c] = bin_value(op, c, a, b, planes, scr);
                 }
-                [0; 4]
             }
-            BinaryOp::Dst => {
-                // (1, a.y·b.y, a.z, b.w)
-                if m & 1 != 0 {
-                    out[0] = [1.0; N];
+            for c in 0..4 {
+                if m & (1 << c) != 0 {
+                    store(planes, dst, c, &out[c], active, all, round);
                 }
-                if m & 2 != 0 {
-                    let o = &mut out[1];
-                    for l in 0..N {
-                        o[l] = alu::mul(va[1][l], vb[1][l]);
-                    }
-                }
-                if m & 4 != 0 {
-                    out[2] = *va[2];
-                }
-                if m & 8 != 0 {
-                    out[3] = *vb[3];
-                }
-                [0, 1, 2, 3]
             }
-        };
-        write(planes, dst, out, from, active, all, round);
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -608,18 +594,35 @@ impl<const N: usize> Lanes<N> {
         let Self {
             planes, scr, out, ..
         } = self;
-        let va = view(a, planes, &scr[0]);
-        let vb = view(b, planes, &scr[1]);
-        let vc = view(c, planes, &scr[2]);
-        for k in 0..4 {
-            if dst.mask & (1 << k) != 0 {
-                let (o, x, y, z) = (&mut out[k], va[k], vb[k], vc[k]);
-                for l in 0..N {
-                    o[l] = alu::mul(x[l], y[l]) + z[l];
+        let value = |k: usize, planes: &[[f32; N]]| {
+            let x = src_plane(a, k, planes, &scr[0]);
+            let y = src_plane(b, k, planes, &scr[1]);
+            let z = src_plane(c, k, planes, &scr[2]);
+            let mut o = [0.0; N];
+            for l in 0..N {
+                o[l] = alu::mul(x[l], y[l]) + z[l];
+            }
+            o
+        };
+        if dst.direct {
+            for k in 0..4 {
+                if dst.mask & (1 << k) != 0 {
+                    let v = value(k, planes);
+                    store(planes, dst, k, &v, active, all, round);
+                }
+            }
+        } else {
+            for k in 0..4 {
+                if dst.mask & (1 << k) != 0 {
+                    out[k] = value(k, planes);
+                }
+            }
+            for k in 0..4 {
+                if dst.mask & (1 << k) != 0 {
+                    store(planes, dst, k, &out[k], active, all, round);
                 }
             }
         }
-        write(planes, dst, out, [0, 1, 2, 3], active, all, round);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -642,45 +645,64 @@ impl<const N: usize> Lanes<N> {
             cmp,
             ..
         } = self;
-        let va = view(a, planes, &scr[0]);
         let m = dst.mask;
-        let from = match op {
-            UnaryOp::Mov => {
-                for k in 0..4 {
-                    if m & (1 << k) != 0 {
-                        out[k] = *va[k];
-                    }
-                }
-                [0, 1, 2, 3]
-            }
-            UnaryOp::Flr => {
-                for k in 0..4 {
-                    if m & (1 << k) != 0 {
-                        let (o, x) = (&mut out[k], va[k]);
+        match op {
+            UnaryOp::Mov | UnaryOp::Flr => {
+                let value = |k: usize, planes: &[[f32; N]]| {
+                    let x = src_plane(a, k, planes, &scr[0]);
+                    if op == UnaryOp::Mov {
+                        *x
+                    } else {
+                        let mut o = [0.0; N];
                         for l in 0..N {
                             o[l] = alu::flr(x[l]);
                         }
+                        o
+                    }
+                };
+                if dst.direct {
+                    for k in 0..4 {
+                        if m & (1 << k) != 0 {
+                            let v = value(k, planes);
+                            store(planes, dst, k, &v, active, all, round);
+                        }
+                    }
+                } else {
+                    for k in 0..4 {
+                        if m & (1 << k) != 0 {
+                            out[k] = value(k, planes);
+                        }
+                    }
+                    for k in 0..4 {
+                        if m & (1 << k) != 0 {
+                            store(planes, dst, k, &out[k], active, all, round);
+                        }
                     }
                 }
-                [0, 1, 2, 3]
             }
-            UnaryOp::Ex2 => {
-                map1(&mut out[0], va[0], alu::ex2);
-                [0; 4]
-            }
-            UnaryOp::Lg2 => {
-                map1(&mut out[0], va[0], alu::lg2);
-                [0; 4]
-            }
-            UnaryOp::Rcp => {
-                map1(&mut out[0], va[0], alu::rcp);
-                [0; 4]
-            }
-            UnaryOp::Rsq => {
-                map1(&mut out[0], va[0], alu::rsq);
-                [0; 4]
+            UnaryOp::Ex2 | UnaryOp::Lg2 | UnaryOp::Rcp | UnaryOp::Rsq => {
+                let x = src_plane(a, 0, planes, &scr[0]);
+                let f = match op {
+                    UnaryOp::Ex2 => alu::ex2,
+                    UnaryOp::Lg2 => alu::lg2,
+                    UnaryOp::Rcp => alu::rcp,
+                    _ => alu::rsq,
+                };
+                let mut v = [0.0; N];
+                match op {
+                    // Separate loops so the vectorisable ones are not calls through a pointer.
+                    UnaryOp::Rcp => map1(&mut v, x, alu::rcp),
+                    UnaryOp::Rsq => map1(&mut v, x, alu::rsq),
+                    _ => map1(&mut v, x, f),
+                }
+                for k in 0..4 {
+                    if m & (1 << k) != 0 {
+                        store(planes, dst, k, &v, active, all, round);
+                    }
+                }
             }
             UnaryOp::Litp => {
+                let va = view(a, planes, &scr[0]);
                 for l in 0..N {
                     let (v, cx, cy) = alu::litp(&[va[0][l], va[1][l], va[2][l], va[3][l]]);
                     out[0][l] = v[0];
@@ -692,10 +714,13 @@ impl<const N: usize> Lanes<N> {
                         cmp[1][l] = cy;
                     }
                 }
-                [0, 1, 2, 3]
+                for k in 0..4 {
+                    if m & (1 << k) != 0 {
+                        store(planes, dst, k, &out[k], active, all, round);
+                    }
+                }
             }
-        };
-        write(planes, dst, out, from, active, all, round);
+        }
     }
 
     #[inline(always)]
@@ -824,12 +849,12 @@ impl<const N: usize> Lanes<N> {
 /// `(base + offset) & 0x7F`, with offsets outside −128..=127 counting as 0 (the reference rule).
 #[inline(always)]
 fn rel_index(base: i32, offset: i32) -> usize {
-    let offset = if (-128..=127).contains(&offset) {
+    let offset = if offset as i8 as i32 == offset {
         offset
     } else {
         0
     };
-    ((base + offset) & 0x7F) as usize
+    (base.wrapping_add(offset) & 0x7F) as usize
 }
 
 #[inline(always)]
@@ -883,67 +908,119 @@ fn view<'a, const N: usize>(
 }
 
 #[inline(always)]
-fn lanewise2<const N: usize>(
-    out: &mut [[f32; N]; 4],
-    mask: u8,
-    a: &[&[f32; N]; 4],
-    b: &[&[f32; N]; 4],
-    f: impl Fn(f32, f32) -> f32,
-) {
-    for k in 0..4 {
-        if mask & (1 << k) != 0 {
-            let (o, x, y) = (&mut out[k], a[k], b[k]);
-            for l in 0..N {
-                o[l] = f(x[l], y[l]);
-            }
-        }
-    }
-}
-
-#[inline(always)]
 fn map1<const N: usize>(o: &mut [f32; N], x: &[f32; N], f: impl Fn(f32) -> f32) {
     for l in 0..N {
         o[l] = f(x[l]);
     }
 }
 
-/// Writes the masked components (`out[from[c]]` → component c) with the optional f24 rounding
-/// and flush, only into active lanes unless `all`.
+/// Operand lane `lane` of a source: its register plane, or the scratch filled by `prep`.
 #[inline(always)]
-fn write<const N: usize>(
+fn src_plane<'a, const N: usize>(
+    s: &SrcSpec,
+    lane: usize,
+    planes: &'a [[f32; N]],
+    scr: &'a [[f32; N]; 4],
+) -> &'a [f32; N] {
+    match *s {
+        SrcSpec::Planes {
+            planes: p,
+            neg: false,
+            flush: false,
+            ..
+        } => &planes[usize::from(p[lane])],
+        _ => &scr[lane],
+    }
+}
+
+/// Component `c` of a two-source operation (for DP3/DP4/DPH, the broadcast dot product).
+#[inline(always)]
+fn bin_value<const N: usize>(
+    op: BinaryOp,
+    c: usize,
+    a: &SrcSpec,
+    b: &SrcSpec,
+    planes: &[[f32; N]],
+    scr: &[[[f32; N]; 4]; 3],
+) -> [f32; N] {
+    let x = |k: usize| src_plane(a, k, planes, &scr[0]);
+    let y = |k: usize| src_plane(b, k, planes, &scr[1]);
+    let mut o = [0.0; N];
+    match op {
+        BinaryOp::Add => map2(&mut o, x(c), y(c), |p, q| p + q),
+        BinaryOp::Mul => map2(&mut o, x(c), y(c), alu::mul),
+        BinaryOp::Sge => map2(&mut o, x(c), y(c), alu::sge),
+        BinaryOp::Slt => map2(&mut o, x(c), y(c), alu::slt),
+        BinaryOp::Max => map2(&mut o, x(c), y(c), alu::max),
+        BinaryOp::Min => map2(&mut o, x(c), y(c), alu::min),
+        BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph => {
+            let (a0, a1, a2) = (x(0), x(1), x(2));
+            let (b0, b1, b2) = (y(0), y(1), y(2));
+            for l in 0..N {
+                o[l] = (alu::mul(a0[l], b0[l]) + alu::mul(a1[l], b1[l])) + alu::mul(a2[l], b2[l]);
+            }
+            if op == BinaryOp::Dp4 {
+                let (a3, b3) = (x(3), y(3));
+                for l in 0..N {
+                    o[l] += alu::mul(a3[l], b3[l]);
+                }
+            } else if op == BinaryOp::Dph {
+                let b3 = y(3);
+                for l in 0..N {
+                    o[l] += alu::mul(1.0, b3[l]);
+                }
+            }
+        }
+        // (1, a.y·b.y, a.z, b.w)
+        BinaryOp::Dst => match c {
+            0 => o = [1.0; N],
+            1 => map2(&mut o, x(1), y(1), alu::mul),
+            2 => o = *x(2),
+            _ => o = *y(3),
+        },
+    }
+    o
+}
+
+#[inline(always)]
+fn map2<const N: usize>(o: &mut [f32; N], x: &[f32; N], y: &[f32; N], f: impl Fn(f32, f32) -> f32) {
+    for l in 0..N {
+        o[l] = f(x[l], y[l]);
+    }
+}
+
+/// Writes `v` into component `c` of the destination with the optional f24 rounding and flush,
+/// only into active lanes unless `all`.
+#[inline(always)]
+fn store<const N: usize>(
     planes: &mut [[f32; N]],
     d: &DstSpec,
-    out: &[[f32; N]; 4],
-    from: [usize; 4],
+    c: usize,
+    v: &[f32; N],
     active: u64,
     all: bool,
     round: bool,
 ) {
-    for c in 0..4 {
-        if d.mask & (1 << c) == 0 {
-            continue;
-        }
-        let src = &out[from[c]];
-        let dst = &mut planes[usize::from(d.planes[c])];
-        match (all, round, d.flush) {
-            (true, false, false) => *dst = *src,
-            (true, false, true) => {
-                for l in 0..N {
-                    dst[l] = alu::flush(src[l]);
-                }
+    let dst = &mut planes[usize::from(d.planes[c])];
+    let flush = d.flush && (round || !d.clean);
+    match (all, round, flush) {
+        (true, false, false) => *dst = *v,
+        (true, false, true) => {
+            for l in 0..N {
+                dst[l] = alu::flush(v[l]);
             }
-            _ => {
-                for l in 0..N {
-                    let mut x = src[l];
-                    if round {
-                        x = round_to_f24(x);
-                    }
-                    if d.flush {
-                        x = alu::flush(x);
-                    }
-                    if all || active >> l & 1 != 0 {
-                        dst[l] = x;
-                    }
+        }
+        _ => {
+            for l in 0..N {
+                let mut x = v[l];
+                if round {
+                    x = round_to_f24(x);
+                }
+                if flush {
+                    x = alu::flush(x);
+                }
+                if all || active >> l & 1 != 0 {
+                    dst[l] = x;
                 }
             }
         }
