@@ -109,12 +109,12 @@ fn direct_ok(dst: &DstSpec, srcs: &[&SrcSpec]) -> bool {
             used,
         } = **s
         {
-            for k in 0..4 {
+            for (k, plane) in planes.iter().enumerate() {
                 for c in 0..4 {
                     if k != c
                         && used & (1 << k) != 0
                         && dst.mask & (1 << c) != 0
-                        && planes[k] == dst.planes[c]
+                        && *plane == dst.planes[c]
                     {
                         return false;
                     }
