@@ -301,7 +301,7 @@ impl<const N: usize> FastEngineN<N> {
         let out_mask = outputs.mask();
         let budget = self.config.budget;
         let round = self.config.round_f24;
-        lanes.begin_batch(prog, uniforms, &self.state);
+        lanes.begin_batch(prog, uniforms, &self.state, inputs.mask(), out_mask);
         let mut stats = ChunkStats::default();
         let mut first = 0;
         while first < total {

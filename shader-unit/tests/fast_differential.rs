@@ -934,3 +934,56 @@ fn real_shader_sources_match_the_reference() {
     assert!(assembled >= 15, "{assembled}");
     assert!(fast > 0 && serial > 0);
 }
+
+/// One engine pair shades batches of several programs in turn (as a draw sequence does): the
+/// program cache, stale planes of other programs and the state carried between batches must not
+/// leak into results.
+#[test]
+fn one_engine_switching_programs_matches_the_reference() {
+    let mut rng = Rng(0xC0FF_EE00_0000_0003);
+    for config in [
+        ExecConfig::default(),
+        ExecConfig {
+            flush: false,
+            round_f24: true,
+            ..ExecConfig::default()
+        },
+    ] {
+        let programs: Vec<Program> = (0..12).map(|_| random_program(&mut rng)).collect();
+        let uniforms: Vec<Uniforms> = (0..3).map(|_| random_uniforms(&mut rng, true)).collect();
+        let mut reference = Interpreter::new(config);
+        let mut fast = FastEngine::new(config);
+        let start = random_state(&mut rng, true);
+        reference.state = start.clone();
+        fast.state = start;
+        for step in 0..200 {
+            let program = &programs[rng.below(programs.len() as u64) as usize];
+            let u = &uniforms[rng.below(3) as usize];
+            let in_mask = if rng.chance(70) {
+                0x3F
+            } else {
+                rng.next() as u16
+            };
+            let out_mask = if rng.chance(70) {
+                0x3F
+            } else {
+                rng.next() as u16
+            };
+            let inputs = &random_batches(&mut rng, in_mask, true)[0];
+            let mut want = VertexBatch::new(inputs.len(), out_mask);
+            let mut got = VertexBatch::new(inputs.len(), out_mask);
+            let r_want = reference.run_batch(program, u, 0, inputs, &mut want);
+            let r_got = fast.run_batch(program, u, 0, inputs, &mut got);
+            assert_eq!(r_got, r_want, "step {step}");
+            if r_want.is_ok() {
+                assert_eq!(batch_bits(&got), batch_bits(&want), "step {step}");
+            }
+            assert_eq!(
+                state_bits(&fast.state),
+                state_bits(&reference.state),
+                "step {step}"
+            );
+        }
+        assert!(fast.stats().fast_batches > 20, "{:?}", fast.stats());
+    }
+}

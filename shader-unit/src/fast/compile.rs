@@ -239,6 +239,10 @@ pub(crate) struct Compiled {
     pub v_raw_read: u64,
     /// Flushed input components read.
     pub v_fl_read: u64,
+    /// Temp components read by some instruction.
+    pub r_read: u64,
+    /// Some operand uses relative addressing.
+    pub uses_rel: bool,
 }
 
 impl Compiled {
@@ -544,6 +548,8 @@ pub(crate) fn compile(program: &Program, flush: bool) -> Compiled {
     };
     let mut ops = Vec::with_capacity(instrs.len());
     let mut meta = Vec::with_capacity(instrs.len());
+    let mut r_read = 0u64;
+    let mut uses_rel = false;
     for instr in instrs {
         let used = used_lanes(instr);
         let (srcs, flushing) = sources(instr);
@@ -554,6 +560,7 @@ pub(crate) fn compile(program: &Program, flush: bool) -> Compiled {
                 let (r, m, _) = src_reads(s, u);
                 reads_r |= r;
                 reads_m |= m;
+                uses_rel |= m != 0;
             }
         }
         let (writes_ro, writes_m, _) = writes(instr);
@@ -678,6 +685,7 @@ pub(crate) fn compile(program: &Program, flush: bool) -> Compiled {
             // Only reachable in serial-only programs, which never run here.
             Instr::Emit | Instr::SetEmit { .. } => Op::Nop,
         };
+        r_read |= reads_r;
         ops.push(op);
         meta.push(Meta {
             hazard_r: reads_r & (maywrite_ro as u64),
@@ -698,5 +706,7 @@ pub(crate) fn compile(program: &Program, flush: bool) -> Compiled {
         maywrite_m,
         v_raw_read: b.v_raw_read,
         v_fl_read: b.v_fl_read,
+        r_read,
+        uses_rel,
     }
 }

@@ -105,22 +105,42 @@ impl<const N: usize> Lanes<N> {
         }
     }
 
-    /// Prepares a batch: broadcasts the unit state into every register plane (components the
-    /// program never writes keep these values for the whole batch), splats the uniforms the
-    /// program reads directly and builds the 128-entry table for relative reads.
+    /// Prepares a batch: broadcasts the unit state into the register planes that keep one value
+    /// for the whole batch (inputs the batch does not carry, temps the program reads but never
+    /// writes, stored outputs it never writes), splats the uniforms the program reads directly
+    /// and, for relative addressing, copies the uniform table.
     #[inline(always)]
-    pub fn begin_batch(&mut self, prog: &Compiled, uniforms: &Uniforms, state: &UnitState) {
+    pub fn begin_batch(
+        &mut self,
+        prog: &Compiled,
+        uniforms: &Uniforms,
+        state: &UnitState,
+        in_mask: u16,
+        out_mask: u16,
+    ) {
         let count = prog.plane_count();
         if self.planes.len() != count {
             self.planes.resize(count, [0.0; N]);
         }
+        let maywrite_r = prog.maywrite_ro as u64;
+        let maywrite_o = (prog.maywrite_ro >> 64) as u64;
         for r in 0..16 {
+            let carried = in_mask & (1 << r) != 0;
             for c in 0..4 {
                 let k = r * 4 + c;
-                self.planes[usize::from(V_RAW) + k] = [state.inputs[r][c]; N];
-                self.planes[usize::from(V_FL) + k] = [alu::flush(state.inputs[r][c]); N];
-                self.planes[usize::from(R_BASE) + k] = [state.temps[r][c]; N];
-                self.planes[usize::from(O_BASE) + k] = [state.outputs[r][c]; N];
+                let bit = 1u64 << k;
+                if !carried && prog.v_raw_read & bit != 0 {
+                    self.planes[usize::from(V_RAW) + k] = [state.inputs[r][c]; N];
+                }
+                if !carried && prog.v_fl_read & bit != 0 {
+                    self.planes[usize::from(V_FL) + k] = [alu::flush(state.inputs[r][c]); N];
+                }
+                if prog.r_read & !maywrite_r & bit != 0 {
+                    self.planes[usize::from(R_BASE) + k] = [state.temps[r][c]; N];
+                }
+                if out_mask & (1 << r) != 0 && maywrite_o & bit == 0 {
+                    self.planes[usize::from(O_BASE) + k] = [state.outputs[r][c]; N];
+                }
             }
         }
         for (i, p) in prog.consts.iter().enumerate() {
@@ -133,8 +153,10 @@ impl<const N: usize> Lanes<N> {
             }
             self.planes[usize::from(C_BASE) + i] = [x; N];
         }
-        for (i, t) in self.rows.iter_mut().enumerate() {
-            *t = uniforms.f.get(i).copied().unwrap_or(OUT_OF_RANGE_UNIFORM);
+        if prog.uses_rel {
+            for (i, t) in self.rows.iter_mut().enumerate() {
+                *t = uniforms.f.get(i).copied().unwrap_or(OUT_OF_RANGE_UNIFORM);
+            }
         }
         self.a0 = [[state.a0[0]; N], [state.a0[1]; N]];
         self.cmp = [[state.cmp[0]; N], [state.cmp[1]; N]];
