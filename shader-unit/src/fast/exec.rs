@@ -181,34 +181,46 @@ impl<const N: usize> Lanes<N> {
                 continue;
             };
             let base = usize::from(V_RAW) + r * 4;
-            if let (Ok(vs), Ok(dst)) = (
-                <&[[f32; 4]; N]>::try_from(vs),
-                <&mut [[f32; N]; 4]>::try_from(&mut self.planes[base..base + 4]),
-            ) {
+            let fbase = usize::from(V_FL) + r * 4;
+            if let Ok(vs) = <&[[f32; 4]; N]>::try_from(vs) {
                 // A full chunk: fixed trip counts, so the transposition vectorises.
-                for l in 0..N {
-                    let v = vs[l];
-                    dst[0][l] = v[0];
-                    dst[1][l] = v[1];
-                    dst[2][l] = v[2];
-                    dst[3][l] = v[3];
+                let (raws, fls) = self.planes.split_at_mut(fbase);
+                let (Ok(rp), Ok(fp)) = (
+                    <&mut [[f32; N]; 4]>::try_from(&mut raws[base..base + 4]),
+                    <&mut [[f32; N]; 4]>::try_from(&mut fls[..4]),
+                ) else {
+                    continue;
+                };
+                if raw != 0 {
+                    for l in 0..N {
+                        let v = vs[l];
+                        rp[0][l] = v[0];
+                        rp[1][l] = v[1];
+                        rp[2][l] = v[2];
+                        rp[3][l] = v[3];
+                    }
+                }
+                if fl != 0 {
+                    for l in 0..N {
+                        let v = vs[l];
+                        fp[0][l] = alu::flush(v[0]);
+                        fp[1][l] = alu::flush(v[1]);
+                        fp[2][l] = alu::flush(v[2]);
+                        fp[3][l] = alu::flush(v[3]);
+                    }
                 }
             } else {
                 for c in 0..4 {
-                    let p = &mut self.planes[base + c];
-                    for (d, v) in p.iter_mut().zip(vs) {
-                        *d = v[c];
+                    if raw & (1 << c) != 0 {
+                        let p = &mut self.planes[base + c];
+                        for (d, v) in p.iter_mut().zip(vs) {
+                            *d = v[c];
+                        }
                     }
-                }
-            }
-            if fl != 0 {
-                let fbase = usize::from(V_FL) + r * 4;
-                let (raws, fls) = self.planes.split_at_mut(fbase);
-                for c in 0..4 {
                     if fl & (1 << c) != 0 {
-                        let (src, dst) = (&raws[base + c], &mut fls[c]);
-                        for l in 0..N {
-                            dst[l] = alu::flush(src[l]);
+                        let p = &mut self.planes[fbase + c];
+                        for (d, v) in p.iter_mut().zip(vs) {
+                            *d = alu::flush(v[c]);
                         }
                     }
                 }
