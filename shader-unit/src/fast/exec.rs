@@ -84,6 +84,12 @@ pub(crate) struct Lanes<const N: usize> {
     lane_ro: [u128; N],
     lane_m: [u8; N],
     lane_al: [i32; N],
+    /// Warps finished in the current chunk.
+    finished: u32,
+    /// The current chunk split (the per-lane arrays are then filled for every lane).
+    split_chunk: bool,
+    /// Written sets and aL of the last finished warp.
+    first_done: (u128, u8, i32),
 }
 
 impl<const N: usize> Lanes<N> {
@@ -102,6 +108,9 @@ impl<const N: usize> Lanes<N> {
             lane_ro: [0; N],
             lane_m: [0; N],
             lane_al: [0; N],
+            finished: 0,
+            split_chunk: false,
+            first_done: (0, 0, 0),
         }
     }
 
@@ -267,6 +276,8 @@ impl<const N: usize> Lanes<N> {
     ) -> Result<(), Abort> {
         let init = if n >= 64 { !0u64 } else { (1u64 << n) - 1 };
         self.warps.clear();
+        self.finished = 0;
+        self.split_chunk = false;
         self.warps.push(Warp {
             active: init,
             pc: entry,
@@ -409,6 +420,16 @@ impl<const N: usize> Lanes<N> {
         let lanes = u64::from(w.active.count_ones());
         stats.instructions += w.count * lanes;
         stats.unknown += w.unknown * lanes;
+        self.finished += 1;
+        self.first_done = (w.w_ro, w.w_m, w.al);
+        if self.finished > 1 || self.split_chunk {
+            self.expand(w);
+        }
+    }
+
+    /// Records a warp's written sets and aL in the per-lane arrays.
+    #[cold]
+    fn expand(&mut self, w: &Warp) {
         for l in 0..N {
             if w.active >> l & 1 != 0 {
                 self.lane_ro[l] = w.w_ro;
@@ -445,6 +466,7 @@ impl<const N: usize> Lanes<N> {
     /// own warp (re-executing this instruction), the others continue now.
     #[cold]
     fn split(&mut self, w: &mut Warp, cond: Cond, stats: &mut ChunkStats) {
+        self.split_chunk = true;
         let t = self.cond_bits(cond) & w.active;
         let mut taken = *w;
         taken.active = t;
@@ -818,8 +840,13 @@ impl<const N: usize> Lanes<N> {
         if n == 0 {
             return;
         }
-        let first = (self.lane_ro[0], self.lane_m[0]);
-        let uniform = (1..n).all(|l| (self.lane_ro[l], self.lane_m[l]) == first);
+        // One warp ran every lane (no divergence): every lane wrote the same components.
+        let uniform = !self.split_chunk;
+        let first = (self.first_done.0, self.first_done.1);
+        if uniform {
+            self.lane_m[n - 1] = first.1;
+            self.lane_al[n - 1] = self.first_done.2;
+        }
         let mut bits = prog.maywrite_ro;
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
@@ -851,7 +878,13 @@ impl<const N: usize> Lanes<N> {
             }
         }
         let lane_m = &self.lane_m[..n];
-        let last = |bit: u8| lane_m.iter().rposition(|&m| m & bit != 0);
+        let last = |bit: u8| {
+            if uniform {
+                (first.1 & bit != 0).then_some(n - 1)
+            } else {
+                lane_m.iter().rposition(|&m| m & bit != 0)
+            }
+        };
         if prog.maywrite_m & M_A0X != 0
             && let Some(l) = last(M_A0X)
         {
