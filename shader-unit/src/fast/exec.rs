@@ -79,6 +79,8 @@ pub(crate) struct Lanes<const N: usize> {
     cmp: [[bool; N]; 2],
     /// Uniforms c0–c127 for relative reads (96–127 read as 1.0).
     rows: [[f32; 4]; 128],
+    /// The same, flushed.
+    rows_fl: [[f32; 4]; 128],
     gath: [[f32; N]; 4],
     warps: Vec<Warp>,
     lane_ro: [u128; N],
@@ -103,6 +105,7 @@ impl<const N: usize> Lanes<N> {
             a0: [[0; N]; 2],
             cmp: [[false; N]; 2],
             rows: [[0.0; 4]; 128],
+            rows_fl: [[0.0; 4]; 128],
             gath: [[0.0; N]; 4],
             warps: Vec::with_capacity(N),
             lane_ro: [0; N],
@@ -163,8 +166,9 @@ impl<const N: usize> Lanes<N> {
             self.planes[usize::from(C_BASE) + i] = [x; N];
         }
         if prog.uses_rel {
-            for (i, t) in self.rows.iter_mut().enumerate() {
+            for (i, (t, f)) in self.rows.iter_mut().zip(&mut self.rows_fl).enumerate() {
                 *t = uniforms.f.get(i).copied().unwrap_or(OUT_OF_RANGE_UNIFORM);
+                *f = t.map(alu::flush);
             }
         }
         self.a0 = [[state.a0[0]; N], [state.a0[1]; N]];
@@ -541,11 +545,18 @@ impl<const N: usize> Lanes<N> {
                         }
                     }
                     RelIndex::A0X | RelIndex::A0Y => {
-                        // One 16-byte row per lane, transposed into four component planes, then
-                        // the swizzle, negation and flush as plane operations.
+                        // One 16-byte row per lane (from the pre-flushed table when the operand
+                        // is flushed), transposed into four component planes; the swizzle and
+                        // negation follow as plane operations unless they are the identity.
                         let a = &self.a0[usize::from(index == RelIndex::A0Y)];
-                        let rows = &self.rows;
-                        let g = &mut self.gath;
+                        // flush(-x) == -flush(x) except at zero, so negated operands gather raw.
+                        let rows = if flush && !neg {
+                            &self.rows_fl
+                        } else {
+                            &self.rows
+                        };
+                        let direct = !neg && comps == [0, 1, 2, 3];
+                        let g = if direct { &mut *scr } else { &mut self.gath };
                         for l in 0..N {
                             let row = rows[rel_index(base, a[l])];
                             g[0][l] = row[0];
@@ -553,13 +564,17 @@ impl<const N: usize> Lanes<N> {
                             g[2][l] = row[2];
                             g[3][l] = row[3];
                         }
+                        if direct {
+                            return;
+                        }
+                        let g = &self.gath;
                         for lane in 0..4 {
                             if used & (1 << lane) == 0 {
                                 continue;
                             }
                             let (src, dst) = (&g[usize::from(comps[lane] & 3)], &mut scr[lane]);
                             match (neg, flush) {
-                                (false, false) => *dst = *src,
+                                (false, _) => *dst = *src,
                                 (true, false) => {
                                     for l in 0..N {
                                         dst[l] = -src[l];
@@ -568,11 +583,6 @@ impl<const N: usize> Lanes<N> {
                                 (true, true) => {
                                     for l in 0..N {
                                         dst[l] = alu::flush(-src[l]);
-                                    }
-                                }
-                                (false, true) => {
-                                    for l in 0..N {
-                                        dst[l] = alu::flush(src[l]);
                                     }
                                 }
                             }
