@@ -43,7 +43,36 @@
 //! reference engine: they run one invocation per primitive through the shading glue, not in
 //! batches), the batch is re-run from its starting state on the reference interpreter. Results
 //! and errors (including which vertex failed) are then the reference's by construction.
-//! [`FastStats`] counts how often that happens.
+//! [`FastStats`] counts how often that happens. (None of the real shaders under
+//! `tests/fixtures/real/` reads a register before writing it.)
+//!
+//! # Lanes and instruction sets
+//!
+//! [`FastEngineN<N>`] runs `N` lanes per chunk (1–64). [`FastEngine`] uses
+//! [`DEFAULT_LANES`] = 64: on the bench workloads 8 → 16 → 32 → 64 lanes kept getting faster
+//! (the per-instruction dispatch is amortised over more vertices while a chunk's planes still fit
+//! in L1), see the `shader` criterion bench (`fast8/…`–`fast32/…`). The lane loops are compiled
+//! three times, for the target's baseline, AVX2 and AVX-512, and [`Simd::detect`] picks one at
+//! run time (module `simd`, the crate's only `unsafe`).
+//!
+//! # Bit-exactness
+//!
+//! Every value is computed with the reference's per-lane functions in the reference's order, in
+//! both flush modes and with f24 rounding. The one thing not reproduced is the sign and payload
+//! of NaN *results*: Rust leaves them unspecified (RFC 3514) and LLVM may commute `a + b` or
+//! choose a vector instruction, after which x86 propagates the other operand's NaN. No
+//! shader-visible result depends on them (comparisons, MOVA, flushing and the f24 conversion
+//! treat every NaN alike), so the differential tests compare NaNs as equal and everything else
+//! bit for bit.
+//!
+//! # Tests
+//!
+//! `tests/fast_differential.rs` compares this engine with [`Interpreter`] on the W1–W3 reference
+//! hashes, on random programs from the encoder (every opcode, relative addressing, nested and
+//! divergent control flow, edge-case inputs, random starting states, every [`ExecConfig`]
+//! mode, every [`Simd`] level the machine has, 8/16/64 lanes) and on every real shader fixture.
+//! The default 300 random programs take about a second in release; the longer run is
+//! `PICAVIEW_FAST_DIFF_CASES=20000 cargo test --release -p shader-unit --test fast_differential`.
 
 mod compile;
 mod exec;
