@@ -97,7 +97,7 @@ pub(crate) struct Lanes<const N: usize> {
 impl<const N: usize> Lanes<N> {
     /// Empty lanes (planes are sized per program by [`Lanes::begin_batch`]).
     pub fn new() -> Self {
-        assert!(N > 0 && N <= 64, "lane count must be 1..=64");
+        const { assert!(N > 0 && N <= 64, "lane count must be 1..=64") };
         Self {
             planes: Vec::new(),
             scr: [[[0.0; N]; 4]; 3],
