@@ -77,6 +77,8 @@ pub(crate) struct Lanes<const N: usize> {
     out: [[f32; N]; 4],
     a0: [[i32; N]; 2],
     cmp: [[bool; N]; 2],
+    /// Per splatted uniform plane: finite and non-zero (products with it need no 0·inf check).
+    const_safe: Vec<bool>,
     /// Uniforms c0–c127 for relative reads (96–127 read as 1.0).
     rows: [[f32; 4]; 128],
     /// The same, flushed.
@@ -104,6 +106,7 @@ impl<const N: usize> Lanes<N> {
             out: [[0.0; N]; 4],
             a0: [[0; N]; 2],
             cmp: [[false; N]; 2],
+            const_safe: Vec::new(),
             rows: [[0.0; 4]; 128],
             rows_fl: [[0.0; 4]; 128],
             gath: [[0.0; N]; 4],
@@ -165,6 +168,12 @@ impl<const N: usize> Lanes<N> {
             }
             self.planes[usize::from(C_BASE) + i] = [x; N];
         }
+        self.const_safe.clear();
+        self.const_safe.extend(
+            self.planes[usize::from(C_BASE)..]
+                .iter()
+                .map(|p| p[0].is_finite() && p[0] != 0.0),
+        );
         if prog.uses_rel {
             for (i, (t, f)) in self.rows.iter_mut().zip(&mut self.rows_fl).enumerate() {
                 *t = uniforms.f.get(i).copied().unwrap_or(OUT_OF_RANGE_UNIFORM);
@@ -609,12 +618,16 @@ impl<const N: usize> Lanes<N> {
         self.prep(a, 0, al);
         self.prep(b, 1, al);
         let Self {
-            planes, scr, out, ..
+            planes,
+            scr,
+            out,
+            const_safe,
+            ..
         } = self;
         let m = dst.mask;
         let broadcast = matches!(op, BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph);
         if broadcast {
-            let v = bin_value(op, 0, a, b, planes, scr);
+            let v = bin_value(op, 0, a, b, planes, scr, const_safe);
             for c in 0..4 {
                 if m & (1 << c) != 0 {
                     store(planes, dst, c, &v, active, all, round);
@@ -623,14 +636,14 @@ impl<const N: usize> Lanes<N> {
         } else if dst.direct {
             for c in 0..4 {
                 if m & (1 << c) != 0 {
-                    let v = bin_value(op, c, a, b, planes, scr);
+                    let v = bin_value(op, c, a, b, planes, scr, const_safe);
                     store(planes, dst, c, &v, active, all, round);
                 }
             }
         } else {
             for c in 0..4 {
                 if m & (1 << c) != 0 {
-                    out[c] = bin_value(op, c, a, b, planes, scr);
+                    out[c] = bin_value(op, c, a, b, planes, scr, const_safe);
                 }
             }
             for c in 0..4 {
@@ -1012,6 +1025,7 @@ fn src_plane<'a, const N: usize>(
 
 /// Component `c` of a two-source operation (for DP3/DP4/DPH, the broadcast dot product).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn bin_value<const N: usize>(
     op: BinaryOp,
     c: usize,
@@ -1019,29 +1033,43 @@ fn bin_value<const N: usize>(
     b: &SrcSpec,
     planes: &[[f32; N]],
     scr: &[[[f32; N]; 4]; 3],
+    const_safe: &[bool],
 ) -> [f32; N] {
     let x = |k: usize| src_plane(a, k, planes, &scr[0]);
     let y = |k: usize| src_plane(b, k, planes, &scr[1]);
+    // A product with a finite non-zero uniform cannot be 0·inf: plain multiplication then gives
+    // exactly `alu::mul`'s result.
+    let safe = |k: usize| is_safe(a, k, const_safe) || is_safe(b, k, const_safe);
     let mut o = [0.0; N];
     match op {
         BinaryOp::Add => map2(&mut o, x(c), y(c), |p, q| p + q),
+        BinaryOp::Mul if safe(c) => map2(&mut o, x(c), y(c), |p, q| p * q),
         BinaryOp::Mul => map2(&mut o, x(c), y(c), alu::mul),
         BinaryOp::Sge => map2(&mut o, x(c), y(c), alu::sge),
         BinaryOp::Slt => map2(&mut o, x(c), y(c), alu::slt),
         BinaryOp::Max => map2(&mut o, x(c), y(c), alu::max),
         BinaryOp::Min => map2(&mut o, x(c), y(c), alu::min),
         BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph => {
-            let (a0, a1, a2) = (x(0), x(1), x(2));
-            let (b0, b1, b2) = (y(0), y(1), y(2));
-            for l in 0..N {
-                o[l] = (alu::mul(a0[l], b0[l]) + alu::mul(a1[l], b1[l])) + alu::mul(a2[l], b2[l]);
-            }
-            if op == BinaryOp::Dp4 {
-                let (a3, b3) = (x(3), y(3));
-                for l in 0..N {
-                    o[l] += alu::mul(a3[l], b3[l]);
+            // ((p0 + p1) + p2) + p3, the reference's order.
+            let terms = if op == BinaryOp::Dp4 { 4 } else { 3 };
+            for k in 0..terms {
+                let (xs, ys) = (x(k), y(k));
+                match (k == 0, safe(k)) {
+                    (true, true) => map2(&mut o, xs, ys, |p, q| p * q),
+                    (true, false) => map2(&mut o, xs, ys, alu::mul),
+                    (false, true) => {
+                        for l in 0..N {
+                            o[l] += xs[l] * ys[l];
+                        }
+                    }
+                    (false, false) => {
+                        for l in 0..N {
+                            o[l] += alu::mul(xs[l], ys[l]);
+                        }
+                    }
                 }
-            } else if op == BinaryOp::Dph {
+            }
+            if op == BinaryOp::Dph {
                 let b3 = y(3);
                 for l in 0..N {
                     o[l] += alu::mul(1.0, b3[l]);
@@ -1057,6 +1085,24 @@ fn bin_value<const N: usize>(
         },
     }
     o
+}
+
+/// Whether operand lane `k` of `s` is a splatted uniform that is finite and non-zero.
+#[inline(always)]
+fn is_safe(s: &SrcSpec, k: usize, const_safe: &[bool]) -> bool {
+    match *s {
+        SrcSpec::Planes {
+            planes,
+            neg: false,
+            flush: false,
+            ..
+        } => usize::from(planes[k])
+            .checked_sub(usize::from(C_BASE))
+            .and_then(|i| const_safe.get(i))
+            .copied()
+            .unwrap_or(false),
+        _ => false,
+    }
 }
 
 #[inline(always)]
