@@ -105,7 +105,13 @@ fn bits4(v: &[f32; 4]) -> [u32; 4] {
 
 fn state_bits(s: &UnitState) -> Vec<u32> {
     let mut out = Vec::new();
-    for r in s.inputs.iter().chain(&s.temps).chain(&s.outputs) {
+    for r in s
+        .inputs
+        .iter()
+        .chain(&s.temps)
+        .chain(&s.outputs)
+        .chain(&s.output_bank)
+    {
         out.extend(bits4(r));
     }
     out.extend([s.a0[0] as u32, s.a0[1] as u32, s.al as u32]);

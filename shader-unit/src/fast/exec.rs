@@ -20,7 +20,9 @@ use crate::decode::{BinaryOp, Cond, UnaryOp};
 use crate::float::round_to_f24;
 use crate::interp::alu;
 use crate::interp::flow::{FlowStacks, ReturnEntry};
-use crate::interp::{OUT_OF_RANGE_UNIFORM, Uniforms, UnitState};
+use crate::interp::{
+    OUT_OF_RANGE_UNIFORM, RELATIVE_UNIFORM_RULE, RelativeUniformRule, Uniforms, UnitState,
+};
 
 use super::compile::{
     C_BASE, Compiled, DstSpec, M_A0X, M_A0Y, M_AL, M_CMPX, M_CMPY, O_BASE, Op, R_BASE, RelIndex,
@@ -80,9 +82,9 @@ pub(crate) struct Lanes<const N: usize> {
     /// Per splatted uniform plane: finite and non-zero (products with it need no 0·inf check).
     const_safe: Vec<bool>,
     /// Uniforms c0–c127 for relative reads (96–127 read as 1.0).
-    rows: [[f32; 4]; 128],
+    rows: [[f32; 4]; ROWS],
     /// The same, flushed.
-    rows_fl: [[f32; 4]; 128],
+    rows_fl: [[f32; 4]; ROWS],
     gath: [[f32; N]; 4],
     warps: Vec<Warp>,
     lane_ro: [u128; N],
@@ -107,8 +109,8 @@ impl<const N: usize> Lanes<N> {
             a0: [[0; N]; 2],
             cmp: [[false; N]; 2],
             const_safe: Vec::new(),
-            rows: [[0.0; 4]; 128],
-            rows_fl: [[0.0; 4]; 128],
+            rows: [[0.0; 4]; ROWS],
+            rows_fl: [[0.0; 4]; ROWS],
             gath: [[0.0; N]; 4],
             warps: Vec::with_capacity(N),
             lane_ro: [0; N],
@@ -176,7 +178,12 @@ impl<const N: usize> Lanes<N> {
         );
         if prog.uses_rel {
             for (i, (t, f)) in self.rows.iter_mut().zip(&mut self.rows_fl).enumerate() {
-                *t = uniforms.f.get(i).copied().unwrap_or(OUT_OF_RANGE_UNIFORM);
+                *t = match uniforms.f.get(i) {
+                    Some(v) => *v,
+                    None if i < 128 => OUT_OF_RANGE_UNIFORM,
+                    // Row 128: what ZeroOutside reads outside c0–c95.
+                    None => [0.0; 4],
+                };
                 *f = t.map(alu::flush);
             }
         }
@@ -936,15 +943,34 @@ impl<const N: usize> Lanes<N> {
     }
 }
 
-/// `(base + offset) & 0x7F`, with offsets outside −128..=127 counting as 0 (the reference rule).
+/// Rows of the relative-read table: c0–c127 as the reference reads them under
+/// [`RelativeUniformRule::WrapMod128`] (96–127 read as 1.0), and row 128 = (0, 0, 0, 0) for
+/// [`RelativeUniformRule::ZeroOutside`].
+const ROWS: usize = 129;
+
+/// The table row a relative read of `c[base + offset]` reads, by [`RELATIVE_UNIFORM_RULE`] (the
+/// reference's rule).
 #[inline(always)]
 fn rel_index(base: i32, offset: i32) -> usize {
-    let offset = if offset as i8 as i32 == offset {
-        offset
-    } else {
-        0
-    };
-    (base.wrapping_add(offset) & 0x7F) as usize
+    match RELATIVE_UNIFORM_RULE {
+        RelativeUniformRule::WrapMod128 => {
+            // Offsets outside -128..=127 count as 0; the index wraps at 7 bits.
+            let offset = if offset as i8 as i32 == offset {
+                offset
+            } else {
+                0
+            };
+            (base.wrapping_add(offset) & 0x7F) as usize
+        }
+        RelativeUniformRule::ZeroOutside => {
+            let i = base.saturating_add(offset);
+            if (0..96).contains(&i) {
+                i as usize
+            } else {
+                128
+            }
+        }
+    }
 }
 
 #[inline(always)]
