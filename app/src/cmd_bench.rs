@@ -1,16 +1,24 @@
-//! `picaview bench shader --workload W1|W2|W3|all [--vertices N] [--batch B]`: runs the shader
-//! benchmark workloads of `testdata/bench-workloads.md` on the reference interpreter and prints
-//! million vertices per second, the bit hash (16 lowercase hex digits) and the f64 sum.
+//! `picaview bench shader --workload W1|W2|W3|all [--engine reference|fast|both] [--threads T]
+//! [--vertices N] [--batch B]`: runs the shader benchmark workloads of
+//! `testdata/bench-workloads.md` and prints million vertices per second, the bit hash (16
+//! lowercase hex digits) and the f64 sum.
 //!
-//! `--batch` defaults to N (all inputs in one streamed array); smaller values generate and shade
-//! the vertices in cache-resident batches. The checksum does not depend on the batch size.
+//! Without `--batch` every workload runs twice: streamed (all N inputs in one array) and
+//! cache-resident (batches of 2048 vertices generated, and so touched, just before they are
+//! shaded). The checksum does not depend on the batch size. `--engine both` runs the reference
+//! interpreter and the fast engine in the same run and prints the speed ratio. `--threads T`
+//! splits the vertices into T contiguous ranges shaded at once by T engines (the workloads carry
+//! no state from vertex to vertex, so the hash is the same); one thread is the default.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
 
 use anyhow::{Context, Result, bail};
-use shader_unit::bench::{BenchResult, Workload, run_workload};
-use shader_unit::interp::{ExecConfig, Interpreter};
+use std::time::{Duration, Instant};
+
+use shader_unit::bench::{BenchResult, Checksum, Workload, fill_inputs, run_workload};
+use shader_unit::fast::FastEngine;
+use shader_unit::interp::{ExecConfig, Interpreter, ShaderEngine, VertexBatch};
 
 /// Arguments of `picaview bench`.
 #[derive(clap::Args, Debug)]
@@ -36,12 +44,41 @@ pub struct ShaderBenchArgs {
     /// Number of vertices.
     #[arg(long, default_value_t = 1_000_000)]
     pub vertices: u32,
-    /// Vertices per batch (default: all of them, streamed).
+    /// Vertices per batch (default: streamed, then cache-resident batches of 2048).
     #[arg(long)]
     pub batch: Option<u32>,
     /// Plain IEEE arithmetic instead of the hardware's subnormal flushing (same hashes).
     #[arg(long)]
     pub ieee: bool,
+    /// Engine: reference (the interpreter), fast (the batched SIMD engine) or both.
+    #[arg(long, default_value = "reference")]
+    pub engine: String,
+    /// Threads, each shading a contiguous range of the vertices with its own engine.
+    #[arg(long, default_value_t = 1)]
+    pub threads: u32,
+}
+
+/// Which engines `bench shader` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EngineKind {
+    Reference,
+    Fast,
+}
+
+impl EngineKind {
+    fn name(self) -> String {
+        match self {
+            EngineKind::Reference => "interp".to_string(),
+            EngineKind::Fast => {
+                let e = FastEngine::default();
+                format!(
+                    "fast ({:?}, {} lanes)",
+                    e.simd(),
+                    shader_unit::fast::DEFAULT_LANES
+                )
+            }
+        }
+    }
 }
 
 /// Runs `picaview bench …`.
@@ -78,20 +115,154 @@ pub fn bench_shader(args: &ShaderBenchArgs) -> Result<String> {
     if batch == 0 {
         bail!("--batch must be at least 1");
     }
+    let engines = match args.engine.to_ascii_lowercase().as_str() {
+        "reference" | "interp" => vec![EngineKind::Reference],
+        "fast" => vec![EngineKind::Fast],
+        "both" => vec![EngineKind::Reference, EngineKind::Fast],
+        other => bail!("unknown engine `{other}` (use reference, fast or both)"),
+    };
+    if args.threads == 0 || args.threads > 256 {
+        bail!("--threads must be 1..=256");
+    }
+    let batches = match args.batch {
+        Some(b) => vec![b],
+        None => vec![args.vertices, 2048.min(args.vertices)],
+    };
+    let config = ExecConfig {
+        flush: !args.ieee,
+        ..ExecConfig::default()
+    };
     let mut out = String::new();
     for w in workloads {
-        let mut engine = Interpreter::new(ExecConfig {
-            flush: !args.ieee,
-            ..ExecConfig::default()
-        });
-        let r = run_workload(&mut engine, w, args.vertices, batch)
-            .with_context(|| format!("workload {w:?} failed"))?;
-        report(&mut out, &r);
+        for &batch in &batches {
+            let mut speeds = Vec::new();
+            for &kind in &engines {
+                let r = run_threads(kind, config, w, args.vertices, batch, args.threads)
+                    .with_context(|| format!("workload {w:?} failed"))?;
+                report(&mut out, &r, &kind.name(), args.threads);
+                speeds.push(r.mvertices_per_sec());
+            }
+            if let [reference, fast] = speeds[..] {
+                let _ = writeln!(
+                    out,
+                    "  fast / reference  {:.1}x (batch {batch})",
+                    fast / reference.max(1e-12)
+                );
+            }
+        }
     }
     Ok(out)
 }
 
-fn report(out: &mut String, r: &BenchResult) {
+/// Runs `vertices` vertices of `w` split into `threads` contiguous ranges, one engine each, and
+/// adds the checksums up (the bit sums are wrapping sums, so the order does not matter; the f64
+/// sums are added per range, which can differ from a single run in the last bits).
+fn run_threads(
+    kind: EngineKind,
+    config: ExecConfig,
+    w: Workload,
+    vertices: u32,
+    batch: u32,
+    threads: u32,
+) -> Result<BenchResult> {
+    if threads <= 1 {
+        return match kind {
+            EngineKind::Reference => {
+                run_workload(&mut Interpreter::new(config), w, vertices, batch)
+            }
+            EngineKind::Fast => run_workload(&mut FastEngine::new(config), w, vertices, batch),
+        }
+        .map_err(Into::into);
+    }
+    let per = vertices.div_ceil(threads);
+    let start = Instant::now();
+    let parts: Vec<Result<(Checksum, u64)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let first = (t * per).min(vertices);
+                let count = per.min(vertices - first);
+                scope.spawn(move || match kind {
+                    EngineKind::Reference => {
+                        range(&mut Interpreter::new(config), w, first, count, batch)
+                    }
+                    EngineKind::Fast => range(&mut FastEngine::new(config), w, first, count, batch),
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a benchmark thread panicked")))
+            })
+            .collect()
+    });
+    let elapsed: Duration = start.elapsed();
+    let mut checksum = Checksum::default();
+    let mut instructions = 0;
+    for part in parts {
+        let (c, n) = part?;
+        for (acc, add) in checksum.bits.iter_mut().zip(&c.bits) {
+            for (a, b) in acc.iter_mut().zip(add) {
+                *a = a.wrapping_add(*b);
+            }
+        }
+        for (acc, add) in checksum.sum.iter_mut().zip(&c.sum) {
+            for (a, b) in acc.iter_mut().zip(add) {
+                *a += b;
+            }
+        }
+        instructions += n;
+    }
+    Ok(BenchResult {
+        workload: w,
+        vertices,
+        batch: batch.clamp(1, vertices.max(1)),
+        elapsed,
+        checksum,
+        instructions,
+    })
+}
+
+/// Shades vertices `first .. first + count` of `w` in batches (inputs generated per batch);
+/// returns the checksum and the instruction count. Wall time is measured by the caller.
+fn range<E: ShaderEngine>(
+    engine: &mut E,
+    w: Workload,
+    first: u32,
+    count: u32,
+    batch: u32,
+) -> Result<(Checksum, u64)> {
+    let program = w.program();
+    let uniforms = w.uniforms();
+    let batch = batch.clamp(1, count.max(1));
+    let spec = w.spec();
+    let mut checksum = Checksum::default();
+    let mut instructions = 0;
+    let mut inputs = VertexBatch::new(batch as usize, w.input_mask());
+    let mut outputs = VertexBatch::new(batch as usize, spec.outputs);
+    let mut done = 0;
+    while done < count {
+        let n = batch.min(count - done);
+        if n != batch {
+            inputs = VertexBatch::new(n as usize, w.input_mask());
+            outputs = VertexBatch::new(n as usize, spec.outputs);
+        }
+        fill_inputs(w, first + done, &mut inputs);
+        let stats = engine
+            .run_batch(&program, &uniforms, 0, &inputs, &mut outputs)
+            .map_err(|e| {
+                anyhow::anyhow!("vertex {}: {}", first + done + e.vertex as u32, e.error)
+            })?;
+        checksum.fold_bits(&outputs);
+        checksum.fold_sum(&outputs);
+        instructions += stats.instructions;
+        done += n;
+    }
+    Ok((checksum, instructions))
+}
+
+fn report(out: &mut String, r: &BenchResult, engine: &str, threads: u32) {
     let spec = r.workload.spec();
     let reference = if r.vertices == 1_000_000 {
         if r.matches_reference() {
@@ -102,9 +273,14 @@ fn report(out: &mut String, r: &BenchResult) {
     } else {
         ""
     };
+    let threads = if threads > 1 {
+        format!(", {threads} threads (wall time, input generation included)")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "{}: interp, {} vertices, batch {}",
+        "{}: {engine}, {} vertices, batch {}{threads}",
         spec.name, r.vertices, r.batch
     );
     let _ = writeln!(out, "  Mvertices/s  {:.3}", r.mvertices_per_sec());
@@ -129,6 +305,8 @@ mod tests {
             vertices: 1000,
             batch: Some(64),
             ieee: false,
+            engine: "reference".into(),
+            threads: 1,
         };
         let text = bench_shader(&args).unwrap();
         assert!(text.starts_with("W3: interp, 1000 vertices, batch 64"));
@@ -138,7 +316,44 @@ mod tests {
             vertices: 10,
             batch: None,
             ieee: false,
+            engine: "reference".into(),
+            threads: 1,
         };
         assert!(bench_shader(&bad).is_err());
+        let bad_engine = ShaderBenchArgs {
+            workload: "W1".into(),
+            engine: "jit".into(),
+            ..args
+        };
+        assert!(bench_shader(&bad_engine).is_err());
+    }
+
+    fn hashes(text: &str) -> Vec<&str> {
+        text.lines()
+            .filter_map(|l| l.trim().strip_prefix("bit hash"))
+            .map(|h| h.split_whitespace().next().unwrap_or(""))
+            .collect()
+    }
+
+    #[test]
+    fn engines_and_threads_agree_on_the_hash() {
+        let args = ShaderBenchArgs {
+            workload: "all".into(),
+            vertices: 3000,
+            batch: None,
+            ieee: false,
+            engine: "both".into(),
+            threads: 1,
+        };
+        let text = bench_shader(&args).unwrap();
+        assert!(text.contains("fast / reference"), "{text}");
+        // 3 workloads x (streamed, batches of 2048) x 2 engines.
+        let one = hashes(&text);
+        assert_eq!(one.len(), 12, "{text}");
+        for pair in one.chunks(2) {
+            assert_eq!(pair[0], pair[1], "{text}");
+        }
+        let threaded = bench_shader(&ShaderBenchArgs { threads: 3, ..args }).unwrap();
+        assert_eq!(hashes(&threaded), one, "{threaded}");
     }
 }

@@ -16,7 +16,8 @@
 //! the texture unit registers (for the draw's [`DrawInfo`]).
 //!
 //! Stages, in order: [`vertex_loader`](crate::geometry::vertex_loader) → [`shading::run_vertex_shader`] (batches of
-//! [`SHADE_BATCH`] vertices through the shader unit's batch API) → [`shading::route_vertex`]
+//! [`SHADE_BATCH`] vertices through the shader unit's batch API, on the fast batched engine
+//! `shader_unit::fast::FastEngine`) → [`shading::route_vertex`]
 //! (primitive assembly, or the geometry shader and its emitted primitives) → [`clip`] →
 //! [`viewport`] → [`PixelPipeline`] (rasterizer, textures, combiners, fragment ops).
 //!
@@ -26,6 +27,7 @@
 use std::sync::{Arc, Mutex};
 
 use shader_unit::decode::Program;
+use shader_unit::fast::FastEngine;
 use shader_unit::interp::{Interpreter, NUM_FLOAT_UNIFORMS, Uniforms};
 
 use crate::debug::{
@@ -109,8 +111,10 @@ struct CachedProgram {
 pub struct PipelineState {
     /// Primitive assembly (persists across draws; reset by 0x25E / 0x25F writes).
     pub assembler: PrimitiveAssembler<OutputVertex>,
-    /// The vertex shader unit's registers (persist between invocations and draws, §5.4).
-    pub vs_unit: Interpreter,
+    /// The vertex shader unit: its registers (persist between invocations and draws, §5.4) and
+    /// the batched engine that shades the draw's vertex batches (bit-exact with the reference
+    /// interpreter, which the shader debugger re-runs from `vs_unit.state`).
+    pub vs_unit: FastEngine,
     /// The geometry shader unit's registers.
     pub gs_unit: Interpreter,
     /// GS input buffering.
@@ -166,7 +170,7 @@ impl Default for PipelineState {
     fn default() -> Self {
         Self {
             assembler: PrimitiveAssembler::new(Topology::List),
-            vs_unit: Interpreter::default(),
+            vs_unit: FastEngine::default(),
             gs_unit: Interpreter::default(),
             gs_input: GsInputBuffer::default(),
             gs_b15_set: false,

@@ -1,5 +1,5 @@
 //! PICA200 shader unit: number formats, instruction decoding, the DVLB/DVLE shader binary format,
-//! the disassembler, the reference interpreter and the picasso-compatible assembler.
+//! the disassembler, the reference interpreter, the fast batched engine and the picasso-compatible assembler.
 //!
 //! This crate is a leaf of the workspace: it depends on no other workspace crate.
 #![warn(missing_docs)]
@@ -9,5 +9,6 @@ pub mod bench;
 pub mod decode;
 pub mod disasm;
 pub mod dvlb;
+pub mod fast;
 pub mod float;
 pub mod interp;

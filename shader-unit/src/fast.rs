@@ -1,0 +1,421 @@
+//! The fast shader engine: a batched structure-of-arrays executor, bit-exact with the reference
+//! interpreter ([`crate::interp`]).
+//!
+//! Stage: vertex shading (the draw pipeline's VS batches). Inputs: a decoded [`Program`],
+//! [`Uniforms`], a [`VertexBatch`] of input registers and the unit's persistent [`UnitState`].
+//! Outputs: a [`VertexBatch`] of output registers and the updated unit state, exactly as
+//! [`Interpreter::run_batch`] produces them. Registers read: none.
+//!
+//! # How it works
+//!
+//! - **Compile once** (`compile`): each program is compiled once per flush mode into
+//!   operations whose operands name register-file *planes* (one component of one register for
+//!   all lanes); swizzles become plane choices, uniforms are splatted into planes with their
+//!   negation and flushing applied once per batch, and the write mask, rounding and flushing of
+//!   each destination are fixed. Compiled programs are cached (8 entries, most recently used
+//!   first), validated against the program words and descriptors.
+//! - **Lanes** (`exec`): vertices run `N` at a time, one per lane; an instruction is dispatched
+//!   once per chunk of `N` vertices and its arithmetic is a loop over `[f32; N]` planes that the
+//!   compiler vectorises. Per-lane semantics are the reference's own functions
+//!   ([`crate::interp::alu`]), so every edge case (0·inf, NaN ordering in MAX/MIN, flushing,
+//!   f24 rounding) is the same bit for bit; no FMA contraction, no reassociation, no approximate
+//!   reciprocals. Relative addressing gathers per lane from a 128-entry uniform table.
+//! - **Control flow** uses the reference's [`FlowStacks`](crate::interp::FlowStacks) per warp
+//!   (lanes on a common path): uniform branches cost nothing per lane, divergent conditions on
+//!   cmp split the warp (see `exec`). Stack depths, overflow and priorities are therefore the
+//!   reference's.
+//!
+//! # Persistent state (pica-core.md §5.4)
+//!
+//! The unit keeps r, o, a0, aL and cmp from one vertex to the next, so in general vertex i
+//! depends on vertex i − 1. The engine proves per batch, at run time, that it does not:
+//! - a component no instruction of the program writes holds the same value for every vertex
+//!   (broadcast from the unit state);
+//! - every other component must be written by an invocation before that invocation reads it;
+//!   each warp tracks what it wrote, and each instruction's reads are checked against it (a few
+//!   integer operations per instruction and chunk);
+//! - output components an invocation does not write keep the previous vertex's value: after each
+//!   chunk they are forward-filled in vertex order, and the unit state is updated from the last
+//!   writer of every component.
+//!
+//! When the check fails (a read-before-write of a possibly-written component), or any lane
+//! stops with an [`ExecError`](crate::interp::ExecError), or the program uses SETEMIT/EMIT (geometry shaders stay on the
+//! reference engine: they run one invocation per primitive through the shading glue, not in
+//! batches), the batch is re-run from its starting state on the reference interpreter. Results
+//! and errors (including which vertex failed) are then the reference's by construction.
+//! [`FastStats`] counts how often that happens. (None of the real shaders under
+//! `tests/fixtures/real/` reads a register before writing it.)
+//!
+//! # Lanes and instruction sets
+//!
+//! [`FastEngineN<N>`] runs `N` lanes per chunk (1–64). [`FastEngine`] uses
+//! [`DEFAULT_LANES`] = 64: on the bench workloads 8 → 16 → 32 → 64 lanes kept getting faster
+//! (the per-instruction dispatch is amortised over more vertices while a chunk's planes still fit
+//! in L1), see the `shader` criterion bench (`fast8/…`–`fast32/…`). The lane loops are compiled
+//! three times, for the target's baseline, AVX2 and AVX-512, and [`Simd::detect`] picks one at
+//! run time (module `simd`, the crate's only `unsafe`).
+//!
+//! # Bit-exactness
+//!
+//! Every value is computed with the reference's per-lane functions in the reference's order, in
+//! both flush modes and with f24 rounding. The one thing not reproduced is the sign and payload
+//! of NaN *results*: Rust leaves them unspecified (RFC 3514) and LLVM may commute `a + b` or
+//! choose a vector instruction, after which x86 propagates the other operand's NaN. No
+//! shader-visible result depends on them (comparisons, MOVA, flushing and the f24 conversion
+//! treat every NaN alike), so the differential tests compare NaNs as equal and everything else
+//! bit for bit.
+//!
+//! # Tests
+//!
+//! `tests/fast_differential.rs` compares this engine with [`Interpreter`] on the W1–W3 reference
+//! hashes, on random programs from the encoder (every opcode, relative addressing, nested and
+//! divergent control flow, edge-case inputs, random starting states, every [`ExecConfig`]
+//! mode, every [`Simd`] level the machine has, 8/16/64 lanes) and on every real shader fixture.
+//! The default 300 random programs take about a second in release; the longer run is
+//! `PICAVIEW_FAST_DIFF_CASES=20000 cargo test --release -p shader-unit --test fast_differential`.
+
+mod compile;
+mod exec;
+#[cfg(target_arch = "x86_64")]
+mod simd;
+
+use crate::decode::Program;
+use crate::interp::{
+    BatchError, BatchStats, ExecConfig, Interpreter, ShaderEngine, Uniforms, UnitState, VertexBatch,
+};
+
+use compile::{Compiled, compile};
+use exec::{Abort, ChunkStats, Lanes};
+
+/// Lanes per chunk of the default [`FastEngine`] (measured fastest of 8, 16, 32 and 64 on the
+/// bench workloads; see the crate's `shader` bench).
+pub const DEFAULT_LANES: usize = 64;
+
+/// The fast engine with the default lane count.
+pub type FastEngine = FastEngineN<DEFAULT_LANES>;
+
+/// How many compiled programs the engine keeps.
+const CACHE_LEN: usize = 8;
+
+/// Counters of how batches were executed (cumulative).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FastStats {
+    /// Batches shaded completely on the lane executor.
+    pub fast_batches: u64,
+    /// Batches re-run on the reference interpreter because an invocation read a component
+    /// before writing it (serial dependency between vertices).
+    pub hazard_batches: u64,
+    /// Batches re-run on the reference interpreter because a lane stopped with an error.
+    pub error_batches: u64,
+    /// Batches of SETEMIT/EMIT programs (always on the reference interpreter).
+    pub serial_batches: u64,
+    /// Warp splits on divergent conditions.
+    pub splits: u64,
+    /// Programs compiled.
+    pub compiles: u64,
+}
+
+struct CacheEntry {
+    compiled: Compiled,
+    /// Bool and int uniforms of the last batch that hit a hazard: with the same control-flow
+    /// uniforms the next batch goes straight to the reference interpreter.
+    hazard_flow: Option<(u32, u16, [[u8; 4]; 4])>,
+}
+
+/// The batched engine with `N` lanes per chunk (1 ≤ `N` ≤ 64).
+pub struct FastEngineN<const N: usize> {
+    /// Persistent registers.
+    pub state: UnitState,
+    /// Options (the same meaning as for [`Interpreter`]).
+    pub config: ExecConfig,
+    cache: Vec<CacheEntry>,
+    lanes: Box<Lanes<N>>,
+    stats: FastStats,
+    simd: Simd,
+}
+
+/// The instruction-set level the lane loops are compiled for.
+///
+/// The same Rust code is compiled once per level (`#[target_feature]`) and the level is picked
+/// at run time, so a build for baseline x86-64 still uses AVX2/AVX-512 where the CPU has them
+/// and never executes them where it does not. All levels give identical results (the
+/// differential tests run each one the machine supports).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Simd {
+    /// The target's baseline (SSE2 on x86-64).
+    Portable,
+    /// x86-64 with AVX2.
+    Avx2,
+    /// x86-64 with AVX-512 (F, VL, BW, DQ).
+    Avx512,
+}
+
+impl Simd {
+    /// The best level this CPU supports.
+    pub fn detect() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512vl")
+                && std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("avx512dq")
+                && std::arch::is_x86_feature_detected!("avx2")
+            {
+                return Simd::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Simd::Avx2;
+            }
+        }
+        Simd::Portable
+    }
+
+    /// Every level this CPU supports, baseline first.
+    pub fn supported() -> Vec<Simd> {
+        let best = Self::detect();
+        [Simd::Portable, Simd::Avx2, Simd::Avx512]
+            .into_iter()
+            .filter(|&s| s as u8 <= best as u8)
+            .collect()
+    }
+}
+
+impl<const N: usize> Default for FastEngineN<N> {
+    fn default() -> Self {
+        Self::new(ExecConfig::default())
+    }
+}
+
+impl<const N: usize> std::fmt::Debug for FastEngineN<N> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FastEngineN")
+            .field("lanes", &N)
+            .field("config", &self.config)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<const N: usize> Clone for FastEngineN<N> {
+    /// A copy with the same state and options and an empty program cache.
+    fn clone(&self) -> Self {
+        Self {
+            state: self.state.clone(),
+            config: self.config,
+            cache: Vec::new(),
+            lanes: Box::new(Lanes::new()),
+            stats: self.stats,
+            simd: self.simd,
+        }
+    }
+}
+
+impl<const N: usize> FastEngineN<N> {
+    /// An engine with zeroed state and the given options, using the best [`Simd`] level of
+    /// this CPU.
+    pub fn new(config: ExecConfig) -> Self {
+        Self::with_simd(config, Simd::detect())
+    }
+
+    /// An engine that uses `simd` (clamped to what this CPU supports).
+    pub fn with_simd(config: ExecConfig, simd: Simd) -> Self {
+        let best = Simd::detect();
+        Self {
+            state: UnitState::default(),
+            config,
+            cache: Vec::with_capacity(CACHE_LEN),
+            lanes: Box::new(Lanes::new()),
+            stats: FastStats::default(),
+            simd: if simd as u8 <= best as u8 { simd } else { best },
+        }
+    }
+
+    /// The instruction-set level in use.
+    pub fn simd(&self) -> Simd {
+        self.simd
+    }
+
+    /// How batches were executed so far.
+    pub fn stats(&self) -> FastStats {
+        self.stats
+    }
+
+    /// Moves `program`'s compiled form to the front of the cache (compiling on a miss).
+    fn lookup(&mut self, program: &Program) {
+        let flush = self.config.flush;
+        if let Some(i) = self
+            .cache
+            .iter()
+            .position(|e| e.compiled.matches(program, flush))
+        {
+            if i != 0 {
+                let e = self.cache.remove(i);
+                self.cache.insert(0, e);
+            }
+            return;
+        }
+        self.stats.compiles += 1;
+        if self.cache.len() == CACHE_LEN {
+            self.cache.pop();
+        }
+        self.cache.insert(
+            0,
+            CacheEntry {
+                compiled: compile(program, flush),
+                hazard_flow: None,
+            },
+        );
+    }
+
+    fn run_serial(
+        &mut self,
+        program: &Program,
+        uniforms: &Uniforms,
+        entry: u32,
+        inputs: &VertexBatch,
+        outputs: &mut VertexBatch,
+    ) -> Result<BatchStats, BatchError> {
+        let mut interp = Interpreter {
+            state: std::mem::take(&mut self.state),
+            config: self.config,
+        };
+        let r = interp.run_batch(program, uniforms, entry, inputs, outputs);
+        self.state = interp.state;
+        r
+    }
+
+    fn run_fast(
+        &mut self,
+        uniforms: &Uniforms,
+        entry: u32,
+        inputs: &VertexBatch,
+        outputs: &mut VertexBatch,
+    ) -> Result<BatchStats, Abort> {
+        match self.simd {
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx512 => simd::run_avx512(self, uniforms, entry, inputs, outputs),
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx2 => simd::run_avx2(self, uniforms, entry, inputs, outputs),
+            _ => self.run_portable(uniforms, entry, inputs, outputs),
+        }
+    }
+
+    #[inline(never)]
+    pub(crate) fn run_portable(
+        &mut self,
+        uniforms: &Uniforms,
+        entry: u32,
+        inputs: &VertexBatch,
+        outputs: &mut VertexBatch,
+    ) -> Result<BatchStats, Abort> {
+        self.run_fast_body(uniforms, entry, inputs, outputs)
+    }
+
+    /// The whole batch on the lane executor. Inlined into one wrapper per instruction-set level
+    /// so that every lane loop is compiled for that level.
+    #[inline(always)]
+    pub(crate) fn run_fast_body(
+        &mut self,
+        uniforms: &Uniforms,
+        entry: u32,
+        inputs: &VertexBatch,
+        outputs: &mut VertexBatch,
+    ) -> Result<BatchStats, Abort> {
+        let Some(entry_c) = self.cache.first() else {
+            return Err(Abort::Error);
+        };
+        let prog = &entry_c.compiled;
+        let lanes = &mut *self.lanes;
+        let total = inputs.len().min(outputs.len());
+        let out_mask = outputs.mask();
+        let budget = self.config.budget;
+        let round = self.config.round_f24;
+        lanes.begin_batch(prog, uniforms, &self.state, inputs.mask(), out_mask);
+        let mut stats = ChunkStats::default();
+        let mut first = 0;
+        while first < total {
+            let n = (total - first).min(N);
+            lanes.load_inputs(prog, inputs, first, n);
+            lanes.run_chunk(
+                prog,
+                uniforms,
+                budget,
+                round,
+                entry,
+                n,
+                self.state.al,
+                &mut stats,
+            )?;
+            lanes.finish_chunk(prog, &mut self.state, n, out_mask);
+            lanes.store_outputs(outputs, first, n);
+            first += n;
+        }
+        if total > 0 {
+            inputs.load_vertex(total - 1, &mut self.state.inputs);
+        }
+        self.stats.splits += stats.splits;
+        Ok(BatchStats {
+            vertices: total,
+            instructions: stats.instructions,
+            unknown_ops: stats.unknown,
+        })
+    }
+}
+
+impl<const N: usize> ShaderEngine for FastEngineN<N> {
+    fn name(&self) -> &'static str {
+        "fast"
+    }
+
+    fn run_batch(
+        &mut self,
+        program: &Program,
+        uniforms: &Uniforms,
+        entry: u32,
+        inputs: &VertexBatch,
+        outputs: &mut VertexBatch,
+    ) -> Result<BatchStats, BatchError> {
+        self.lookup(program);
+        let flow_key = (entry, uniforms.bools(), uniforms.i);
+        let (serial_only, known_hazard) = match self.cache.first() {
+            Some(e) => (e.compiled.serial_only, e.hazard_flow == Some(flow_key)),
+            None => (true, false),
+        };
+        if serial_only {
+            self.stats.serial_batches += 1;
+            return self.run_serial(program, uniforms, entry, inputs, outputs);
+        }
+        if known_hazard {
+            self.stats.hazard_batches += 1;
+            return self.run_serial(program, uniforms, entry, inputs, outputs);
+        }
+        let snapshot = self.state.clone();
+        match self.run_fast(uniforms, entry, inputs, outputs) {
+            Ok(stats) => {
+                self.stats.fast_batches += 1;
+                Ok(stats)
+            }
+            Err(abort) => {
+                match abort {
+                    Abort::Hazard => {
+                        self.stats.hazard_batches += 1;
+                        if let Some(e) = self.cache.first_mut() {
+                            e.hazard_flow = Some(flow_key);
+                        }
+                    }
+                    Abort::Error => self.stats.error_batches += 1,
+                }
+                self.state = snapshot;
+                self.run_serial(program, uniforms, entry, inputs, outputs)
+            }
+        }
+    }
+
+    fn state(&self) -> &UnitState {
+        &self.state
+    }
+
+    fn state_mut(&mut self) -> &mut UnitState {
+        &mut self.state
+    }
+}

@@ -1,0 +1,1177 @@
+//! The lane executor of the fast engine: one compiled program over `N` vertices at once.
+//!
+//! Stage: vertex shading (called by [`super::FastEngineN`]). Inputs: a [`Compiled`] program,
+//! uniforms, a chunk of up to `N` vertices already transposed into planes. Outputs: the planes of
+//! the written registers, per-lane records of what each invocation wrote, counters.
+//! Registers read: none.
+//!
+//! Every register component is a plane `[f32; N]` (lane l = vertex l of the chunk), so an
+//! instruction is decoded once per chunk and its arithmetic is a loop over lanes that LLVM turns
+//! into SIMD code. Control flow runs per *warp* (a set of lanes following the same path), with
+//! the reference's own [`FlowStacks`]: uniform branches (bool/int uniforms) cost nothing per
+//! lane; a condition on the per-lane cmp flags that differs between lanes splits the warp in two,
+//! each of which then runs to END on its own with its lanes masked.
+
+// Lane loops index several planes with one lane index; `for l in 0..N` is the clearest form and
+// what LLVM vectorises.
+#![allow(clippy::needless_range_loop)]
+
+use crate::decode::{BinaryOp, Cond, UnaryOp};
+use crate::float::round_to_f24;
+use crate::interp::alu;
+use crate::interp::flow::{FlowStacks, ReturnEntry};
+use crate::interp::{
+    OUT_OF_RANGE_UNIFORM, RELATIVE_UNIFORM_RULE, RelativeUniformRule, Uniforms, UnitState,
+};
+
+use super::compile::{
+    C_BASE, Compiled, DstSpec, M_A0X, M_A0Y, M_AL, M_CMPX, M_CMPY, O_BASE, Op, R_BASE, RelIndex,
+    SrcSpec, V_FL, V_RAW,
+};
+
+/// Why a chunk could not be finished on the fast path (the caller re-runs the batch serially).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Abort {
+    /// An execution error (budget, PC out of range, BREAK outside a loop) in some lane.
+    Error,
+    /// An invocation read a register component before writing it, while some instruction may
+    /// write it: the value would come from the previous vertex.
+    Hazard,
+}
+
+/// Counters of one chunk.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ChunkStats {
+    /// Instructions over all lanes.
+    pub instructions: u64,
+    /// Undefined opcodes over all lanes.
+    pub unknown: u64,
+    /// Warp splits.
+    pub splits: u64,
+}
+
+/// One group of lanes on a common path.
+#[derive(Clone, Copy, Debug)]
+struct Warp {
+    active: u64,
+    pc: u32,
+    flow: FlowStacks,
+    al: i32,
+    count: u64,
+    unknown: u64,
+    w_ro: u128,
+    w_m: u8,
+}
+
+/// What an instruction asks the sequencer to do (as the reference's `Step`).
+enum Step {
+    Next,
+    Jump(u32),
+    Break(u32),
+    End,
+}
+
+/// Register planes and per-lane state of one chunk of `N` lanes (`N` ≤ 64).
+pub(crate) struct Lanes<const N: usize> {
+    /// All float planes: v raw, v flushed, r, o, splatted uniforms.
+    pub planes: Vec<[f32; N]>,
+    scr: [[[f32; N]; 4]; 3],
+    out: [[f32; N]; 4],
+    a0: [[i32; N]; 2],
+    cmp: [[bool; N]; 2],
+    /// Per splatted uniform plane: finite and non-zero (products with it need no 0·inf check).
+    const_safe: Vec<bool>,
+    /// Uniforms c0–c127 for relative reads (96–127 read as 1.0).
+    rows: [[f32; 4]; ROWS],
+    /// The same, flushed.
+    rows_fl: [[f32; 4]; ROWS],
+    gath: [[f32; N]; 4],
+    warps: Vec<Warp>,
+    lane_ro: [u128; N],
+    lane_m: [u8; N],
+    lane_al: [i32; N],
+    /// Warps finished in the current chunk.
+    finished: u32,
+    /// The current chunk split (the per-lane arrays are then filled for every lane).
+    split_chunk: bool,
+    /// Written sets and aL of the last finished warp.
+    first_done: (u128, u8, i32),
+}
+
+impl<const N: usize> Lanes<N> {
+    /// Empty lanes (planes are sized per program by [`Lanes::begin_batch`]).
+    pub fn new() -> Self {
+        const { assert!(N > 0 && N <= 64, "lane count must be 1..=64") };
+        Self {
+            planes: Vec::new(),
+            scr: [[[0.0; N]; 4]; 3],
+            out: [[0.0; N]; 4],
+            a0: [[0; N]; 2],
+            cmp: [[false; N]; 2],
+            const_safe: Vec::new(),
+            rows: [[0.0; 4]; ROWS],
+            rows_fl: [[0.0; 4]; ROWS],
+            gath: [[0.0; N]; 4],
+            warps: Vec::with_capacity(N),
+            lane_ro: [0; N],
+            lane_m: [0; N],
+            lane_al: [0; N],
+            finished: 0,
+            split_chunk: false,
+            first_done: (0, 0, 0),
+        }
+    }
+
+    /// Prepares a batch: broadcasts the unit state into the register planes that keep one value
+    /// for the whole batch (inputs the batch does not carry, temps the program reads but never
+    /// writes, stored outputs it never writes), splats the uniforms the program reads directly
+    /// and, for relative addressing, copies the uniform table.
+    #[inline(always)]
+    pub fn begin_batch(
+        &mut self,
+        prog: &Compiled,
+        uniforms: &Uniforms,
+        state: &UnitState,
+        in_mask: u16,
+        out_mask: u16,
+    ) {
+        let count = prog.plane_count();
+        if self.planes.len() != count {
+            self.planes.resize(count, [0.0; N]);
+        }
+        let maywrite_r = prog.maywrite_ro as u64;
+        let maywrite_o = (prog.maywrite_ro >> 64) as u64;
+        for r in 0..16 {
+            let carried = in_mask & (1 << r) != 0;
+            for c in 0..4 {
+                let k = r * 4 + c;
+                let bit = 1u64 << k;
+                if !carried && prog.v_raw_read & bit != 0 {
+                    self.planes[usize::from(V_RAW) + k] = [state.inputs[r][c]; N];
+                }
+                if !carried && prog.v_fl_read & bit != 0 {
+                    self.planes[usize::from(V_FL) + k] = [alu::flush(state.inputs[r][c]); N];
+                }
+                if prog.r_read & !maywrite_r & bit != 0 {
+                    self.planes[usize::from(R_BASE) + k] = [state.temps[r][c]; N];
+                }
+                if out_mask & (1 << r) != 0 && maywrite_o & bit == 0 {
+                    self.planes[usize::from(O_BASE) + k] = [state.outputs[r][c]; N];
+                }
+            }
+        }
+        for (i, p) in prog.consts.iter().enumerate() {
+            let mut x = uniforms.f[usize::from(p.reg).min(95)][usize::from(p.comp & 3)];
+            if p.neg {
+                x = -x;
+            }
+            if p.flush {
+                x = alu::flush(x);
+            }
+            self.planes[usize::from(C_BASE) + i] = [x; N];
+        }
+        self.const_safe.clear();
+        self.const_safe.extend(
+            self.planes[usize::from(C_BASE)..]
+                .iter()
+                .map(|p| p[0].is_finite() && p[0] != 0.0),
+        );
+        if prog.uses_rel {
+            for (i, (t, f)) in self.rows.iter_mut().zip(&mut self.rows_fl).enumerate() {
+                *t = match uniforms.f.get(i) {
+                    Some(v) => *v,
+                    None if i < 128 => OUT_OF_RANGE_UNIFORM,
+                    // Row 128: what ZeroOutside reads outside c0–c95.
+                    None => [0.0; 4],
+                };
+                *f = t.map(alu::flush);
+            }
+        }
+        self.a0 = [[state.a0[0]; N], [state.a0[1]; N]];
+        self.cmp = [[state.cmp[0]; N], [state.cmp[1]; N]];
+    }
+
+    /// Transposes `n` vertices' input registers (those the program reads) into the planes.
+    #[inline(always)]
+    pub fn load_inputs(
+        &mut self,
+        prog: &Compiled,
+        inputs: &crate::interp::VertexBatch,
+        first: usize,
+        n: usize,
+    ) {
+        for r in 0..16 {
+            let raw = (prog.v_raw_read >> (r * 4)) & 15;
+            let fl = (prog.v_fl_read >> (r * 4)) & 15;
+            if raw | fl == 0 {
+                continue;
+            }
+            let Some(vs) = inputs.reg(r).and_then(|v| v.get(first..first + n)) else {
+                continue;
+            };
+            let base = usize::from(V_RAW) + r * 4;
+            let fbase = usize::from(V_FL) + r * 4;
+            if let Ok(vs) = <&[[f32; 4]; N]>::try_from(vs) {
+                // A full chunk: fixed trip counts, so the transposition vectorises.
+                let (raws, fls) = self.planes.split_at_mut(fbase);
+                let (Ok(rp), Ok(fp)) = (
+                    <&mut [[f32; N]; 4]>::try_from(&mut raws[base..base + 4]),
+                    <&mut [[f32; N]; 4]>::try_from(&mut fls[..4]),
+                ) else {
+                    continue;
+                };
+                if raw != 0 {
+                    for l in 0..N {
+                        let v = vs[l];
+                        rp[0][l] = v[0];
+                        rp[1][l] = v[1];
+                        rp[2][l] = v[2];
+                        rp[3][l] = v[3];
+                    }
+                }
+                if fl != 0 {
+                    for l in 0..N {
+                        let v = vs[l];
+                        fp[0][l] = alu::flush(v[0]);
+                        fp[1][l] = alu::flush(v[1]);
+                        fp[2][l] = alu::flush(v[2]);
+                        fp[3][l] = alu::flush(v[3]);
+                    }
+                }
+            } else {
+                for c in 0..4 {
+                    if raw & (1 << c) != 0 {
+                        let p = &mut self.planes[base + c];
+                        for (d, v) in p.iter_mut().zip(vs) {
+                            *d = v[c];
+                        }
+                    }
+                    if fl & (1 << c) != 0 {
+                        let p = &mut self.planes[fbase + c];
+                        for (d, v) in p.iter_mut().zip(vs) {
+                            *d = alu::flush(v[c]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes `n` vertices' output registers in `outputs.mask()` from the planes.
+    #[inline(always)]
+    pub fn store_outputs(&self, outputs: &mut crate::interp::VertexBatch, first: usize, n: usize) {
+        for r in 0..16 {
+            let Some(dst) = outputs.reg_mut(r).and_then(|v| v.get_mut(first..first + n)) else {
+                continue;
+            };
+            let base = usize::from(O_BASE) + r * 4;
+            let Ok(src) = <&[[f32; N]; 4]>::try_from(&self.planes[base..base + 4]) else {
+                continue;
+            };
+            if let Ok(dst) = <&mut [[f32; 4]; N]>::try_from(&mut *dst) {
+                for l in 0..N {
+                    dst[l] = [src[0][l], src[1][l], src[2][l], src[3][l]];
+                }
+            } else {
+                for (l, d) in dst.iter_mut().enumerate() {
+                    *d = [src[0][l], src[1][l], src[2][l], src[3][l]];
+                }
+            }
+        }
+    }
+
+    /// Runs lanes `0..n` from `entry` to END. `al0` is aL at the start (the carried value).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub fn run_chunk(
+        &mut self,
+        prog: &Compiled,
+        uniforms: &Uniforms,
+        budget: u64,
+        round: bool,
+        entry: u32,
+        n: usize,
+        al0: i32,
+        stats: &mut ChunkStats,
+    ) -> Result<(), Abort> {
+        let init = if n >= 64 { !0u64 } else { (1u64 << n) - 1 };
+        self.warps.clear();
+        self.finished = 0;
+        self.split_chunk = false;
+        self.warps.push(Warp {
+            active: init,
+            pc: entry,
+            flow: FlowStacks::default(),
+            al: al0,
+            count: 0,
+            unknown: 0,
+            w_ro: 0,
+            w_m: 0,
+        });
+        while let Some(mut w) = self.warps.pop() {
+            // Lanes past `n` hold no vertex: writing them is harmless, so a warp with every real
+            // lane writes unmasked.
+            let mut all = w.active == init;
+            loop {
+                let pc = w.pc;
+                let Some(op) = prog.ops.get(pc as usize) else {
+                    return Err(Abort::Error);
+                };
+                if w.count >= budget {
+                    return Err(Abort::Error);
+                }
+                let meta = &prog.meta[pc as usize];
+                if meta.hazard_r & !(w.w_ro as u64) != 0 || meta.hazard_m & !w.w_m != 0 {
+                    return Err(Abort::Hazard);
+                }
+                let step = match op {
+                    Op::Bin { op, dst, a, b } => {
+                        self.binary(*op, dst, a, b, w.active, all, w.al, round);
+                        Step::Next
+                    }
+                    Op::Mad { dst, a, b, c } => {
+                        self.mad(dst, a, b, c, w.active, all, w.al, round);
+                        Step::Next
+                    }
+                    Op::Un { op, dst, a } => {
+                        self.unary(*op, dst, a, w.active, all, w.al, round);
+                        Step::Next
+                    }
+                    Op::Mova { a, mask } => {
+                        self.mova(a, *mask, w.active, all, w.al);
+                        Step::Next
+                    }
+                    Op::Cmp { a, b, ops } => {
+                        self.compare(a, b, *ops, w.active, all, w.al);
+                        Step::Next
+                    }
+                    Op::Nop => Step::Next,
+                    Op::Unknown => {
+                        w.unknown += 1;
+                        Step::Next
+                    }
+                    Op::End => Step::End,
+                    Op::Break => match w.flow.break_loop(&mut w.al) {
+                        Some(t) => Step::Break(t),
+                        None => return Err(Abort::Error),
+                    },
+                    &Op::BreakC { cond } => match self.cond(cond, w.active) {
+                        Some(true) => match w.flow.break_loop(&mut w.al) {
+                            Some(t) => Step::Break(t),
+                            None => return Err(Abort::Error),
+                        },
+                        Some(false) => Step::Next,
+                        None => {
+                            self.split(&mut w, cond, stats);
+                            all = false;
+                            continue;
+                        }
+                    },
+                    &Op::Call { dst, num } => call(&mut w.flow, pc, dst, num),
+                    &Op::CallC { cond, dst, num } => match self.cond(cond, w.active) {
+                        Some(true) => call(&mut w.flow, pc, dst, num),
+                        Some(false) => Step::Next,
+                        None => {
+                            self.split(&mut w, cond, stats);
+                            all = false;
+                            continue;
+                        }
+                    },
+                    &Op::CallU { b, dst, num } => {
+                        if uniforms.b[usize::from(b & 15)] {
+                            call(&mut w.flow, pc, dst, num)
+                        } else {
+                            Step::Next
+                        }
+                    }
+                    &Op::IfU { b, dst, num } => {
+                        branch_if(&mut w.flow, uniforms.b[usize::from(b & 15)], dst, num)
+                    }
+                    &Op::IfC { cond, dst, num } => match self.cond(cond, w.active) {
+                        Some(t) => branch_if(&mut w.flow, t, dst, num),
+                        None => {
+                            self.split(&mut w, cond, stats);
+                            all = false;
+                            continue;
+                        }
+                    },
+                    &Op::Loop { i, dst } => {
+                        let iu = uniforms.i[usize::from(i & 3)];
+                        w.flow.push_loop(pc, u32::from(dst), iu, &mut w.al);
+                        Step::Next
+                    }
+                    &Op::JmpC { cond, dst } => match self.cond(cond, w.active) {
+                        Some(true) => Step::Jump(u32::from(dst)),
+                        Some(false) => Step::Next,
+                        None => {
+                            self.split(&mut w, cond, stats);
+                            all = false;
+                            continue;
+                        }
+                    },
+                    &Op::JmpU { b, dst, invert } => {
+                        if uniforms.b[usize::from(b & 15)] != invert {
+                            Step::Jump(u32::from(dst))
+                        } else {
+                            Step::Next
+                        }
+                    }
+                };
+                w.count += 1;
+                w.w_ro |= meta.writes_ro;
+                w.w_m |= meta.writes_m;
+                let next = pc + 1;
+                w.pc = match step {
+                    Step::End => {
+                        self.finish_warp(&w, stats);
+                        break;
+                    }
+                    Step::Next => w.flow.next_pc(next, None, None, &mut w.al),
+                    Step::Jump(t) => w.flow.next_pc(next, Some(t), None, &mut w.al),
+                    Step::Break(t) => w.flow.next_pc(next, None, Some(t), &mut w.al),
+                };
+            }
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn finish_warp(&mut self, w: &Warp, stats: &mut ChunkStats) {
+        let lanes = u64::from(w.active.count_ones());
+        stats.instructions += w.count * lanes;
+        stats.unknown += w.unknown * lanes;
+        self.finished += 1;
+        self.first_done = (w.w_ro, w.w_m, w.al);
+        if self.finished > 1 || self.split_chunk {
+            self.expand(w);
+        }
+    }
+
+    /// Records a warp's written sets and aL in the per-lane arrays.
+    #[cold]
+    fn expand(&mut self, w: &Warp) {
+        for l in 0..N {
+            if w.active >> l & 1 != 0 {
+                self.lane_ro[l] = w.w_ro;
+                self.lane_m[l] = w.w_m;
+                self.lane_al[l] = w.al;
+            }
+        }
+    }
+
+    /// The condition over the warp's lanes: `Some(v)` when every active lane agrees.
+    #[inline(always)]
+    fn cond(&self, cond: Cond, active: u64) -> Option<bool> {
+        let t = self.cond_bits(cond) & active;
+        if t == active {
+            Some(true)
+        } else if t == 0 {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    fn cond_bits(&self, cond: Cond) -> u64 {
+        let (cx, cy) = (&self.cmp[0], &self.cmp[1]);
+        let mut t = 0u64;
+        for l in 0..N {
+            t |= u64::from(cond.eval(cx[l], cy[l])) << l;
+        }
+        t
+    }
+
+    /// Splits `w` on a divergent condition: the lanes where it holds continue later as their
+    /// own warp (re-executing this instruction), the others continue now.
+    #[cold]
+    fn split(&mut self, w: &mut Warp, cond: Cond, stats: &mut ChunkStats) {
+        self.split_chunk = true;
+        let t = self.cond_bits(cond) & w.active;
+        let mut taken = *w;
+        taken.active = t;
+        w.active &= !t;
+        self.warps.push(taken);
+        stats.splits += 1;
+    }
+
+    /// Fills source slot `slot`'s scratch planes if the operand needs negation, flushing or a
+    /// gather.
+    #[inline(always)]
+    fn prep(&mut self, s: &SrcSpec, slot: usize, al: i32) {
+        let scr = &mut self.scr[slot];
+        match *s {
+            SrcSpec::Planes {
+                planes,
+                neg,
+                flush,
+                used,
+            } => {
+                if !neg && !flush {
+                    return;
+                }
+                for lane in 0..4 {
+                    if used & (1 << lane) == 0 {
+                        continue;
+                    }
+                    let src = &self.planes[usize::from(planes[lane])];
+                    let dst = &mut scr[lane];
+                    match (neg, flush) {
+                        (true, true) => {
+                            for l in 0..N {
+                                dst[l] = alu::flush(-src[l]);
+                            }
+                        }
+                        (true, false) => {
+                            for l in 0..N {
+                                dst[l] = -src[l];
+                            }
+                        }
+                        _ => {
+                            for l in 0..N {
+                                dst[l] = alu::flush(src[l]);
+                            }
+                        }
+                    }
+                }
+            }
+            SrcSpec::Rel {
+                base,
+                comps,
+                index,
+                neg,
+                flush,
+                used,
+            } => {
+                let base = i32::from(base);
+                let fix = |mut x: f32| {
+                    if neg {
+                        x = -x;
+                    }
+                    if flush { alu::flush(x) } else { x }
+                };
+                match index {
+                    RelIndex::Al => {
+                        let row = self.rows[rel_index(base, al)];
+                        for lane in 0..4 {
+                            if used & (1 << lane) != 0 {
+                                let x = fix(row[usize::from(comps[lane] & 3)]);
+                                scr[lane] = [x; N];
+                            }
+                        }
+                    }
+                    RelIndex::A0X | RelIndex::A0Y => {
+                        // One 16-byte row per lane (from the pre-flushed table when the operand
+                        // is flushed), transposed into four component planes; the swizzle and
+                        // negation follow as plane operations unless they are the identity.
+                        let a = &self.a0[usize::from(index == RelIndex::A0Y)];
+                        // flush(-x) == -flush(x) except at zero, so negated operands gather raw.
+                        let rows = if flush && !neg {
+                            &self.rows_fl
+                        } else {
+                            &self.rows
+                        };
+                        let direct = !neg && comps == [0, 1, 2, 3];
+                        let g = if direct { &mut *scr } else { &mut self.gath };
+                        for l in 0..N {
+                            let row = rows[rel_index(base, a[l])];
+                            g[0][l] = row[0];
+                            g[1][l] = row[1];
+                            g[2][l] = row[2];
+                            g[3][l] = row[3];
+                        }
+                        if direct {
+                            return;
+                        }
+                        let g = &self.gath;
+                        for lane in 0..4 {
+                            if used & (1 << lane) == 0 {
+                                continue;
+                            }
+                            let (src, dst) = (&g[usize::from(comps[lane] & 3)], &mut scr[lane]);
+                            match (neg, flush) {
+                                (false, _) => *dst = *src,
+                                (true, false) => {
+                                    for l in 0..N {
+                                        dst[l] = -src[l];
+                                    }
+                                }
+                                (true, true) => {
+                                    for l in 0..N {
+                                        dst[l] = alu::flush(-src[l]);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn binary(
+        &mut self,
+        op: BinaryOp,
+        dst: &DstSpec,
+        a: &SrcSpec,
+        b: &SrcSpec,
+        active: u64,
+        all: bool,
+        al: i32,
+        round: bool,
+    ) {
+        self.prep(a, 0, al);
+        self.prep(b, 1, al);
+        let Self {
+            planes,
+            scr,
+            out,
+            const_safe,
+            ..
+        } = self;
+        let m = dst.mask;
+        let broadcast = matches!(op, BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph);
+        if broadcast {
+            let v = bin_value(op, 0, a, b, planes, scr, const_safe);
+            for c in 0..4 {
+                if m & (1 << c) != 0 {
+                    store(planes, dst, c, &v, active, all, round);
+                }
+            }
+        } else if dst.direct {
+            for c in 0..4 {
+                if m & (1 << c) != 0 {
+                    let v = bin_value(op, c, a, b, planes, scr, const_safe);
+                    store(planes, dst, c, &v, active, all, round);
+                }
+            }
+        } else {
+            for c in 0..4 {
+                if m & (1 << c) != 0 {
+                    out[c] = bin_value(op, c, a, b, planes, scr, const_safe);
+                }
+            }
+            for c in 0..4 {
+                if m & (1 << c) != 0 {
+                    store(planes, dst, c, &out[c], active, all, round);
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn mad(
+        &mut self,
+        dst: &DstSpec,
+        a: &SrcSpec,
+        b: &SrcSpec,
+        c: &SrcSpec,
+        active: u64,
+        all: bool,
+        al: i32,
+        round: bool,
+    ) {
+        self.prep(a, 0, al);
+        self.prep(b, 1, al);
+        self.prep(c, 2, al);
+        let Self {
+            planes, scr, out, ..
+        } = self;
+        let value = |k: usize, planes: &[[f32; N]]| {
+            let x = src_plane(a, k, planes, &scr[0]);
+            let y = src_plane(b, k, planes, &scr[1]);
+            let z = src_plane(c, k, planes, &scr[2]);
+            let mut o = [0.0; N];
+            for l in 0..N {
+                o[l] = alu::mul(x[l], y[l]) + z[l];
+            }
+            o
+        };
+        if dst.direct {
+            for k in 0..4 {
+                if dst.mask & (1 << k) != 0 {
+                    let v = value(k, planes);
+                    store(planes, dst, k, &v, active, all, round);
+                }
+            }
+        } else {
+            for k in 0..4 {
+                if dst.mask & (1 << k) != 0 {
+                    out[k] = value(k, planes);
+                }
+            }
+            for k in 0..4 {
+                if dst.mask & (1 << k) != 0 {
+                    store(planes, dst, k, &out[k], active, all, round);
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn unary(
+        &mut self,
+        op: UnaryOp,
+        dst: &DstSpec,
+        a: &SrcSpec,
+        active: u64,
+        all: bool,
+        al: i32,
+        round: bool,
+    ) {
+        self.prep(a, 0, al);
+        let Self {
+            planes,
+            scr,
+            out,
+            cmp,
+            ..
+        } = self;
+        let m = dst.mask;
+        match op {
+            UnaryOp::Mov | UnaryOp::Flr => {
+                let value = |k: usize, planes: &[[f32; N]]| {
+                    let x = src_plane(a, k, planes, &scr[0]);
+                    if op == UnaryOp::Mov {
+                        *x
+                    } else {
+                        let mut o = [0.0; N];
+                        for l in 0..N {
+                            o[l] = alu::flr(x[l]);
+                        }
+                        o
+                    }
+                };
+                if dst.direct {
+                    for k in 0..4 {
+                        if m & (1 << k) != 0 {
+                            let v = value(k, planes);
+                            store(planes, dst, k, &v, active, all, round);
+                        }
+                    }
+                } else {
+                    for k in 0..4 {
+                        if m & (1 << k) != 0 {
+                            out[k] = value(k, planes);
+                        }
+                    }
+                    for k in 0..4 {
+                        if m & (1 << k) != 0 {
+                            store(planes, dst, k, &out[k], active, all, round);
+                        }
+                    }
+                }
+            }
+            UnaryOp::Ex2 | UnaryOp::Lg2 | UnaryOp::Rcp | UnaryOp::Rsq => {
+                let x = src_plane(a, 0, planes, &scr[0]);
+                let f = match op {
+                    UnaryOp::Ex2 => alu::ex2,
+                    UnaryOp::Lg2 => alu::lg2,
+                    UnaryOp::Rcp => alu::rcp,
+                    _ => alu::rsq,
+                };
+                let mut v = [0.0; N];
+                match op {
+                    // Separate loops so the vectorisable ones are not calls through a pointer.
+                    UnaryOp::Rcp => map1(&mut v, x, alu::rcp),
+                    UnaryOp::Rsq => map1(&mut v, x, alu::rsq),
+                    _ => map1(&mut v, x, f),
+                }
+                for k in 0..4 {
+                    if m & (1 << k) != 0 {
+                        store(planes, dst, k, &v, active, all, round);
+                    }
+                }
+            }
+            UnaryOp::Litp => {
+                let va = view(a, planes, &scr[0]);
+                for l in 0..N {
+                    let (v, cx, cy) = alu::litp(&[va[0][l], va[1][l], va[2][l], va[3][l]]);
+                    out[0][l] = v[0];
+                    out[1][l] = v[1];
+                    out[2][l] = v[2];
+                    out[3][l] = v[3];
+                    if all || active >> l & 1 != 0 {
+                        cmp[0][l] = cx;
+                        cmp[1][l] = cy;
+                    }
+                }
+                for k in 0..4 {
+                    if m & (1 << k) != 0 {
+                        store(planes, dst, k, &out[k], active, all, round);
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn mova(&mut self, a: &SrcSpec, mask: u8, active: u64, all: bool, al: i32) {
+        self.prep(a, 0, al);
+        let Self {
+            planes, scr, a0, ..
+        } = self;
+        let va = view(a, planes, &scr[0]);
+        for k in 0..2 {
+            if mask & (1 << k) != 0 {
+                let (d, x) = (&mut a0[k], va[k]);
+                for l in 0..N {
+                    if all || active >> l & 1 != 0 {
+                        d[l] = alu::mova(x[l]);
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn compare(
+        &mut self,
+        a: &SrcSpec,
+        b: &SrcSpec,
+        ops: [crate::decode::CmpOp; 2],
+        active: u64,
+        all: bool,
+        al: i32,
+    ) {
+        self.prep(a, 0, al);
+        self.prep(b, 1, al);
+        let Self {
+            planes, scr, cmp, ..
+        } = self;
+        let va = view(a, planes, &scr[0]);
+        let vb = view(b, planes, &scr[1]);
+        for k in 0..2 {
+            let (d, x, y) = (&mut cmp[k], va[k], vb[k]);
+            for l in 0..N {
+                let v = alu::compare(ops[k], x[l], y[l], d[l]);
+                if all || active >> l & 1 != 0 {
+                    d[l] = v;
+                }
+            }
+        }
+    }
+
+    /// After a chunk: carries the last writer's value of every possibly-written component into
+    /// `state` (the unit's registers as of the chunk's last vertex), and gives output components
+    /// a lane did not write the value the previous vertex left (as the serial unit would).
+    #[inline(always)]
+    pub fn finish_chunk(
+        &mut self,
+        prog: &Compiled,
+        state: &mut UnitState,
+        n: usize,
+        out_mask: u16,
+    ) {
+        if n == 0 {
+            return;
+        }
+        // One warp ran every lane (no divergence): every lane wrote the same components.
+        let uniform = !self.split_chunk;
+        let first = (self.first_done.0, self.first_done.1);
+        if uniform {
+            self.lane_m[n - 1] = first.1;
+            self.lane_al[n - 1] = self.first_done.2;
+        }
+        let mut bits = prog.maywrite_ro;
+        while bits != 0 {
+            let k = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let (reg, c) = ((k % 64) / 4, k % 4);
+            let stored = k >= 64 && out_mask & (1 << reg) != 0;
+            let carry = if k < 64 {
+                &mut state.temps[reg][c]
+            } else {
+                &mut state.outputs[reg][c]
+            };
+            let p = &mut self.planes[usize::from(R_BASE) + k];
+            if uniform {
+                if first.0 >> k & 1 != 0 {
+                    *carry = p[n - 1];
+                } else if stored {
+                    p[..n].fill(*carry);
+                }
+            } else {
+                let mut prev = *carry;
+                for l in 0..n {
+                    if self.lane_ro[l] >> k & 1 != 0 {
+                        prev = p[l];
+                    } else if stored {
+                        p[l] = prev;
+                    }
+                }
+                *carry = prev;
+            }
+        }
+        let lane_m = &self.lane_m[..n];
+        let last = |bit: u8| {
+            if uniform {
+                (first.1 & bit != 0).then_some(n - 1)
+            } else {
+                lane_m.iter().rposition(|&m| m & bit != 0)
+            }
+        };
+        if prog.maywrite_m & M_A0X != 0
+            && let Some(l) = last(M_A0X)
+        {
+            state.a0[0] = self.a0[0][l];
+        }
+        if prog.maywrite_m & M_A0Y != 0
+            && let Some(l) = last(M_A0Y)
+        {
+            state.a0[1] = self.a0[1][l];
+        }
+        if prog.maywrite_m & M_CMPX != 0
+            && let Some(l) = last(M_CMPX)
+        {
+            state.cmp[0] = self.cmp[0][l];
+        }
+        if prog.maywrite_m & M_CMPY != 0
+            && let Some(l) = last(M_CMPY)
+        {
+            state.cmp[1] = self.cmp[1][l];
+        }
+        if prog.maywrite_m & M_AL != 0
+            && let Some(l) = last(M_AL)
+        {
+            state.al = self.lane_al[l];
+        }
+    }
+}
+
+/// Rows of the relative-read table: c0–c127 as the reference reads them under
+/// [`RelativeUniformRule::WrapMod128`] (96–127 read as 1.0), and row 128 = (0, 0, 0, 0) for
+/// [`RelativeUniformRule::ZeroOutside`].
+const ROWS: usize = 129;
+
+/// The table row a relative read of `c[base + offset]` reads, by [`RELATIVE_UNIFORM_RULE`] (the
+/// reference's rule).
+#[inline(always)]
+fn rel_index(base: i32, offset: i32) -> usize {
+    match RELATIVE_UNIFORM_RULE {
+        RelativeUniformRule::WrapMod128 => {
+            // Offsets outside -128..=127 count as 0; the index wraps at 7 bits.
+            let offset = if offset as i8 as i32 == offset {
+                offset
+            } else {
+                0
+            };
+            (base.wrapping_add(offset) & 0x7F) as usize
+        }
+        RelativeUniformRule::ZeroOutside => {
+            let i = base.saturating_add(offset);
+            if (0..96).contains(&i) {
+                i as usize
+            } else {
+                128
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn call(flow: &mut FlowStacks, pc: u32, dst: u16, num: u8) -> Step {
+    if num == 0 {
+        return Step::Next;
+    }
+    let dst = u32::from(dst);
+    flow.calls.push(ReturnEntry {
+        check: dst + u32::from(num),
+        ret: pc + 1,
+    });
+    Step::Jump(dst)
+}
+
+#[inline(always)]
+fn branch_if(flow: &mut FlowStacks, taken: bool, dst: u16, num: u8) -> Step {
+    let dst = u32::from(dst);
+    if taken {
+        flow.ifs.push(ReturnEntry {
+            check: dst,
+            ret: dst + u32::from(num),
+        });
+        Step::Next
+    } else {
+        Step::Jump(dst)
+    }
+}
+
+/// The four operand lanes of a source: register planes, or the scratch filled by `prep`.
+#[inline(always)]
+fn view<'a, const N: usize>(
+    s: &SrcSpec,
+    planes: &'a [[f32; N]],
+    scr: &'a [[f32; N]; 4],
+) -> [&'a [f32; N]; 4] {
+    match *s {
+        SrcSpec::Planes {
+            planes: p,
+            neg: false,
+            flush: false,
+            ..
+        } => [
+            &planes[usize::from(p[0])],
+            &planes[usize::from(p[1])],
+            &planes[usize::from(p[2])],
+            &planes[usize::from(p[3])],
+        ],
+        _ => [&scr[0], &scr[1], &scr[2], &scr[3]],
+    }
+}
+
+#[inline(always)]
+fn map1<const N: usize>(o: &mut [f32; N], x: &[f32; N], f: impl Fn(f32) -> f32) {
+    for l in 0..N {
+        o[l] = f(x[l]);
+    }
+}
+
+/// Operand lane `lane` of a source: its register plane, or the scratch filled by `prep`.
+#[inline(always)]
+fn src_plane<'a, const N: usize>(
+    s: &SrcSpec,
+    lane: usize,
+    planes: &'a [[f32; N]],
+    scr: &'a [[f32; N]; 4],
+) -> &'a [f32; N] {
+    match *s {
+        SrcSpec::Planes {
+            planes: p,
+            neg: false,
+            flush: false,
+            ..
+        } => &planes[usize::from(p[lane])],
+        _ => &scr[lane],
+    }
+}
+
+/// Component `c` of a two-source operation (for DP3/DP4/DPH, the broadcast dot product).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn bin_value<const N: usize>(
+    op: BinaryOp,
+    c: usize,
+    a: &SrcSpec,
+    b: &SrcSpec,
+    planes: &[[f32; N]],
+    scr: &[[[f32; N]; 4]; 3],
+    const_safe: &[bool],
+) -> [f32; N] {
+    let x = |k: usize| src_plane(a, k, planes, &scr[0]);
+    let y = |k: usize| src_plane(b, k, planes, &scr[1]);
+    // A product with a finite non-zero uniform cannot be 0·inf: plain multiplication then gives
+    // exactly `alu::mul`'s result.
+    let safe = |k: usize| is_safe(a, k, const_safe) || is_safe(b, k, const_safe);
+    let mut o = [0.0; N];
+    match op {
+        BinaryOp::Add => map2(&mut o, x(c), y(c), |p, q| p + q),
+        BinaryOp::Mul if safe(c) => map2(&mut o, x(c), y(c), |p, q| p * q),
+        BinaryOp::Mul => map2(&mut o, x(c), y(c), alu::mul),
+        BinaryOp::Sge => map2(&mut o, x(c), y(c), alu::sge),
+        BinaryOp::Slt => map2(&mut o, x(c), y(c), alu::slt),
+        BinaryOp::Max => map2(&mut o, x(c), y(c), alu::max),
+        BinaryOp::Min => map2(&mut o, x(c), y(c), alu::min),
+        BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph => {
+            // ((p0 + p1) + p2) + p3, the reference's order.
+            let terms = if op == BinaryOp::Dp4 { 4 } else { 3 };
+            for k in 0..terms {
+                let (xs, ys) = (x(k), y(k));
+                match (k == 0, safe(k)) {
+                    (true, true) => map2(&mut o, xs, ys, |p, q| p * q),
+                    (true, false) => map2(&mut o, xs, ys, alu::mul),
+                    (false, true) => {
+                        for l in 0..N {
+                            o[l] += xs[l] * ys[l];
+                        }
+                    }
+                    (false, false) => {
+                        for l in 0..N {
+                            o[l] += alu::mul(xs[l], ys[l]);
+                        }
+                    }
+                }
+            }
+            if op == BinaryOp::Dph {
+                let b3 = y(3);
+                for l in 0..N {
+                    o[l] += alu::mul(1.0, b3[l]);
+                }
+            }
+        }
+        // (1, a.y·b.y, a.z, b.w)
+        BinaryOp::Dst => match c {
+            0 => o = [1.0; N],
+            1 => map2(&mut o, x(1), y(1), alu::mul),
+            2 => o = *x(2),
+            _ => o = *y(3),
+        },
+    }
+    o
+}
+
+/// Whether operand lane `k` of `s` is a splatted uniform that is finite and non-zero.
+#[inline(always)]
+fn is_safe(s: &SrcSpec, k: usize, const_safe: &[bool]) -> bool {
+    match *s {
+        SrcSpec::Planes {
+            planes,
+            neg: false,
+            flush: false,
+            ..
+        } => usize::from(planes[k])
+            .checked_sub(usize::from(C_BASE))
+            .and_then(|i| const_safe.get(i))
+            .copied()
+            .unwrap_or(false),
+        _ => false,
+    }
+}
+
+#[inline(always)]
+fn map2<const N: usize>(o: &mut [f32; N], x: &[f32; N], y: &[f32; N], f: impl Fn(f32, f32) -> f32) {
+    for l in 0..N {
+        o[l] = f(x[l], y[l]);
+    }
+}
+
+/// Writes `v` into component `c` of the destination with the optional f24 rounding and flush,
+/// only into active lanes unless `all`.
+#[inline(always)]
+fn store<const N: usize>(
+    planes: &mut [[f32; N]],
+    d: &DstSpec,
+    c: usize,
+    v: &[f32; N],
+    active: u64,
+    all: bool,
+    round: bool,
+) {
+    let dst = &mut planes[usize::from(d.planes[c])];
+    let flush = d.flush && (round || !d.clean);
+    match (all, round, flush) {
+        (true, false, false) => *dst = *v,
+        (true, false, true) => {
+            for l in 0..N {
+                dst[l] = alu::flush(v[l]);
+            }
+        }
+        _ => {
+            for l in 0..N {
+                let mut x = v[l];
+                if round {
+                    x = round_to_f24(x);
+                }
+                if flush {
+                    x = alu::flush(x);
+                }
+                if all || active >> l & 1 != 0 {
+                    dst[l] = x;
+                }
+            }
+        }
+    }
+}
