@@ -53,6 +53,12 @@ use crate::dvlb::{
 };
 use crate::float::F24;
 
+/// At most this many distinct DVLE entry ranges become procedure candidates (files from real
+/// producers have one DVLE per source file, a handful at most). A DVLE whose range is not among
+/// them enters the longest procedure starting at its entry point, as a DVLE whose range does not
+/// nest does; this keeps the analysis of files that list thousands of DVLEs linear.
+pub const MAX_ENTRY_RANGES: usize = 256;
+
 /// Column at which the `; address` comment of an instruction line starts.
 const COMMENT_COLUMN: usize = 44;
 
@@ -119,28 +125,35 @@ pub fn disassemble_listing(dvlb: &Dvlb, dvle: usize) -> Result<Listing, DisasmEr
 /// directives and an `.entry` naming their procedure, because picasso shares procedures between
 /// the files of one run.
 pub fn disassemble_all(dvlb: &Dvlb) -> String {
+    let mut out = Vec::new();
+    // ok: writing into a Vec cannot fail.
+    let _ = disassemble_all_to(dvlb, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// [`disassemble_all`], written to `out` DVLE by DVLE (memory use does not grow with the number
+/// of DVLEs; the text is identical).
+pub fn disassemble_all_to(dvlb: &Dvlb, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let count = dvlb.dvles.len();
-    let mut text = String::new();
     if count == 0 {
         let analysis = Analysis::new(dvlb, None);
-        let _ = writeln!(
-            text,
+        writeln!(
+            out,
             "; picaview disassembly: the file has no DVLE (no entry point)"
-        );
+        )?;
         let empty = empty_dvle();
-        let mut out = FileWriter::new(&analysis, &empty, 0, 0);
-        out.code();
-        text.push_str(&out.finish().text);
-        return text;
+        let mut file = FileWriter::new(&analysis, &empty, 0, 0);
+        file.code();
+        return out.write_all(file.finish().text.as_bytes());
     }
     let analysis = Analysis::new(dvlb, None);
     let code_file = analysis.code_file(dvlb);
     let mut shared = UniformAlloc::default();
     for (index, exe) in dvlb.dvles.iter().enumerate() {
-        let mut out = FileWriter::new(&analysis, exe, index, count);
+        let mut file = FileWriter::new(&analysis, exe, index, count);
         if count > 1 {
-            let _ = writeln!(
-                text,
+            writeln!(
+                out,
                 "; ======== file {index}: DVLE {index} ({}){} ========",
                 kind_name(exe.kind),
                 if index == code_file {
@@ -148,21 +161,21 @@ pub fn disassemble_all(dvlb: &Dvlb) -> String {
                 } else {
                     ""
                 }
-            );
+            )?;
         }
-        out.header(dvlb);
-        out.directives_with(&mut shared);
+        file.header(dvlb);
+        file.directives_with(&mut shared);
         if index == code_file {
-            out.code();
+            file.code();
         } else {
-            out.entry_only();
+            file.entry_only();
         }
-        text.push_str(&out.finish().text);
+        out.write_all(file.finish().text.as_bytes())?;
         if index + 1 < count {
-            text.push('\n');
+            out.write_all(b"\n")?;
         }
     }
-    text
+    Ok(())
 }
 
 /// A raw listing for debugging: every word with its address, its operand descriptor and a
@@ -791,11 +804,23 @@ impl Analysis {
             outer: r,
             kind: BlockKind::Proc(usize::MAX),
         };
+        // Entry ranges: one candidate per distinct range (DVLEs sharing a range share its
+        // procedure below), at most MAX_ENTRY_RANGES of them (see its doc).
+        let mut entry_ranges: HashSet<Range> = HashSet::new();
+        let mut take_entry = |r: Range| {
+            entry_ranges.contains(&r)
+                || (entry_ranges.len() < MAX_ENTRY_RANGES && entry_ranges.insert(r))
+        };
+        let mut entry_candidates: [Vec<(Block, ProcOrigin)>; 2] = [Vec::new(), Vec::new()];
         for &d in &dvle_order {
-            if let Some((r, true)) = dvlb.dvles.get(d).and_then(entry_range) {
-                candidates.push((proc_block(r), ProcOrigin::Entry(d)));
+            if let Some((r, exact)) = dvlb.dvles.get(d).and_then(entry_range)
+                && take_entry(r)
+            {
+                entry_candidates[usize::from(!exact)].push((proc_block(r), ProcOrigin::Entry(d)));
             }
         }
+        let [exact_entries, open_entries] = entry_candidates;
+        candidates.extend(exact_entries);
         for instr in instrs {
             if let Instr::Call { dst, num }
             | Instr::CallC { dst, num, .. }
@@ -810,11 +835,7 @@ impl Analysis {
                 }
             }
         }
-        for &d in &dvle_order {
-            if let Some((r, false)) = dvlb.dvles.get(d).and_then(entry_range) {
-                candidates.push((proc_block(r), ProcOrigin::Entry(d)));
-            }
-        }
+        candidates.extend(open_entries);
         for (pc, instr) in instrs.iter().enumerate() {
             let pc = pc as u32;
             match *instr {
@@ -852,14 +873,22 @@ impl Analysis {
         let mut proc_by_range: HashMap<Range, usize> = HashMap::new();
         let mut proc_origins: Vec<Vec<ProcOrigin>> = Vec::new();
         let mut structured = HashSet::new();
+        // Procedure ranges already refused: each distinct range is checked once.
+        let mut refused: HashSet<Range> = HashSet::new();
         for (block, origin) in candidates {
-            if let BlockKind::Proc(_) = block.kind
-                && let Some(&i) = proc_by_range.get(&block.outer)
-            {
-                proc_origins[i].push(origin);
-                continue;
+            if let BlockKind::Proc(_) = block.kind {
+                if let Some(&i) = proc_by_range.get(&block.outer) {
+                    proc_origins[i].push(origin);
+                    continue;
+                }
+                if refused.contains(&block.outer) {
+                    continue;
+                }
             }
             if !blocks.iter().all(|b| b.compatible(&block)) {
+                if let BlockKind::Proc(_) = block.kind {
+                    refused.insert(block.outer);
+                }
                 continue;
             }
             match block.kind {
@@ -908,21 +937,29 @@ impl Analysis {
         }
 
         // A DVLE whose entry range did not nest enters the longest procedure starting at its
-        // entry point, if any.
+        // entry point, if any. (Linear: one pass over the origins, one over the procedures.)
+        let mut has_own = vec![false; dvlb.dvles.len()];
+        for origins in &proc_origins {
+            for o in origins {
+                if let ProcOrigin::Entry(d) = o
+                    && let Some(slot) = has_own.get_mut(*d)
+                {
+                    *slot = true;
+                }
+            }
+        }
+        let mut longest_at: HashMap<u32, usize> = HashMap::new();
+        for (i, p) in procs.iter().enumerate() {
+            let slot = longest_at.entry(p.range.start).or_insert(i);
+            if procs[*slot].range.len() < p.range.len() {
+                *slot = i;
+            }
+        }
         for (d, e) in dvlb.dvles.iter().enumerate() {
-            let has_own = proc_origins
-                .iter()
-                .any(|o| o.contains(&ProcOrigin::Entry(d)));
-            if has_own {
+            if has_own.get(d).copied().unwrap_or(true) {
                 continue;
             }
-            let best = procs
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| p.range.start == e.main_start)
-                .max_by_key(|(_, p)| p.range.len())
-                .map(|(i, _)| i);
-            if let Some(i) = best {
+            if let Some(&i) = longest_at.get(&e.main_start) {
                 proc_origins[i].push(ProcOrigin::Entry(d));
             }
         }
@@ -942,14 +979,18 @@ impl Analysis {
             }
         }
         // Entry procedures first so that the listed DVLE's gets `main`.
+        let mut first_entry = vec![usize::MAX; procs.len()];
+        for (pos, &d) in dvle_order.iter().enumerate() {
+            if let Some(Some(i)) = entry_proc.get(d)
+                && let Some(slot) = first_entry.get_mut(*i)
+            {
+                *slot = (*slot).min(pos);
+            }
+        }
         let mut order: Vec<usize> = (0..procs.len()).collect();
         order.sort_by_key(|&i| {
-            let first_entry = dvle_order
-                .iter()
-                .position(|&d| entry_proc.get(d).copied().flatten() == Some(i))
-                .unwrap_or(usize::MAX);
             (
-                first_entry,
+                first_entry[i],
                 procs[i].range.start,
                 std::cmp::Reverse(procs[i].range.end),
             )
@@ -1183,7 +1224,9 @@ impl<'a> FileWriter<'a> {
             names: FileNames::default(),
             lines: Vec::new(),
             notes: Vec::new(),
-            address_lines: vec![0; a.program.len()],
+            // Filled by `code()`; files without code (the other DVLEs of `disassemble_all`)
+            // never allocate it.
+            address_lines: Vec::new(),
             header_at: 0,
             aliases_used: HashSet::new(),
         }
@@ -1485,6 +1528,12 @@ impl<'a> FileWriter<'a> {
                         self.note_code(format!("float constant for c{reg} is out of range"));
                         continue;
                     }
+                    if c.type_raw != 2 {
+                        self.note_code(format!(
+                            "float constant c{reg} is stored with type {} (early aemstro); picasso writes type 2",
+                            c.type_raw
+                        ));
+                    }
                     let mut exact = true;
                     let parts: Vec<String> = words
                         .iter()
@@ -1674,6 +1723,7 @@ impl<'a> FileWriter<'a> {
 
     fn code(&mut self) {
         let a = self.a;
+        self.address_lines = vec![0; a.program.len()];
         let len = a.program.len() as u32;
         let geometry = self.dvle.kind == ShaderKind::Geometry;
         if a.dropped_words > 0 {
