@@ -707,6 +707,10 @@ struct Analysis {
     jump_label: HashMap<u32, String>,
     /// Whether any word is a SETEMIT (the code must then go into a geometry-shader file).
     uses_setemit: bool,
+    /// Empty entry procedures (`.proc main` / `.end` with nothing in between): address -> name.
+    empty_procs: BTreeMap<u32, String>,
+    /// The empty entry procedure's address each DVLE enters, by DVLE index.
+    empty_entry: Vec<Option<u32>>,
 }
 
 /// A valid picasso identifier: C identifier characters plus `$`, not starting with a digit.
@@ -778,8 +782,18 @@ impl Analysis {
                 .collect(),
             None => (0..dvlb.dvles.len()).collect(),
         };
+        // An empty entry procedure: picasso writes start == end for `.proc main` / `.end` with
+        // nothing in between. nihstro writes end 0, so start == end == 0 with code present is
+        // read as nihstro's "main at 0" instead.
+        let empty_entry_at = |e: &Dvle| -> Option<u32> {
+            (e.main_start == e.main_end
+                && e.main_start <= len
+                && (e.main_start == len || e.main_start > 0))
+                .then_some(e.main_start)
+        };
+        let empty_entry: Vec<Option<u32>> = dvlb.dvles.iter().map(empty_entry_at).collect();
         let entry_range = |e: &Dvle| -> Option<(Range, bool)> {
-            if e.main_start >= len {
+            if e.main_start >= len || empty_entry_at(e).is_some() {
                 return None;
             }
             if e.main_end > e.main_start && e.main_end <= len {
@@ -956,7 +970,7 @@ impl Analysis {
             }
         }
         for (d, e) in dvlb.dvles.iter().enumerate() {
-            if has_own.get(d).copied().unwrap_or(true) {
+            if has_own.get(d).copied().unwrap_or(true) || empty_entry_at(e).is_some() {
                 continue;
             }
             if let Some(&i) = longest_at.get(&e.main_start) {
@@ -977,6 +991,14 @@ impl Analysis {
                     *slot = Some(i);
                 }
             }
+        }
+        // An empty entry procedure of the listed (first) DVLE is `main`.
+        let mut empty_procs: BTreeMap<u32, String> = BTreeMap::new();
+        if let Some(&first) = dvle_order.first()
+            && let Some(Some(at)) = empty_entry.get(first)
+        {
+            empty_procs.insert(*at, unique("main", &mut used));
+            main_taken = true;
         }
         // Entry procedures first so that the listed DVLE's gets `main`.
         let mut first_entry = vec![usize::MAX; procs.len()];
@@ -1015,6 +1037,15 @@ impl Analysis {
                 main_taken = true;
             }
             procs[i].name = name;
+        }
+
+        for &d in &dvle_order {
+            if let Some(Some(at)) = empty_entry.get(d)
+                && !empty_procs.contains_key(at)
+            {
+                let name = unique(&format!("proc_{at:03x}"), &mut used);
+                empty_procs.insert(*at, name);
+            }
         }
 
         let mut procs_at: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
@@ -1058,6 +1089,8 @@ impl Analysis {
             labels_at,
             jump_label,
             uses_setemit,
+            empty_procs,
+            empty_entry,
         }
     }
 
@@ -1313,6 +1346,11 @@ impl<'a> FileWriter<'a> {
                     "entry range 0x{:03X}..0x{:03X} is written as procedure `{name}` 0x{:03X}..0x{:03X}",
                     e.main_start, e.main_end, r.start, r.end
                 ));
+            }
+        } else if let Some(Some(at)) = self.a.empty_entry.get(self.index) {
+            let name = self.a.empty_procs.get(at).cloned().unwrap_or_default();
+            if name != "main" {
+                self.line(format!(".entry {name}"));
             }
         } else {
             self.note(format!(
@@ -1744,7 +1782,14 @@ impl<'a> FileWriter<'a> {
             );
         }
         if len == 0 {
-            self.line("; (empty program)");
+            match a.empty_procs.get(&0) {
+                Some(name) => {
+                    self.line("");
+                    self.line(format!(".proc {name}"));
+                    self.line(".end");
+                }
+                None => self.line("; (empty program)"),
+            }
             return;
         }
         self.line("");
@@ -1800,6 +1845,22 @@ impl<'a> FileWriter<'a> {
                         }
                     }
                     _ => break,
+                }
+            }
+            if let Some(name) = a.empty_procs.get(&addr) {
+                if stack.is_empty() {
+                    if addr > 0 {
+                        self.line("");
+                    }
+                    self.line(format!(".proc {name}"));
+                    self.line(".end");
+                    if addr < len {
+                        self.line("");
+                    }
+                } else {
+                    self.note(format!(
+                        "empty entry procedure `{name}` at 0x{addr:03X} lies inside another block; picasso cannot nest it"
+                    ));
                 }
             }
             if addr < len {

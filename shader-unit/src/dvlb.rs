@@ -107,6 +107,14 @@ pub const DECODE_BUDGET_FACTOR: u64 = 16;
 /// See [`DECODE_BUDGET_FACTOR`].
 pub const DECODE_BUDGET_SLACK: u64 = 64 * 1024;
 
+/// The parsed DVLEs (their in-memory records, not counting their tables, which
+/// [`DECODE_BUDGET_FACTOR`] covers) may take at most `DVLE_BUDGET_FACTOR * input length +
+/// DVLE_BUDGET_SLACK` bytes: about 150,000 DVLEs for a 400 KB file that lists one DVLE over
+/// and over, 700,000 for 16 MiB. Real files have one DVLE per source file.
+pub const DVLE_BUDGET_FACTOR: u64 = 8;
+/// See [`DVLE_BUDGET_FACTOR`].
+pub const DVLE_BUDGET_SLACK: u64 = 32 << 20;
+
 // ---------------------------------------------------------------------------------------------
 // Errors
 // ---------------------------------------------------------------------------------------------
@@ -264,6 +272,19 @@ pub enum DvlbErrorKind {
     TooMuchData {
         /// The limit, [`DECODE_BUDGET_FACTOR`] times the input size plus
         /// [`DECODE_BUDGET_SLACK`].
+        limit: u64,
+        /// Length of the input in bytes.
+        input_len: u64,
+    },
+    /// The DVLE offset table lists more executables than the input can justify (each parsed
+    /// DVLE takes memory; see [`DVLE_BUDGET_FACTOR`]).
+    #[error(
+        "more than {limit} DVLEs ({count} listed) for a {input_len}-byte input (one DVLE listed over and over?)"
+    )]
+    TooManyDvles {
+        /// DVLEs listed in the offset table.
+        count: u64,
+        /// How many may be parsed for this input.
         limit: u64,
         /// Length of the input in bytes.
         input_len: u64,
@@ -1050,15 +1071,27 @@ impl Dvlb {
         })?;
         let dvlp = parse_dvlp(&input, dvlp_offset, &dvle_offsets)?;
 
-        let mut dvles = Vec::with_capacity(dvle_offsets.len().min(1024));
+        // The DVLE records take memory of their own: a table listing one DVLE a million times
+        // is refused up front.
+        let per_dvle = std::mem::size_of::<Dvle>() as u64;
+        let dvle_limit = input
+            .len()
+            .saturating_mul(DVLE_BUDGET_FACTOR)
+            .saturating_add(DVLE_BUDGET_SLACK)
+            / per_dvle;
+        if u64::from(count) > dvle_limit {
+            return Err(input.err(
+                Section::DvleOffsetTable,
+                8,
+                DvlbErrorKind::TooManyDvles {
+                    count: u64::from(count),
+                    limit: dvle_limit,
+                    input_len: input.len(),
+                },
+            ));
+        }
+        let mut dvles = Vec::with_capacity(dvle_offsets.len());
         for (index, &offset) in dvle_offsets.iter().enumerate() {
-            // The DVLE itself counts against the decode budget too, so that a table listing one
-            // DVLE a million times stays bounded.
-            input.charge(
-                Section::DvleHeader(index),
-                u64::from(offset),
-                std::mem::size_of::<Dvle>() as u64,
-            )?;
             dvles.push(parse_dvle(&input, index, offset)?);
         }
         Ok(Dvlb {
