@@ -1782,13 +1782,10 @@ impl<'a> FileWriter<'a> {
             );
         }
         if len == 0 {
-            match a.empty_procs.get(&0) {
-                Some(name) => {
-                    self.line("");
-                    self.line(format!(".proc {name}"));
-                    self.line(".end");
-                }
-                None => self.line("; (empty program)"),
+            self.line("; (empty program)");
+            if let Some(name) = a.empty_procs.get(&0) {
+                self.line(format!(".proc {name}"));
+                self.line(".end");
             }
             return;
         }
