@@ -190,10 +190,8 @@ pub fn run(args: &CmdlistArgs) -> Result<()> {
     };
     match result {
         Ok(_) => Ok(()),
-        Err(ReaderError::List(e)) => Err(anyhow::Error::new(e).context(format!(
-            "{} is not a valid command list",
-            path.display()
-        ))),
+        Err(ReaderError::List(e)) => Err(anyhow::Error::new(e)
+            .context(format!("{} is not a valid command list", path.display()))),
         Err(e) => Err(anyhow::Error::new(e).context(format!("cannot decode {}", path.display()))),
     }
 }

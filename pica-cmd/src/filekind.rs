@@ -148,7 +148,10 @@ mod tests {
         assert_eq!(FileKind::detect(b"DVOJ"), FileKind::ShaderObject);
         assert_eq!(FileKind::detect(b".proc main\n"), FileKind::Text);
         assert_eq!(FileKind::detect(b"\xEF\xBB\xBF; x"), FileKind::Text);
-        assert_eq!(FileKind::detect(&[0x78, 0x56, 0x34, 0x12, 0x10, 0, 0x0F, 0]), FileKind::Unknown);
+        assert_eq!(
+            FileKind::detect(&[0x78, 0x56, 0x34, 0x12, 0x10, 0, 0x0F, 0]),
+            FileKind::Unknown
+        );
         assert_eq!(FileKind::detect(b""), FileKind::Unknown);
         assert!(FileKind::CiTrace.suggested_command().is_some());
         assert!(FileKind::Unknown.suggested_command().is_none());
@@ -166,7 +169,11 @@ mod tests {
         assert_eq!(read_limited(&path, 23, "x").unwrap().len(), 23);
         assert!(matches!(
             read_limited(&path, 22, "a test file"),
-            Err(ReadError::TooLarge { len: 23, limit: 22, .. })
+            Err(ReadError::TooLarge {
+                len: 23,
+                limit: 22,
+                ..
+            })
         ));
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -1352,6 +1352,11 @@ impl<'a> FileWriter<'a> {
             if name != "main" {
                 self.line(format!(".entry {name}"));
             }
+        } else if (e.main_start as usize) < self.a.program.len() {
+            self.note(format!(
+                "no procedure starts at entry point 0x{:03X}; no `.entry` can express it",
+                e.main_start
+            ));
         } else {
             self.note(format!(
                 "entry point 0x{:03X} is not inside the program; no `.entry` can express it",
