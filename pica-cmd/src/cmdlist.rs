@@ -899,14 +899,22 @@ pub fn parse_reader<R: std::io::Read>(
     options: ParseOptions,
     mut on_command: impl FnMut(&CommandRef<'_>) -> std::io::Result<()>,
 ) -> Result<ReaderSummary, ReaderError> {
-    let mut buf = vec![0u8; READER_SECTION + MAX_COMMAND_BYTES];
+    // Small lists never need the whole section: start at 64 KiB and grow when it fills up.
+    let full_size = READER_SECTION + MAX_COMMAND_BYTES;
+    let mut buf = vec![0u8; (64 << 10) + MAX_COMMAND_BYTES];
     let mut filled = 0usize;
     let mut base = 0u64;
     let mut index_base = 0u32;
     let mut eof = false;
     let mut summary = ReaderSummary::default();
     loop {
-        while !eof && filled < buf.len() {
+        while !eof {
+            if filled == buf.len() {
+                if buf.len() >= full_size {
+                    break;
+                }
+                buf.resize(full_size, 0);
+            }
             let spare = buf.get_mut(filled..).unwrap_or(&mut []);
             match reader.read(spare) {
                 Ok(0) => eof = true,

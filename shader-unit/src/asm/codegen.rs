@@ -925,13 +925,19 @@ impl<'a> Assembler<'a> {
         })
     }
 
-    /// A source operand: like [`Self::parse_reg`], but an output register is an error (picasso
-    /// would silently read the input register of the same number).
+    /// A source operand: like [`Self::parse_reg`]. An output register is accepted with a
+    /// warning and reads the input register of the same number, as picasso 2.7.1 assembles it
+    /// (both files share register numbers 0x00-0x0F).
     fn src_reg(&mut self, p: Piece<'a>, allow_idx: bool) -> PResult<'a, Reg> {
         let r = self.parse_reg(p, allow_idx)?;
         if r.letter == Some(b'o') {
-            return Err(Problem::new(p, format!("output register `{}` cannot be read", p.text))
-                .expected("an input (v0-v15), temporary (r0-r15) or float uniform (c0-c95) register (picasso would read the v register of the same number)"));
+            self.warn(
+                p,
+                format!(
+                    "output register `{}` cannot be read: this reads v{} (as picasso does)",
+                    p.text, r.reg
+                ),
+            );
         }
         Ok(r)
     }
@@ -945,8 +951,13 @@ impl<'a> Assembler<'a> {
             );
         }
         if r.letter == Some(b'v') {
-            return Err(Problem::new(p, format!("input register `{}` cannot be a destination", p.text))
-                .expected("an output (o0-o15) or temporary (r0-r15) register (picasso would write o-register of the same number)"));
+            self.warn(
+                p,
+                format!(
+                    "input register `{}` cannot be written: this writes o{} (as picasso does)",
+                    p.text, r.reg
+                ),
+            );
         }
         Ok(r)
     }
@@ -2227,11 +2238,20 @@ impl<'a> Assembler<'a> {
         let oid = match reg_p {
             Some(p) => {
                 let r = self.parse_reg(p, false)?;
-                let direct_non_v = r.letter.is_some_and(|l| l != b'v');
-                if !(0..0x10).contains(&r.reg) || direct_non_v {
+                let direct_other = r.letter.is_some_and(|l| l != b'v' && l != b'o');
+                if !(0..0x10).contains(&r.reg) || direct_other {
                     return Err(
                         Problem::new(p, format!("`{}` is not an input register", p.text))
                             .expected("v0-v15"),
+                    );
+                }
+                if r.letter == Some(b'o') {
+                    self.warn(
+                        p,
+                        format!(
+                            "`{}` is an output register: `.in` takes v{} instead (as picasso does)",
+                            p.text, r.reg
+                        ),
                     );
                 }
                 r.reg
@@ -2286,8 +2306,17 @@ impl<'a> Assembler<'a> {
         if let Some(p) = reg_p {
             let r = self.parse_reg(p, false)?;
             let max = self.dvles[d].max_output_reg();
-            let direct_non_o = r.letter.is_some_and(|l| l != b'o');
-            if !(0..max).contains(&r.reg) || direct_non_o {
+            let direct_other = r.letter.is_some_and(|l| l != b'o' && l != b'v');
+            if r.letter == Some(b'v') && (0..max).contains(&r.reg) {
+                self.warn(
+                    p,
+                    format!(
+                        "`{}` is an input register: `.out` takes o{} instead (as picasso does)",
+                        p.text, r.reg
+                    ),
+                );
+            }
+            if !(0..max).contains(&r.reg) || direct_other {
                 return Err(Problem::new(
                     p,
                     format!("`{}` is not an output register here", p.text),
