@@ -318,6 +318,33 @@ mod tests {
     }
 
     #[test]
+    fn other_file_kinds_are_refused_by_their_magic() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let err = check_kind(&root.join("assets/demos/cube.ctf")).unwrap_err();
+        assert!(err.to_string().contains("picaview trace info"), "{err}");
+        let err = check_kind(&root.join("assets/shaders/craftus-world.shbin")).unwrap_err();
+        assert!(err.to_string().contains("picaview disasm"), "{err}");
+        let list = root.join("pica-cmd/tests/fixtures/gpuResetSequence.pica_cmdlist.bin");
+        assert_eq!(check_kind(&list).unwrap(), 1336);
+    }
+
+    #[test]
+    fn diagnostics_are_bounded() {
+        let mut d = BoundedDiagnostics::default();
+        for offset in 0..(MAX_LISTED_DIAGNOSTICS as u32 + 5) {
+            d.push(Diagnostic::UnknownRegister { offset, id: 0x300 });
+        }
+        let mut lines = Vec::new();
+        d.print(|l| {
+            lines.push(l);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(lines.len(), MAX_LISTED_DIAGNOSTICS + 1);
+        assert_eq!(lines.last().unwrap(), "warning: ... and 5 more warnings");
+    }
+
+    #[test]
     fn json_object_has_the_documented_keys() {
         let w = CmdWrite {
             offset: 8,

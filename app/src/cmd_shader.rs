@@ -655,6 +655,55 @@ mod tests {
     }
 
     #[test]
+    fn array_elements_json_register_names_and_bounded_trace() {
+        // Craftus world.shbin (picasso): `projection` is the 4-register array c0-c3.
+        let file = fixture("Lukas1h+Craftus-Rehabilitated/7d0e9b1/build/world.shbin");
+        let bytes = std::fs::read(&file).unwrap();
+        let dvlb = match shader_unit::dvlb::parse_shader_file(&bytes).unwrap() {
+            ShaderFile::Dvlb(d) => d,
+            ShaderFile::Dvoj(o) => o.to_dvlb(),
+        };
+        let dvle = &dvlb.dvles[0];
+        let proj = dvle
+            .uniforms
+            .iter()
+            .find(|u| u.name == "projection")
+            .unwrap();
+        let UniformRegister::Float(base) = proj.start_register() else {
+            panic!("projection is a float uniform")
+        };
+        let base = usize::from(base);
+        assert_eq!(
+            parse_assignment("projection[2]=1,2", 'c', dvle).unwrap(),
+            (base + 2, "1,2")
+        );
+        assert_eq!(
+            parse_assignment(" projection [ 0 ] =1", 'c', dvle)
+                .unwrap()
+                .0,
+            base
+        );
+        let e = parse_assignment("projection[4]=1", 'c', dvle).unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
+        assert!(parse_assignment("projection[x]=1", 'c', dvle).is_err());
+        assert!(parse_assignment("nosuch[1]=1", 'c', dvle).is_err());
+
+        let mut a = args(file);
+        a.uniforms = vec!["projection[0]=1,0,0,0".into()];
+        a.json = true;
+        a.trace = true;
+        a.trace_limit = 3;
+        let json: Value = serde_json::from_str(&run_shader(&a).unwrap()).unwrap();
+        assert_eq!(json["outputs"][0]["reg"], "o0");
+        assert_eq!(json["trace"].as_array().unwrap().len(), 3);
+        assert_eq!(json["trace_truncated"], true);
+        assert!(json["trace_steps"].as_u64().unwrap() > 3);
+        a.json = false;
+        let text = run_shader(&a).unwrap();
+        assert!(text.contains("more steps not shown"), "{text}");
+    }
+
+    #[test]
     fn reports_bad_arguments() {
         let file = fixture("Lukas1h+Craftus-Rehabilitated/7d0e9b1/build/world.shbin");
         let mut a = args(file.clone());
