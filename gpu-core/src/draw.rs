@@ -1,15 +1,24 @@
 //! The draw driver: one DRAWARRAYS / DRAWELEMENTS / immediate-mode vertex from vertex fetch to
 //! pixels (`pica-core.md` §3-§8, `pica-raster.md` §1-§4).
 //!
-//! Input: the register file, shader memories and uniforms in [`Gpu`], physical memory.
-//! Output: pixels in the colour/depth buffers (through the fragment pipeline), the pipeline state
-//! that persists across draws (primitive assembler, shader unit registers, GS input buffer,
-//! the GS b15 flag), draw events and optional per-draw detail for the [`Observer`].
+//! It joins the two pipeline folders: [`crate::geometry`] (vertices to screen-space triangles)
+//! and [`crate::pixel`] (triangles to pixels).
 //!
-//! Stages, in order: [`vertex_loader`] → [`shading::run_vertex_shader`] (batches of
+//! Input: a [`DrawRequest`] — a borrowed, read-only view of the register file, the shader
+//! memories and uniforms, the fixed attributes and the lookup tables, made by the command
+//! processor ([`crate::command`], which this module does not know) — and physical memory.
+//! Output: pixels in the colour/depth buffers (through the fragment pipeline), the pipeline state
+//! that persists across draws ([`PipelineState`]: primitive assembler, shader unit registers, GS
+//! input buffer, the GS b15 flag), draw events and optional per-draw detail for the
+//! [`Observer`], and a [`DrawOutcome`] the command processor applies to its own state (draw
+//! count, GS float uniforms changed by variable-primitive GS input). Registers read: those of
+//! every stage, each decoding its own once per draw; 0x25E PRIMITIVE_CONFIG (draw topology) and
+//! the texture unit registers (for the draw's [`DrawInfo`]).
+//!
+//! Stages, in order: [`vertex_loader`](crate::geometry::vertex_loader) → [`shading::run_vertex_shader`] (batches of
 //! [`SHADE_BATCH`] vertices through the shader unit's batch API) → [`shading::route_vertex`]
 //! (primitive assembly, or the geometry shader and its emitted primitives) → [`clip`] →
-//! [`viewport`] → [`fragment::PixelPipeline`] (rasterizer, textures, combiners, fragment ops).
+//! [`viewport`] → [`PixelPipeline`] (rasterizer, textures, combiners, fragment ops).
 //!
 //! Work is bounded: the vertex count is capped ([`DrawLimits`]), shading stops when the per-draw
 //! instruction budget is spent, and the first failed fetch ends the draw with a diagnostic.
@@ -17,28 +26,75 @@
 use std::sync::{Arc, Mutex};
 
 use shader_unit::decode::Program;
-use shader_unit::interp::{Interpreter, Uniforms};
+use shader_unit::interp::{Interpreter, NUM_FLOAT_UNIFORMS, Uniforms};
 
-use crate::assembly::PrimitiveAssembler;
-use crate::clip::{self, ClipParams};
 use crate::debug::{
     DiagKind, Diagnostic, DrawDetail, DrawInfo, DrawKind, DrawStats, Observer, ShadedVertex,
     TextureRef, Topology,
 };
-use crate::fragment::{PixelPipeline, TextureCache, TextureUnits};
-use crate::gpu::{Gpu, ShaderUnitMemory, reg};
-use crate::lighting::stages::FixedFunctionStages;
-use crate::memory::PhysMem;
-use crate::raster::TriangleOutcome;
-use crate::shading::{self, GsContext, GsInputBuffer, OutputSlots, ShadeScratch, ShadingSetup};
-use crate::vertex::OutputVertex;
-use crate::vertex_loader::{
-    AttributeSet, DrawCursor, DrawLimits, LoaderConfig, VertexCache, VertexCacheMode,
+use crate::geometry::assembly::PrimitiveAssembler;
+use crate::geometry::clip::{self, ClipParams};
+use crate::geometry::shading::{
+    self, GsContext, GsInputBuffer, OutputSlots, ShadeScratch, ShadingSetup,
 };
-use crate::viewport::{self, Viewport};
+use crate::geometry::vertex_loader::{
+    AttributeSet, DrawCursor, DrawLimits, LoaderConfig, MAX_ATTRIBUTES, VertexCache,
+    VertexCacheMode,
+};
+use crate::geometry::viewport::{self, Viewport};
+use crate::lut::LookupTables;
+use crate::memory::PhysMem;
+use crate::pixel::fragment::{PixelPipeline, TextureCache, TextureUnits};
+use crate::pixel::raster::TriangleOutcome;
+use crate::pixel::stages::FixedFunctionStages;
+use crate::regs::{PICA_REG_COUNT, reg};
+use crate::vertex::OutputVertex;
 
 /// Vertices shaded per batch.
 pub const SHADE_BATCH: usize = 64;
+
+/// One shader unit's memories as a draw reads them.
+#[derive(Clone, Copy, Debug)]
+pub struct ShaderMemory<'a> {
+    /// Program words.
+    pub code: &'a [u32],
+    /// Operand descriptors.
+    pub opdescs: &'a [u32],
+    /// Changes whenever `code` or `opdescs` change: the key of the decoded-program cache.
+    pub generation: u64,
+    /// Float uniforms c0-c95.
+    pub float_uniforms: &'a [[f32; 4]; NUM_FLOAT_UNIFORMS],
+}
+
+/// Everything a draw reads from the command processor's state: a borrowed, read-only view made
+/// per draw (or per immediate-mode vertex).
+#[derive(Clone, Copy, Debug)]
+pub struct DrawRequest<'a> {
+    /// The PICA register file.
+    pub regs: &'a [u32; PICA_REG_COUNT],
+    /// Vertex shader unit memories.
+    pub vs: ShaderMemory<'a>,
+    /// Geometry shader unit (unit 3) memories.
+    pub gs: ShaderMemory<'a>,
+    /// Fixed/default attribute values.
+    pub fixed_attribs: &'a [[f32; 4]; MAX_ATTRIBUTES],
+    /// Lighting, fog and procedural-texture lookup tables.
+    pub luts: &'a LookupTables,
+    /// The index the next draw that starts gets.
+    pub next_draw: u64,
+}
+
+/// What a draw changes in the command processor's state, returned for it to apply.
+#[derive(Clone, Debug, Default)]
+#[must_use]
+pub struct DrawOutcome {
+    /// Draws started (each takes the next draw index): 1 for a draw and for the first vertex of
+    /// an immediate-mode sequence, else 0.
+    pub draws_started: u64,
+    /// The GS float uniforms after the draw, when it ran with a geometry shader
+    /// (variable-primitive GS input writes the vertex counts into them).
+    pub gs_float_uniforms: Option<[[f32; 4]; NUM_FLOAT_UNIFORMS]>,
+}
 
 /// A decoded program and the memory generation it was decoded from.
 #[derive(Clone, Debug)]
@@ -161,14 +217,14 @@ impl PipelineState {
         self.assembler.reset();
     }
 
-    fn program(cache: &mut Option<CachedProgram>, unit: &ShaderUnitMemory) -> (Arc<Program>, u64) {
+    fn program(cache: &mut Option<CachedProgram>, unit: &ShaderMemory) -> (Arc<Program>, u64) {
         match cache {
-            Some(c) if c.generation == unit.program_generation => (c.program.clone(), c.hash),
+            Some(c) if c.generation == unit.generation => (c.program.clone(), c.hash),
             _ => {
-                let program = Program::new_shared(&unit.code, &unit.opdescs);
+                let program = Program::new_shared(unit.code, unit.opdescs);
                 let hash = program.content_hash();
                 *cache = Some(CachedProgram {
-                    generation: unit.program_generation,
+                    generation: unit.generation,
                     program: program.clone(),
                     hash,
                 });
@@ -179,9 +235,9 @@ impl PipelineState {
 }
 
 /// Uniforms of a unit from its memories and its bool/int registers (block base `block`).
-fn uniforms(unit: &ShaderUnitMemory, regs: &[u32; 0x300], block: usize) -> Uniforms {
+fn uniforms(unit: &ShaderMemory, regs: &[u32; 0x300], block: usize) -> Uniforms {
     let mut u = Uniforms {
-        f: unit.float_uniforms,
+        f: *unit.float_uniforms,
         ..Uniforms::default()
     };
     u.set_bools(regs[block]);
@@ -206,11 +262,11 @@ struct DrawSetup {
 
 impl DrawSetup {
     fn draw_info(&self, draw: u64, kind: DrawKind, count: u32) -> DrawInfo {
-        let units = crate::texture::TexUnitsControl::from_regs(&self.regs);
+        let units = crate::pixel::texture::TexUnitsControl::from_regs(&self.regs);
         let enabled = [units.enabled[0], units.enabled[1], units.enabled[2]];
         let textures = std::array::from_fn(|u| {
             enabled[u].then(|| {
-                let t = crate::texture::TextureConfig::from_regs(&self.regs, u);
+                let t = crate::pixel::texture::TextureConfig::from_regs(&self.regs, u);
                 TextureRef {
                     unit: u as u8,
                     addr: t.address,
@@ -233,20 +289,25 @@ impl DrawSetup {
     }
 }
 
-fn draw_setup<O: Observer>(gpu: &mut Gpu, draw: u64, obs: &mut O) -> DrawSetup {
-    let regs = gpu.regs.clone();
+fn draw_setup<O: Observer>(
+    p: &mut PipelineState,
+    req: &DrawRequest,
+    draw: u64,
+    obs: &mut O,
+) -> DrawSetup {
+    let regs = Box::new(*req.regs);
     let setup = ShadingSetup::from_regs(&regs);
     for d in setup.diagnostics() {
         obs.diagnostic(&d.to_diagnostic(Some(draw)));
     }
-    let (vs_program, vs_hash) = PipelineState::program(&mut gpu.pipeline.vs_program, &gpu.vs);
-    let vs_uniforms = uniforms(&gpu.vs, &regs, reg::VSH_BASE as usize);
+    let (vs_program, vs_hash) = PipelineState::program(&mut p.vs_program, &req.vs);
+    let vs_uniforms = uniforms(&req.vs, &regs, reg::VSH_BASE as usize);
     let mut gs_hash = None;
     let gs = if setup.geometry.enabled {
-        let (program, hash) = PipelineState::program(&mut gpu.pipeline.gs_program, &gpu.gs);
+        let (program, hash) = PipelineState::program(&mut p.gs_program, &req.gs);
         gs_hash = Some(hash);
-        let mut u = uniforms(&gpu.gs, &regs, reg::GSH_BASE as usize);
-        if gpu.pipeline.gs_b15_set {
+        let mut u = uniforms(&req.gs, &regs, reg::GSH_BASE as usize);
+        if p.gs_b15_set {
             u.b[15] = true;
         }
         Some((program, u))
@@ -358,7 +419,7 @@ fn route<O: Observer>(
 /// the configuration relies on are reported once per draw.
 fn fixed_function_stages<O: Observer>(
     regs: &[u32; 0x300],
-    luts: &crate::gpu::LookupTables,
+    luts: &LookupTables,
     draw: u64,
     obs: &mut O,
 ) -> FixedFunctionStages {
@@ -383,175 +444,182 @@ fn report_pixel_diags<O: Observer>(
     }
 }
 
-/// Executes a DRAWARRAYS (`indexed = false`) or DRAWELEMENTS (`indexed = true`) draw.
-pub fn draw<O: Observer>(gpu: &mut Gpu, mem: &mut PhysMem, indexed: bool, obs: &mut O) {
-    close_immediate(gpu, mem, obs);
-    let draw = gpu.draw_count;
-    gpu.draw_count += 1;
-    let kind = if indexed {
-        DrawKind::Elements
-    } else {
-        DrawKind::Arrays
-    };
-    let ds = draw_setup(gpu, draw, obs);
-    let loader = LoaderConfig::from_regs(&ds.regs);
-    let info = ds.draw_info(draw, kind, loader.num_vertices);
-    obs.draw_begin(&info);
-    for d in &loader.diagnostics {
-        obs.diagnostic(&d.to_diagnostic(Some(draw)));
-    }
-    let mut stats = DrawStats::default();
-    let mut detail = obs.wants_draw_detail().then(|| DrawDetail {
-        regs: ds.regs.to_vec(),
-        ..DrawDetail::default()
-    });
-    let mut pixels = gpu.pipeline.textures.pipeline(mem, &ds.regs);
-    let mut stages = fixed_function_stages(&ds.regs, &gpu.luts, draw, obs);
-    let p = &mut gpu.pipeline;
-    let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
-    if ds.setup.geometry.enabled
-        && let Some(d) = p.gs_input.reconfigure(&ds.setup.geometry)
-    {
-        obs.diagnostic(&d.to_diagnostic(Some(draw)));
-    }
-    let (mut cursor, cap) = DrawCursor::new(&loader, kind, &p.limits);
-    if let Some(d) = cap {
-        obs.diagnostic(&d.to_diagnostic(Some(draw)));
-    }
-    let use_cache = indexed && p.cache_mode == VertexCacheMode::PerIndexedDraw;
-    let mut cache: VertexCache<OutputSlots> = VertexCache::default();
-    // Variable-primitive GS input interleaves batch counts with vertices, which depends on the
-    // routing of every earlier vertex: shade one vertex at a time there.
-    let variable_gs = ds.setup.geometry.enabled
-        && ds.setup.geometry.effective_mode() == shading::GsInputMode::VariablePrimitive;
-    let batch = if variable_gs { 1 } else { SHADE_BATCH };
-    let mut scratch = std::mem::take(&mut p.scratch);
-    scratch.attrs.resize(batch, AttributeSet::default());
-    scratch.slots.resize(batch, [[0.0; 4]; 16]);
-    let mut instructions: u64 = 0;
-    'draw: loop {
-        // Gather a batch of vertex ids; load the ones that need shading.
-        scratch.pending.clear();
-        scratch.cached.clear();
-        let mut n_shade = 0;
-        while scratch.pending.len() < batch {
-            let Some(next) = cursor.next_id(&loader, mem) else {
-                break;
-            };
-            let (k, id) = match next {
-                Ok(v) => v,
-                Err(e) => {
+impl PipelineState {
+    /// Executes a DRAWARRAYS (`indexed = false`) or DRAWELEMENTS (`indexed = true`) draw with index
+    /// `req.next_draw`. Returns the changes the command processor applies to its state.
+    pub fn draw<O: Observer>(
+        &mut self,
+        req: &DrawRequest,
+        mem: &mut PhysMem,
+        indexed: bool,
+        obs: &mut O,
+    ) -> DrawOutcome {
+        self.close_immediate(obs);
+        let draw = req.next_draw;
+        let kind = if indexed {
+            DrawKind::Elements
+        } else {
+            DrawKind::Arrays
+        };
+        let ds = draw_setup(self, req, draw, obs);
+        let loader = LoaderConfig::from_regs(&ds.regs);
+        let info = ds.draw_info(draw, kind, loader.num_vertices);
+        obs.draw_begin(&info);
+        for d in &loader.diagnostics {
+            obs.diagnostic(&d.to_diagnostic(Some(draw)));
+        }
+        let mut stats = DrawStats::default();
+        let mut detail = obs.wants_draw_detail().then(|| DrawDetail {
+            regs: ds.regs.to_vec(),
+            ..DrawDetail::default()
+        });
+        let mut pixels = self.textures.pipeline(mem, &ds.regs);
+        let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
+        let p = self;
+        let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
+        if ds.setup.geometry.enabled
+            && let Some(d) = p.gs_input.reconfigure(&ds.setup.geometry)
+        {
+            obs.diagnostic(&d.to_diagnostic(Some(draw)));
+        }
+        let (mut cursor, cap) = DrawCursor::new(&loader, kind, &p.limits);
+        if let Some(d) = cap {
+            obs.diagnostic(&d.to_diagnostic(Some(draw)));
+        }
+        let use_cache = indexed && p.cache_mode == VertexCacheMode::PerIndexedDraw;
+        let mut cache: VertexCache<OutputSlots> = VertexCache::default();
+        // Variable-primitive GS input interleaves batch counts with vertices, which depends on the
+        // routing of every earlier vertex: shade one vertex at a time there.
+        let variable_gs = ds.setup.geometry.enabled
+            && ds.setup.geometry.effective_mode() == shading::GsInputMode::VariablePrimitive;
+        let batch = if variable_gs { 1 } else { SHADE_BATCH };
+        let mut scratch = std::mem::take(&mut p.scratch);
+        scratch.attrs.resize(batch, AttributeSet::default());
+        scratch.slots.resize(batch, [[0.0; 4]; 16]);
+        let mut instructions: u64 = 0;
+        'draw: loop {
+            // Gather a batch of vertex ids; load the ones that need shading.
+            scratch.pending.clear();
+            scratch.cached.clear();
+            let mut n_shade = 0;
+            while scratch.pending.len() < batch {
+                let Some(next) = cursor.next_id(&loader, mem) else {
+                    break;
+                };
+                let (k, id) = match next {
+                    Ok(v) => v,
+                    Err(e) => {
+                        obs.diagnostic(&e.to_diagnostic(Some(draw)));
+                        break;
+                    }
+                };
+                if variable_gs && p.gs_input.needs_count() {
+                    if let Some(u) = gs_uniforms.as_mut() {
+                        p.gs_input.submit_count(&ds.setup.geometry, id, &mut u.f);
+                    }
+                    continue;
+                }
+                if use_cache {
+                    if let Some(slots) = cache.get(id) {
+                        scratch.cached.push(*slots);
+                        scratch
+                            .pending
+                            .push((k, id, Pending::Cached(scratch.cached.len() - 1)));
+                        continue;
+                    }
+                    // The same id earlier in this batch: shade once.
+                    if let Some(&(_, _, Pending::Shaded(i))) = scratch
+                        .pending
+                        .iter()
+                        .find(|(_, pid, s)| *pid == id && matches!(s, Pending::Shaded(_)))
+                    {
+                        scratch.pending.push((k, id, Pending::Shaded(i)));
+                        continue;
+                    }
+                }
+                if let Err(e) =
+                    loader.load_vertex(mem, req.fixed_attribs, k, id, &mut scratch.attrs[n_shade])
+                {
                     obs.diagnostic(&e.to_diagnostic(Some(draw)));
+                    cursor.stop();
                     break;
                 }
-            };
-            if variable_gs && p.gs_input.needs_count() {
-                if let Some(u) = gs_uniforms.as_mut() {
-                    p.gs_input.submit_count(&ds.setup.geometry, id, &mut u.f);
+                if let Some(d) = detail.as_mut() {
+                    d.loaded.push(scratch.attrs[n_shade].to_loaded(k, id));
                 }
-                continue;
+                scratch.pending.push((k, id, Pending::Shaded(n_shade)));
+                n_shade += 1;
             }
-            if use_cache {
-                if let Some(slots) = cache.get(id) {
-                    scratch.cached.push(*slots);
-                    scratch
-                        .pending
-                        .push((k, id, Pending::Cached(scratch.cached.len() - 1)));
-                    continue;
-                }
-                // The same id earlier in this batch: shade once.
-                if let Some(&(_, _, Pending::Shaded(i))) = scratch
-                    .pending
-                    .iter()
-                    .find(|(_, pid, s)| *pid == id && matches!(s, Pending::Shaded(_)))
-                {
-                    scratch.pending.push((k, id, Pending::Shaded(i)));
-                    continue;
-                }
-            }
-            if let Err(e) =
-                loader.load_vertex(mem, &gpu.fixed_attribs, k, id, &mut scratch.attrs[n_shade])
-            {
-                obs.diagnostic(&e.to_diagnostic(Some(draw)));
-                cursor.stop();
+            if scratch.pending.is_empty() {
                 break;
             }
-            if let Some(d) = detail.as_mut() {
-                d.loaded.push(scratch.attrs[n_shade].to_loaded(k, id));
-            }
-            scratch.pending.push((k, id, Pending::Shaded(n_shade)));
-            n_shade += 1;
-        }
-        if scratch.pending.is_empty() {
-            break;
-        }
-        stats.vertices_loaded += n_shade as u64;
-        let mut shaded = n_shade;
-        if n_shade > 0 {
-            let result = shading::run_vertex_shader(
-                &mut p.vs_unit,
-                &ds.vs_program,
-                &ds.vs_uniforms,
-                &ds.setup.vs,
-                &scratch.attrs[..n_shade],
-                &mut scratch.shade,
-                &mut scratch.slots[..n_shade],
-            );
-            match result {
-                Ok(s) => {
-                    stats.vs_invocations += s.vertices as u64;
-                    instructions += s.instructions;
-                }
-                Err(e) => {
-                    shaded = e.vertex;
-                    stats.vs_invocations += e.vertex as u64;
-                    obs.diagnostic(&Diagnostic {
-                        kind: DiagKind::ShaderError,
-                        draw: Some(draw),
-                        detail: format!(
-                            "vertex shader stopped on vertex {} of the batch: {}",
-                            e.vertex, e.error
-                        ),
-                    });
+            stats.vertices_loaded += n_shade as u64;
+            let mut shaded = n_shade;
+            if n_shade > 0 {
+                let result = shading::run_vertex_shader(
+                    &mut p.vs_unit,
+                    &ds.vs_program,
+                    &ds.vs_uniforms,
+                    &ds.setup.vs,
+                    &scratch.attrs[..n_shade],
+                    &mut scratch.shade,
+                    &mut scratch.slots[..n_shade],
+                );
+                match result {
+                    Ok(s) => {
+                        stats.vs_invocations += s.vertices as u64;
+                        instructions += s.instructions;
+                    }
+                    Err(e) => {
+                        shaded = e.vertex;
+                        stats.vs_invocations += e.vertex as u64;
+                        obs.diagnostic(&Diagnostic {
+                            kind: DiagKind::ShaderError,
+                            draw: Some(draw),
+                            detail: format!(
+                                "vertex shader stopped on vertex {} of the batch: {}",
+                                e.vertex, e.error
+                            ),
+                        });
+                    }
                 }
             }
-        }
-        for (k, id, src) in &scratch.pending {
-            let (k, id) = (*k, *id);
-            let slots = match src {
-                Pending::Shaded(i) if *i < shaded => scratch.slots[*i],
-                Pending::Shaded(_) => break 'draw,
-                Pending::Cached(c) => scratch.cached[*c],
-            };
-            if use_cache && matches!(src, Pending::Shaded(_)) {
-                cache.insert(id, slots);
+            for (k, id, src) in &scratch.pending {
+                let (k, id) = (*k, *id);
+                let slots = match src {
+                    Pending::Shaded(i) if *i < shaded => scratch.slots[*i],
+                    Pending::Shaded(_) => break 'draw,
+                    Pending::Cached(c) => scratch.cached[*c],
+                };
+                if use_cache && matches!(src, Pending::Shaded(_)) {
+                    cache.insert(id, slots);
+                }
+                record_shaded(&mut detail, &ds, k, &slots);
+                instructions += route(
+                    p,
+                    &ds,
+                    &slots,
+                    gs_uniforms.as_mut(),
+                    &mut scratch.tris,
+                    &mut stats,
+                    draw,
+                    obs,
+                );
+                rasterize_all(
+                    &mut scratch.tris,
+                    &ds,
+                    &mut pixels,
+                    &mut stages,
+                    mem,
+                    &mut stats,
+                    &mut detail,
+                );
             }
-            record_shaded(&mut detail, &ds, k, &slots);
-            instructions += route(
-                p,
-                &ds,
-                &slots,
-                gs_uniforms.as_mut(),
-                &mut scratch.tris,
-                &mut stats,
-                draw,
-                obs,
-            );
-            rasterize_all(
-                &mut scratch.tris,
-                &ds,
-                &mut pixels,
-                &mut stages,
-                mem,
-                &mut stats,
-                &mut detail,
-            );
-        }
-        if shaded < n_shade {
-            break;
-        }
-        if instructions > p.limits.max_shader_instructions {
-            obs.diagnostic(&Diagnostic {
+            if shaded < n_shade {
+                break;
+            }
+            if instructions > p.limits.max_shader_instructions {
+                obs.diagnostic(&Diagnostic {
                 kind: DiagKind::DrawTruncated,
                 draw: Some(draw),
                 detail: format!(
@@ -560,130 +628,136 @@ pub fn draw<O: Observer>(gpu: &mut Gpu, mem: &mut PhysMem, indexed: bool, obs: &
                     cursor.remaining()
                 ),
             });
-            break;
-        }
-    }
-    p.scratch = scratch;
-    if let Some(u) = gs_uniforms {
-        gpu.gs.float_uniforms = u.f;
-    }
-    stats.fragments_written = pixels.stats().fragments_passed;
-    report_pixel_diags(&mut pixels, draw, obs);
-    obs.draw_end(&info, &stats, detail);
-}
-
-/// One complete immediate-mode vertex (FIXEDATTRIB_INDEX = 0xF, §3.7): shaded with the VS input
-/// permutation applied, then routed like a vertex of a draw. Consecutive immediate vertices form
-/// one draw in the event log, closed by the next register write outside 0x232-0x235.
-pub fn immediate_vertex<O: Observer>(
-    gpu: &mut Gpu,
-    mem: &mut PhysMem,
-    attrs: &[[f32; 4]],
-    obs: &mut O,
-) {
-    if gpu.pipeline.immediate.is_none() {
-        let draw = gpu.draw_count;
-        gpu.draw_count += 1;
-        let ds = draw_setup(gpu, draw, obs);
-        let info = ds.draw_info(draw, DrawKind::Immediate, 0);
-        obs.draw_begin(&info);
-        if ds.setup.geometry.enabled
-            && let Some(d) = gpu.pipeline.gs_input.reconfigure(&ds.setup.geometry)
-        {
-            obs.diagnostic(&d.to_diagnostic(Some(draw)));
-        }
-        gpu.pipeline.immediate = Some(ImmediateDraw {
-            info,
-            stats: DrawStats::default(),
-            detail: obs.wants_draw_detail().then(|| DrawDetail {
-                regs: ds.regs.to_vec(),
-                ..DrawDetail::default()
-            }),
-            vertices: 0,
-        });
-    }
-    let Some(mut imm) = gpu.pipeline.immediate.take() else {
-        return;
-    };
-    let draw = imm.info.draw;
-    let ds = draw_setup(gpu, draw, obs);
-    let set = AttributeSet::immediate(attrs);
-    let k = imm.vertices;
-    imm.vertices += 1;
-    imm.info.count = imm.vertices;
-    imm.stats.vertices_loaded += 1;
-    if let Some(d) = imm.detail.as_mut() {
-        d.loaded.push(set.to_loaded(k, k));
-    }
-    let p = &mut gpu.pipeline;
-    let mut scratch = std::mem::take(&mut p.scratch);
-    let mut slots = [[[0.0f32; 4]; 16]; 1];
-    let result = shading::run_vertex_shader(
-        &mut p.vs_unit,
-        &ds.vs_program,
-        &ds.vs_uniforms,
-        &ds.setup.vs,
-        std::slice::from_ref(&set),
-        &mut scratch.shade,
-        &mut slots,
-    );
-    imm.stats.vs_invocations += 1;
-    match result {
-        Ok(_) => {
-            let slots = slots[0];
-            record_shaded(&mut imm.detail, &ds, k, &slots);
-            let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
-            route(
-                p,
-                &ds,
-                &slots,
-                gs_uniforms.as_mut(),
-                &mut scratch.tris,
-                &mut imm.stats,
-                draw,
-                obs,
-            );
-            if let Some(u) = gs_uniforms {
-                gpu.gs.float_uniforms = u.f;
+                break;
             }
-            if !scratch.tris.is_empty() {
-                let mut pixels = gpu.pipeline.textures.pipeline(mem, &ds.regs);
-                let mut stages = fixed_function_stages(&ds.regs, &gpu.luts, draw, obs);
-                rasterize_all(
-                    &mut scratch.tris,
+        }
+        p.scratch = scratch;
+        let gs_float_uniforms = gs_uniforms.map(|u| u.f);
+        stats.fragments_written = pixels.stats().fragments_passed;
+        report_pixel_diags(&mut pixels, draw, obs);
+        obs.draw_end(&info, &stats, detail);
+        DrawOutcome {
+            draws_started: 1,
+            gs_float_uniforms,
+        }
+    }
+
+    /// One complete immediate-mode vertex (FIXEDATTRIB_INDEX = 0xF, §3.7): shaded with the VS input
+    /// permutation applied, then routed like a vertex of a draw. Consecutive immediate vertices form
+    /// one draw in the event log (index `req.next_draw` when this vertex opens it), closed by the
+    /// next register write outside 0x232-0x235 ([`PipelineState::close_immediate`]). Returns the
+    /// changes the command processor applies to its state.
+    pub fn immediate_vertex<O: Observer>(
+        &mut self,
+        req: &DrawRequest,
+        mem: &mut PhysMem,
+        attrs: &[[f32; 4]],
+        obs: &mut O,
+    ) -> DrawOutcome {
+        let mut outcome = DrawOutcome::default();
+        if self.immediate.is_none() {
+            let draw = req.next_draw;
+            outcome.draws_started = 1;
+            let ds = draw_setup(self, req, draw, obs);
+            let info = ds.draw_info(draw, DrawKind::Immediate, 0);
+            obs.draw_begin(&info);
+            if ds.setup.geometry.enabled
+                && let Some(d) = self.gs_input.reconfigure(&ds.setup.geometry)
+            {
+                obs.diagnostic(&d.to_diagnostic(Some(draw)));
+            }
+            self.immediate = Some(ImmediateDraw {
+                info,
+                stats: DrawStats::default(),
+                detail: obs.wants_draw_detail().then(|| DrawDetail {
+                    regs: ds.regs.to_vec(),
+                    ..DrawDetail::default()
+                }),
+                vertices: 0,
+            });
+        }
+        let Some(mut imm) = self.immediate.take() else {
+            return outcome;
+        };
+        let draw = imm.info.draw;
+        let ds = draw_setup(self, req, draw, obs);
+        let set = AttributeSet::immediate(attrs);
+        let k = imm.vertices;
+        imm.vertices += 1;
+        imm.info.count = imm.vertices;
+        imm.stats.vertices_loaded += 1;
+        if let Some(d) = imm.detail.as_mut() {
+            d.loaded.push(set.to_loaded(k, k));
+        }
+        let p = &mut *self;
+        let mut scratch = std::mem::take(&mut p.scratch);
+        let mut slots = [[[0.0f32; 4]; 16]; 1];
+        let result = shading::run_vertex_shader(
+            &mut p.vs_unit,
+            &ds.vs_program,
+            &ds.vs_uniforms,
+            &ds.setup.vs,
+            std::slice::from_ref(&set),
+            &mut scratch.shade,
+            &mut slots,
+        );
+        imm.stats.vs_invocations += 1;
+        match result {
+            Ok(_) => {
+                let slots = slots[0];
+                record_shaded(&mut imm.detail, &ds, k, &slots);
+                let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
+                route(
+                    p,
                     &ds,
-                    &mut pixels,
-                    &mut stages,
-                    mem,
+                    &slots,
+                    gs_uniforms.as_mut(),
+                    &mut scratch.tris,
                     &mut imm.stats,
-                    &mut imm.detail,
+                    draw,
+                    obs,
                 );
-                imm.stats.fragments_written += pixels.stats().fragments_passed;
-                report_pixel_diags(&mut pixels, draw, obs);
+                outcome.gs_float_uniforms = gs_uniforms.map(|u| u.f);
+                if !scratch.tris.is_empty() {
+                    let mut pixels = self.textures.pipeline(mem, &ds.regs);
+                    let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
+                    rasterize_all(
+                        &mut scratch.tris,
+                        &ds,
+                        &mut pixels,
+                        &mut stages,
+                        mem,
+                        &mut imm.stats,
+                        &mut imm.detail,
+                    );
+                    imm.stats.fragments_written += pixels.stats().fragments_passed;
+                    report_pixel_diags(&mut pixels, draw, obs);
+                }
             }
+            Err(e) => obs.diagnostic(&Diagnostic {
+                kind: DiagKind::ShaderError,
+                draw: Some(draw),
+                detail: format!(
+                    "vertex shader stopped on an immediate-mode vertex: {}",
+                    e.error
+                ),
+            }),
         }
-        Err(e) => obs.diagnostic(&Diagnostic {
-            kind: DiagKind::ShaderError,
-            draw: Some(draw),
-            detail: format!(
-                "vertex shader stopped on an immediate-mode vertex: {}",
-                e.error
-            ),
-        }),
+        self.scratch = scratch;
+        self.immediate = Some(imm);
+        outcome
     }
-    gpu.pipeline.scratch = scratch;
-    gpu.pipeline.immediate = Some(imm);
-}
 
-/// Ends the open immediate-mode draw, if any (called before any register write outside the
-/// fixed-attribute ports, and at the end of command lists).
-pub fn close_immediate<O: Observer>(gpu: &mut Gpu, _mem: &mut PhysMem, obs: &mut O) {
-    if let Some(imm) = gpu.pipeline.immediate.take() {
-        obs.draw_end(&imm.info, &imm.stats, imm.detail);
+    /// Ends the open immediate-mode draw, if any (called before any register write outside the
+    /// fixed-attribute ports, and at the end of command lists).
+    pub fn close_immediate<O: Observer>(&mut self, obs: &mut O) {
+        if let Some(imm) = self.immediate.take() {
+            obs.draw_end(&imm.info, &imm.stats, imm.detail);
+        }
     }
-}
 
-/// True while immediate-mode vertices are being collected into an open draw.
-pub fn immediate_open(gpu: &Gpu) -> bool {
-    gpu.pipeline.immediate.is_some()
+    /// True while immediate-mode vertices are being collected into an open draw.
+    pub fn immediate_open(&self) -> bool {
+        self.immediate.is_some()
+    }
 }

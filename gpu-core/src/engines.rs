@@ -1,5 +1,6 @@
 //! The GPU's external engines: memory fill ("PSC0/PSC1"), display transfer and texture copy
-//! ("PPF") (`pica-raster.md` §10.1-§10.4, `pica-core.md` §9.2-§9.3).
+//! ("PPF") (`pica-raster.md` §10.1-§10.4, `pica-core.md` §9.2-§9.3), and the LCD scan-out that
+//! presents their results ([`lcd`]).
 //!
 //! Stage: outside the PICA pipeline, triggered by ARM11 MMIO writes (the trace player decodes
 //! the trigger writes and calls in here). Inputs: the raw external register words (PA
@@ -28,10 +29,12 @@
 //! * // HW: RGB8 → RGB565 / RGB5A1 transfers freeze the console (hwtests); 3dbrew lists more
 //!   non-working pairs. We still convert and add an [`EngineWarning::HangsHardware`].
 
+pub mod lcd;
+
 use crate::debug::{DiagKind, Diagnostic};
 use crate::memory::PhysMem;
-use crate::pixel::{ColorFormat, Rgba};
-use crate::tiling::TileMode;
+use crate::pixel::color::{ColorFormat, Rgba};
+use crate::pixel::tiling::TileMode;
 
 /// Physical base address of the GPU external register block.
 pub const GPU_REGS_BASE: u32 = 0x1040_0000;

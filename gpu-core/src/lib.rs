@@ -4,31 +4,47 @@
 //!
 //! All state lives in values owned by the caller; there is no global state and no callback into
 //! GUI code. Observation happens through observer type parameters and event logs.
+//!
+//! The modules follow the data flow (see `ARCHITECTURE.md`), each depending only on those below
+//! it in this list (`.ci/check-cycles` enforces that there are no cycles):
+//!
+//! * [`replay`]: trace replay, keyframes, seeking, and the trace linter ([`replay::lint`]).
+//! * [`command`]: the command processor ([`command::gpu::Gpu`], the register files, shader
+//!   memories, command lists) and the external register side effects.
+//! * [`engines`]: memory fill, display transfer / texture copy, LCD scan-out.
+//! * [`draw`]: one draw from a borrowed [`draw::DrawRequest`] through [`geometry`] and [`pixel`].
+//! * [`pixel`]: rasteriser, fragment pipeline, combiners, texturing, the fixed-function stages,
+//!   framebuffer, pixel formats, tiling (the rasteriser takes its depth
+//!   map from [`geometry::viewport`]).
+//! * [`geometry`]: vertex loading, shading glue, primitive assembly, clipping, viewport.
+//! * Shared leaves: [`debug`] (the observer interface, events, diagnostics), [`vertex`] (vertex
+//!   records between stages), [`lut`] (lookup tables), [`regs`] (register map), [`memory`]
+//!   (physical memory).
 #![warn(missing_docs)]
 
-pub mod assembly;
-pub mod clip;
+pub mod command;
 pub mod debug;
 pub mod draw;
 pub mod engines;
-pub mod fog;
-pub mod fragment;
-pub mod framebuffer;
-pub mod gpu;
-pub mod lcd;
-pub mod lighting;
-pub mod lint;
+pub mod geometry;
+pub mod lut;
 pub mod memory;
 pub mod pixel;
-pub mod proctex;
-pub mod raster;
+pub mod regs;
 pub mod replay;
-pub mod shading;
-pub mod shadow;
-pub mod system;
-pub mod tev;
-pub mod texture;
-pub mod tiling;
 pub mod vertex;
-pub mod vertex_loader;
-pub mod viewport;
+
+// The flat module paths of the previous layout (`gpu_core::gpu`, `gpu_core::texture`, ...),
+// kept so that dependants' imports stay valid.
+pub use command::gpu;
+pub use engines::lcd;
+pub use geometry::{assembly, clip, shading, vertex_loader, viewport};
+pub use pixel::stages::{fog, lighting, proctex, shadow};
+pub use pixel::{fragment, framebuffer, raster, tev, texture, tiling};
+pub use replay::lint;
+
+// The types most dependants start from.
+pub use command::gpu::Gpu;
+pub use debug::{EventLog, Observer};
+pub use memory::PhysMem;
+pub use replay::Replay;

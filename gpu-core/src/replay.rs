@@ -12,21 +12,26 @@
 //! is resumable). [`Replay::seek`] restores the nearest keyframe at or before the target and
 //! re-executes deterministically up to it.
 //!
+//! [`lint`] replays a whole trace once more to report what it lacks or does wrong.
+//!
 //! Positions are counted in executed register writes ("commands"): every PICA register write
 //! from a command list and every MMIO write from the stream counts as one.
+
+pub mod lint;
 
 use std::sync::Arc;
 
 use pica_cmd::citrace::{CiTrace, CiTraceError, StreamEvent, TraceSource, load_target};
 use serde::Serialize;
 
+use crate::command::gpu::Gpu;
 use crate::debug::{
     DiagKind, Diagnostic, DrawDetail, DrawInfo, DrawStats, EngineEvent, Observer, RegWriteEvent,
 };
-use crate::gpu::{EXT_REG_BASE, Gpu, LCD_REG_BASE};
-use crate::lcd::{Eye, LcdColorFill, LcdError, LcdFramebufferConfig, Screen, scan_out};
+use crate::engines::lcd::{Eye, LcdColorFill, LcdError, LcdFramebufferConfig, Screen, scan_out};
 use crate::memory::PhysMem;
-use crate::texture::DecodedImage;
+use crate::pixel::texture::DecodedImage;
+use crate::regs::{EXT_REG_BASE, LCD_REG_BASE};
 
 /// A keyframe is taken after this many draws since the previous one (and at every frame marker).
 pub const KEYFRAME_DRAWS: u64 = 16;
@@ -294,7 +299,7 @@ impl<S: TraceSource> Replay<S> {
         if self.gpu.list_in_progress() {
             let finished = self.gpu.resume_command_list(&mut self.mem, &mut driver);
             if finished {
-                crate::system::command_list_finished(&mut self.gpu);
+                crate::command::external::command_list_finished(&mut self.gpu.ext_regs[..]);
                 driver.pos.element += 1;
             }
             self.pos = pos;

@@ -16,8 +16,8 @@
 use gpu_core::fragment::{PipelineDiag, PixelPipeline};
 use gpu_core::framebuffer::FramebufferConfig;
 use gpu_core::gpu::Gpu;
-use gpu_core::lighting::FixedFunctionStages;
 use gpu_core::memory::{FCRAM, PhysMem, VRAM};
+use gpu_core::pixel::stages::FixedFunctionStages;
 use gpu_core::vertex::{OutputVertex, ScreenVertex};
 use pica_cmd::cmdlist::{EncodeStrategy, RegWrite, encode_writes};
 use pica_cmd::regs::id;

@@ -6,7 +6,7 @@
 
 use super::*;
 use crate::memory::{FCRAM, VRAM};
-use crate::tiling::{linear_index, morton8, tiled_index};
+use crate::pixel::tiling::{linear_index, morton8, tiled_index};
 
 const IN: u32 = FCRAM.base;
 const OUT: u32 = FCRAM.base + 0x0010_0000;
@@ -758,7 +758,7 @@ fn block32_layout_on_the_tiled_side() {
     set(
         &mut mem,
         IN,
-        crate::tiling::block32_index(x, y, 64),
+        crate::pixel::tiling::block32_index(x, y, 64),
         0x5555_AAAA,
     );
     transfer(

@@ -1,0 +1,1316 @@
+//! Per-fragment operations and the pixel pipeline (`pica-raster.md` §0.4, §9).
+//!
+//! Stage: everything after rasterisation. Input: [`Fragment`]s from [`crate::pixel::raster`];
+//! output: colour, depth and stencil values written into the render target in [`PhysMem`].
+//!
+//! Per fragment, in order (§0.4): texture units 0-2 (through a [`TextureSampler`]) and the
+//! procedural texture, fragment lighting, the six combiner stages ([`crate::pixel::tev`]), then either
+//! shadow-map rendering or: alpha test, fog, stencil test, depth test and depth write, the
+//! stencil depth-pass operation, blending or logic op, the colour write mask and the colour write.
+//! Fragment lighting, procedural textures, fog, gas and shadow rendering are implemented
+//! elsewhere and plugged in through [`FragmentHooks`]; without a hook they are reported as
+//! [`PipelineDiag::NotImplemented`] and the fragment continues with neutral values.
+//!
+//! Registers read (all in [`FragmentOps::from_regs`] and [`PipelineConfig::from_regs`], via the
+//! typed views of [`pica_cmd::regs::Regs`]):
+//! 0x061 EARLYDEPTH_FUNC, 0x062 EARLYDEPTH_TEST1, 0x06A EARLYDEPTH_DATA, 0x080 TEXUNIT_CONFIG
+//! (unit enables), 0x08F LIGHTING_ENABLE0, 0x0E0 fog mode bits 0-2, 0x100 COLOR_OPERATION,
+//! 0x101 BLEND_FUNC, 0x102 LOGIC_OP, 0x103 BLEND_COLOR, 0x104 FRAGOP_ALPHA_TEST,
+//! 0x105 STENCIL_TEST, 0x106 STENCIL_OP, 0x107 DEPTH_COLOR_MASK, 0x118 EARLYDEPTH_TEST2, plus the
+//! registers of [`RasterConfig`], [`TevConfig`] and [`FramebufferConfig`].
+//!
+//! All arithmetic is integer on u8 channels exactly as `pica-raster.md` §9 gives it (Citra's
+//! software rasteriser): blend products are divided by 255 with truncation and clamped.
+//!
+//! Entry points: [`PixelPipeline::for_draw_cached`] (what the command processor calls once per
+//! draw, with a [`TextureCache`] kept across draws), then [`PixelPipeline::draw_triangle`] per
+//! triangle; [`draw_triangle`] is a one-shot convenience. Colour and depth are accessed through
+//! one-tile write-back caches ([`crate::pixel::framebuffer::TileCache`]) flushed after every triangle.
+//! Nothing is allocated per triangle or per pixel.
+//!
+//! **Early depth** (regs 0x061-0x063, 0x06A, 0x118) is decoded into [`EarlyDepth`] for display
+//! but not applied: it is a hierarchical early rejection whose visible result equals the late
+//! depth test in normal use, and no source documents a visible difference (§9.5; Citra and
+//! Panda3DS do not emulate it either). UNVERIFIED.
+
+use crate::debug::{DiagKind, Diagnostic};
+use crate::memory::PhysMem;
+use crate::pixel::color::{DepthFormat, Rgba};
+use crate::pixel::framebuffer::{FramebufferConfig, TileCache};
+use crate::pixel::raster::{Fragment, RasterConfig, TriangleOutcome, rasterize_triangle};
+use crate::pixel::tev::{TevConfig, TevIssue, TevProgram, TevSource};
+use crate::pixel::texture::TextureError;
+
+pub mod textures;
+use crate::vertex::ScreenVertex;
+use pica_cmd::regs::Regs;
+use pica_cmd::regs::framebuffer::BlendMode;
+pub use textures::{NoTextures, TextureCache, TextureSampler, TextureUnits};
+// The hooks are defined next to their implementation; re-exported here, where they are called.
+pub use crate::pixel::stages::{FragmentHooks, lighting_enabled};
+
+/// A comparison function (alpha, stencil, depth and early-depth tests; 3-bit field).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum CompareFunc {
+    /// 0: never passes.
+    Never,
+    /// 1: always passes.
+    Always,
+    /// 2: `a == b`.
+    Equal,
+    /// 3: `a != b`.
+    NotEqual,
+    /// 4: `a < b`.
+    Less,
+    /// 5: `a <= b`.
+    LessEqual,
+    /// 6: `a > b`.
+    Greater,
+    /// 7: `a >= b`.
+    GreaterEqual,
+}
+
+impl CompareFunc {
+    /// Decodes a 3-bit function field.
+    pub const fn from_bits(v: u32) -> Self {
+        match v & 7 {
+            0 => Self::Never,
+            1 => Self::Always,
+            2 => Self::Equal,
+            3 => Self::NotEqual,
+            4 => Self::Less,
+            5 => Self::LessEqual,
+            6 => Self::Greater,
+            _ => Self::GreaterEqual,
+        }
+    }
+
+    /// Evaluates `a OP b`.
+    #[inline]
+    pub fn test<T: Ord>(self, a: T, b: T) -> bool {
+        match self {
+            Self::Never => false,
+            Self::Always => true,
+            Self::Equal => a == b,
+            Self::NotEqual => a != b,
+            Self::Less => a < b,
+            Self::LessEqual => a <= b,
+            Self::Greater => a > b,
+            Self::GreaterEqual => a >= b,
+        }
+    }
+}
+
+/// A stencil operation (reg 0x106, 3-bit fields; all 8 defined).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum StencilOp {
+    /// 0: keep the stored value.
+    Keep,
+    /// 1: 0.
+    Zero,
+    /// 2: the reference value (not masked by the input mask).
+    Replace,
+    /// 3: +1, saturating at 255.
+    Increment,
+    /// 4: −1, saturating at 0.
+    Decrement,
+    /// 5: bitwise NOT.
+    Invert,
+    /// 6: +1, wrapping.
+    IncrementWrap,
+    /// 7: −1, wrapping.
+    DecrementWrap,
+}
+
+impl StencilOp {
+    /// Decodes a 3-bit operation field.
+    pub const fn from_bits(v: u32) -> Self {
+        match v & 7 {
+            0 => Self::Keep,
+            1 => Self::Zero,
+            2 => Self::Replace,
+            3 => Self::Increment,
+            4 => Self::Decrement,
+            5 => Self::Invert,
+            6 => Self::IncrementWrap,
+            _ => Self::DecrementWrap,
+        }
+    }
+
+    /// The new stencil value (before the write mask).
+    #[inline]
+    pub const fn apply(self, old: u8, reference: u8) -> u8 {
+        match self {
+            Self::Keep => old,
+            Self::Zero => 0,
+            Self::Replace => reference,
+            Self::Increment => old.saturating_add(1),
+            Self::Decrement => old.saturating_sub(1),
+            Self::Invert => !old,
+            Self::IncrementWrap => old.wrapping_add(1),
+            Self::DecrementWrap => old.wrapping_sub(1),
+        }
+    }
+}
+
+/// A blend equation (reg 0x101 bits 0-2 RGB, 8-10 alpha).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum BlendEquation {
+    /// 0: `(s·sf + d·df) / 255`.
+    Add,
+    /// 1: `(s·sf − d·df) / 255`.
+    Subtract,
+    /// 2: `(d·df − s·sf) / 255`.
+    ReverseSubtract,
+    /// 3: `min(s, d)`. UNVERIFIED: factors ignored (Citra, as OpenGL); hardware unknown.
+    Min,
+    /// 4: `max(s, d)`. UNVERIFIED: factors ignored, as for [`BlendEquation::Min`].
+    Max,
+    /// 5-7: behave as [`BlendEquation::Add`] on hardware according to \[3DB-I\] (Citra leaves them
+    /// unimplemented).
+    Reserved(u8),
+}
+
+impl BlendEquation {
+    /// Decodes a 3-bit equation field.
+    pub const fn from_bits(v: u32) -> Self {
+        match v & 7 {
+            0 => Self::Add,
+            1 => Self::Subtract,
+            2 => Self::ReverseSubtract,
+            3 => Self::Min,
+            4 => Self::Max,
+            n => Self::Reserved(n as u8),
+        }
+    }
+}
+
+/// A blend factor (reg 0x101, 4-bit fields at bits 16/20/24/28).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum BlendFactor {
+    /// 0: 0.
+    Zero,
+    /// 1: 255 (1.0).
+    One,
+    /// 2: source colour (per channel).
+    SourceColor,
+    /// 3: 255 − source colour.
+    OneMinusSourceColor,
+    /// 4: destination colour.
+    DestColor,
+    /// 5: 255 − destination colour.
+    OneMinusDestColor,
+    /// 6: source alpha.
+    SourceAlpha,
+    /// 7: 255 − source alpha.
+    OneMinusSourceAlpha,
+    /// 8: destination alpha.
+    DestAlpha,
+    /// 9: 255 − destination alpha.
+    OneMinusDestAlpha,
+    /// 10: constant colour (BLEND_COLOR).
+    ConstantColor,
+    /// 11: 255 − constant colour.
+    OneMinusConstantColor,
+    /// 12: constant alpha.
+    ConstantAlpha,
+    /// 13: 255 − constant alpha.
+    OneMinusConstantAlpha,
+    /// 14: RGB: min(source alpha, 255 − destination alpha); alpha: 255.
+    SourceAlphaSaturate,
+    /// 15: undocumented. UNVERIFIED: treated as [`BlendFactor::One`] (Panda3DS).
+    Reserved15,
+}
+
+impl BlendFactor {
+    /// Decodes a 4-bit factor field.
+    pub const fn from_bits(v: u32) -> Self {
+        match v & 0xF {
+            0 => Self::Zero,
+            1 => Self::One,
+            2 => Self::SourceColor,
+            3 => Self::OneMinusSourceColor,
+            4 => Self::DestColor,
+            5 => Self::OneMinusDestColor,
+            6 => Self::SourceAlpha,
+            7 => Self::OneMinusSourceAlpha,
+            8 => Self::DestAlpha,
+            9 => Self::OneMinusDestAlpha,
+            10 => Self::ConstantColor,
+            11 => Self::OneMinusConstantColor,
+            12 => Self::ConstantAlpha,
+            13 => Self::OneMinusConstantAlpha,
+            14 => Self::SourceAlphaSaturate,
+            _ => Self::Reserved15,
+        }
+    }
+
+    /// The factor for channel `ch` (0-3), an unsigned 0.8 value.
+    #[inline]
+    pub fn value(self, ch: usize, src: Rgba, dst: Rgba, constant: Rgba) -> u32 {
+        let v = match self {
+            Self::Zero => 0,
+            Self::One | Self::Reserved15 => 255,
+            Self::SourceColor => src[ch],
+            Self::OneMinusSourceColor => 255 - src[ch],
+            Self::DestColor => dst[ch],
+            Self::OneMinusDestColor => 255 - dst[ch],
+            Self::SourceAlpha => src[3],
+            Self::OneMinusSourceAlpha => 255 - src[3],
+            Self::DestAlpha => dst[3],
+            Self::OneMinusDestAlpha => 255 - dst[3],
+            Self::ConstantColor => constant[ch],
+            Self::OneMinusConstantColor => 255 - constant[ch],
+            Self::ConstantAlpha => constant[3],
+            Self::OneMinusConstantAlpha => 255 - constant[3],
+            Self::SourceAlphaSaturate => {
+                if ch == 3 {
+                    255
+                } else {
+                    src[3].min(255 - dst[3])
+                }
+            }
+        };
+        u32::from(v)
+    }
+}
+
+/// A logic operation (reg 0x102 bits 0-3; all 16 defined), applied per 8-bit channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum LogicOp {
+    /// 0: 0.
+    Clear,
+    /// 1: s & d.
+    And,
+    /// 2: s & !d.
+    AndReverse,
+    /// 3: s.
+    Copy,
+    /// 4: 255.
+    Set,
+    /// 5: !s.
+    CopyInverted,
+    /// 6: d.
+    NoOp,
+    /// 7: !d.
+    Invert,
+    /// 8: !(s & d).
+    Nand,
+    /// 9: s | d.
+    Or,
+    /// 10: !(s | d).
+    Nor,
+    /// 11: s ^ d.
+    Xor,
+    /// 12: !(s ^ d).
+    Equiv,
+    /// 13: !s & d.
+    AndInverted,
+    /// 14: s | !d.
+    OrReverse,
+    /// 15: !s | d.
+    OrInverted,
+}
+
+impl LogicOp {
+    /// Decodes the 4-bit field.
+    pub const fn from_bits(v: u32) -> Self {
+        match v & 0xF {
+            0 => Self::Clear,
+            1 => Self::And,
+            2 => Self::AndReverse,
+            3 => Self::Copy,
+            4 => Self::Set,
+            5 => Self::CopyInverted,
+            6 => Self::NoOp,
+            7 => Self::Invert,
+            8 => Self::Nand,
+            9 => Self::Or,
+            10 => Self::Nor,
+            11 => Self::Xor,
+            12 => Self::Equiv,
+            13 => Self::AndInverted,
+            14 => Self::OrReverse,
+            _ => Self::OrInverted,
+        }
+    }
+
+    /// Applies the operation to one channel.
+    #[inline]
+    pub const fn apply(self, s: u8, d: u8) -> u8 {
+        match self {
+            Self::Clear => 0,
+            Self::And => s & d,
+            Self::AndReverse => s & !d,
+            Self::Copy => s,
+            Self::Set => 255,
+            Self::CopyInverted => !s,
+            Self::NoOp => d,
+            Self::Invert => !d,
+            Self::Nand => !(s & d),
+            Self::Or => s | d,
+            Self::Nor => !(s | d),
+            Self::Xor => s ^ d,
+            Self::Equiv => !(s ^ d),
+            Self::AndInverted => !s & d,
+            Self::OrReverse => s | !d,
+            Self::OrInverted => !s | d,
+        }
+    }
+}
+
+/// Blending parameters (regs 0x101 BLEND_FUNC, 0x103 BLEND_COLOR).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Blend {
+    /// RGB equation (bits 0-2).
+    pub rgb_eq: BlendEquation,
+    /// Alpha equation (bits 8-10).
+    pub alpha_eq: BlendEquation,
+    /// RGB source factor (bits 16-19).
+    pub rgb_src: BlendFactor,
+    /// RGB destination factor (bits 20-23).
+    pub rgb_dst: BlendFactor,
+    /// Alpha source factor (bits 24-27).
+    pub alpha_src: BlendFactor,
+    /// Alpha destination factor (bits 28-31).
+    pub alpha_dst: BlendFactor,
+    /// Constant colour (0x103: R bits 0-7, G 8-15, B 16-23, A 24-31, unsigned 0.8).
+    pub color: Rgba,
+}
+
+impl Blend {
+    /// Decodes BLEND_FUNC and BLEND_COLOR.
+    pub const fn from_words(func: u32, color: u32) -> Self {
+        Blend {
+            rgb_eq: BlendEquation::from_bits(func),
+            alpha_eq: BlendEquation::from_bits(func >> 8),
+            rgb_src: BlendFactor::from_bits(func >> 16),
+            rgb_dst: BlendFactor::from_bits(func >> 20),
+            alpha_src: BlendFactor::from_bits(func >> 24),
+            alpha_dst: BlendFactor::from_bits(func >> 28),
+            color: color.to_le_bytes(),
+        }
+    }
+
+    /// Blends source `src` (combiner output) over destination `dst` (decoded framebuffer pixel).
+    #[inline]
+    pub fn apply(&self, src: Rgba, dst: Rgba) -> Rgba {
+        let mut out = [0u8; 4];
+        for (ch, o) in out.iter_mut().enumerate() {
+            let (eq, sf, df) = if ch < 3 {
+                (self.rgb_eq, self.rgb_src, self.rgb_dst)
+            } else {
+                (self.alpha_eq, self.alpha_src, self.alpha_dst)
+            };
+            let s = u32::from(src[ch]);
+            let d = u32::from(dst[ch]);
+            // Products are at most 255·255, sums at most 2·255·255: no overflow in i32.
+            let sp = (s * sf.value(ch, src, dst, self.color)) as i32;
+            let dp = (d * df.value(ch, src, dst, self.color)) as i32;
+            let r = match eq {
+                BlendEquation::Add | BlendEquation::Reserved(_) => (sp + dp) / 255,
+                // `/` truncates toward zero, then the clamp removes negatives (as Citra).
+                BlendEquation::Subtract => (sp - dp) / 255,
+                BlendEquation::ReverseSubtract => (dp - sp) / 255,
+                BlendEquation::Min => s.min(d) as i32,
+                BlendEquation::Max => s.max(d) as i32,
+            };
+            *o = r.clamp(0, 255) as u8;
+        }
+        out
+    }
+}
+
+/// What the colour stage does (COLOR_OPERATION 0x100 bit 8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum ColorOutput {
+    /// Bit 8 = 1: blending.
+    Blend(Blend),
+    /// Bit 8 = 0: a logic operation.
+    Logic(LogicOp),
+}
+
+/// Fragment operation mode (COLOR_OPERATION 0x100 bits 0-1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum FragmentMode {
+    /// 0: the normal pipeline.
+    Default,
+    /// 1: gas rendering (implemented elsewhere, see [`FragmentHooks::gas_render`]).
+    Gas,
+    /// 2: undocumented. UNVERIFIED: treated as [`FragmentMode::Default`] and reported.
+    Reserved2,
+    /// 3: shadow-map rendering (see [`FragmentHooks::shadow`]).
+    Shadow,
+}
+
+impl FragmentMode {
+    /// Decodes the 2-bit field.
+    pub const fn from_bits(v: u32) -> Self {
+        match v & 3 {
+            0 => Self::Default,
+            1 => Self::Gas,
+            2 => Self::Reserved2,
+            _ => Self::Shadow,
+        }
+    }
+}
+
+/// Fog mode (TEXENV_UPDATE_BUFFER 0x0E0 bits 0-2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum FogMode {
+    /// 0: no fog.
+    Off,
+    /// 5: fog.
+    Fog,
+    /// 7: gas.
+    Gas,
+    /// 1-4, 6: undocumented. UNVERIFIED: treated as off (Citra does the same) and reported.
+    Other(u8),
+}
+
+impl FogMode {
+    /// Decodes the 3-bit field.
+    pub const fn from_bits(v: u32) -> Self {
+        match v & 7 {
+            0 => Self::Off,
+            5 => Self::Fog,
+            7 => Self::Gas,
+            n => Self::Other(n as u8),
+        }
+    }
+}
+
+/// Alpha test (reg 0x104 FRAGOP_ALPHA_TEST).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct AlphaTest {
+    /// Bit 0.
+    pub enabled: bool,
+    /// Bits 4-6: passes if `alpha OP reference`.
+    pub func: CompareFunc,
+    /// Bits 8-15: reference, unsigned 0.8.
+    pub reference: u8,
+}
+
+/// How the stencil reference value is compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StencilSignedness {
+    /// Unsigned 8-bit comparisons (Citra).
+    Unsigned,
+    /// Reference and stored value as signed 8-bit (3dbrew calls the reference "signed"; Panda).
+    Signed,
+}
+
+/// The stencil comparison in use.
+///
+/// UNVERIFIED (`pica-raster.md` §13.2): Citra compares unsigned; Panda3DS and 3dbrew treat the
+/// reference as signed. Only the ordering functions (<, ≤, >, ≥) differ, and only when bit 7 of
+/// either masked value is set. We follow Citra, whose stencil path matches games' behaviour.
+pub const STENCIL_SIGNEDNESS: StencilSignedness = StencilSignedness::Unsigned;
+
+/// Stencil test (regs 0x105 STENCIL_TEST, 0x106 STENCIL_OP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct StencilTest {
+    /// 0x105 bit 0 (active only with a D24S8 depth buffer).
+    pub enabled: bool,
+    /// 0x105 bits 4-6: passes if `(reference & input_mask) OP (stored & input_mask)`.
+    pub func: CompareFunc,
+    /// 0x105 bits 8-15: which stencil bits a stencil operation may change.
+    pub write_mask: u8,
+    /// 0x105 bits 16-23: the reference value (8-bit, see [`STENCIL_SIGNEDNESS`]).
+    pub reference: u8,
+    /// 0x105 bits 24-31: the mask applied to both sides of the comparison.
+    pub input_mask: u8,
+    /// 0x106 bits 0-2: operation when the stencil test fails.
+    pub fail: StencilOp,
+    /// 0x106 bits 4-6: operation when the stencil test passes and the depth test fails.
+    pub depth_fail: StencilOp,
+    /// 0x106 bits 8-10: operation when both pass (also when the depth test is disabled).
+    pub depth_pass: StencilOp,
+}
+
+impl StencilTest {
+    /// True if the stencil test passes against stored value `stored`.
+    #[inline]
+    pub fn passes(&self, stored: u8) -> bool {
+        let r = self.reference & self.input_mask;
+        let d = stored & self.input_mask;
+        match STENCIL_SIGNEDNESS {
+            StencilSignedness::Unsigned => self.func.test(r, d),
+            StencilSignedness::Signed => self.func.test(r as i8, d as i8),
+        }
+    }
+
+    /// The stencil value after `op`, with the write mask applied.
+    #[inline]
+    pub fn update(&self, op: StencilOp, old: u8) -> u8 {
+        let new = op.apply(old, self.reference);
+        (new & self.write_mask) | (old & !self.write_mask)
+    }
+}
+
+/// Depth test and colour/depth write masks (reg 0x107 DEPTH_COLOR_MASK).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct DepthTest {
+    /// Bit 0: depth test enabled. When clear the test behaves as "always" and depth is still
+    /// written if [`DepthTest::write`] is set (HW: \[3DB-I\], `pica-raster.md` §9.5).
+    pub enabled: bool,
+    /// Bits 4-6: passes if `fragment OP stored`.
+    pub func: CompareFunc,
+    /// Bit 12: depth write enable.
+    pub write: bool,
+}
+
+/// Early depth configuration (decoded for display only, see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct EarlyDepth {
+    /// 0x062 bit 0 (EARLYDEPTH_TEST1) and 0x118 bit 0 (EARLYDEPTH_TEST2).
+    pub enabled: [bool; 2],
+    /// 0x061 bits 0-1: 0 ≥, 1 >, 2 ≤, 3 <.
+    pub func: u8,
+    /// 0x06A bits 0-23: clear value (unsigned 24-bit).
+    pub clear_value: u32,
+}
+
+/// The per-fragment operations of a draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct FragmentOps {
+    /// COLOR_OPERATION bits 0-1.
+    pub mode: FragmentMode,
+    /// Fog mode (0x0E0 bits 0-2).
+    pub fog: FogMode,
+    /// Alpha test.
+    pub alpha_test: AlphaTest,
+    /// Stencil test.
+    pub stencil: StencilTest,
+    /// Depth test.
+    pub depth: DepthTest,
+    /// Blend or logic op.
+    pub output: ColorOutput,
+    /// Colour write mask R, G, B, A (0x107 bits 8, 9, 10, 11).
+    pub color_mask: [bool; 4],
+    /// Early depth (not applied).
+    pub early_depth: EarlyDepth,
+}
+
+impl FragmentOps {
+    /// Decodes the fragment-operation registers (see the module doc) through the catalogue's
+    /// typed views.
+    pub fn from_regs(regs: &[u32; 0x300]) -> Self {
+        let r = Regs::new(regs);
+        let cop = r.color_operation();
+        let at = r.alpha_test();
+        let st = r.stencil_test();
+        let so = r.stencil_op();
+        let dc = r.depth_color_mask();
+        let bf = r.blend_func();
+        FragmentOps {
+            mode: FragmentMode::from_bits(cop.frag_op_mode.raw()),
+            fog: FogMode::from_bits(r.texenv_update_buffer().fog_mode.raw()),
+            alpha_test: AlphaTest {
+                enabled: at.enable,
+                func: CompareFunc::from_bits(at.func.raw()),
+                reference: at.reference,
+            },
+            stencil: StencilTest {
+                enabled: st.enable,
+                func: CompareFunc::from_bits(st.func.raw()),
+                write_mask: st.write_mask,
+                reference: st.reference,
+                input_mask: st.input_mask,
+                fail: StencilOp::from_bits(so.fail.raw()),
+                depth_fail: StencilOp::from_bits(so.z_fail.raw()),
+                depth_pass: StencilOp::from_bits(so.z_pass.raw()),
+            },
+            depth: DepthTest {
+                enabled: dc.depth_test,
+                func: CompareFunc::from_bits(dc.depth_func.raw()),
+                write: dc.depth_write,
+            },
+            output: if cop.blend_mode == BlendMode::Blend {
+                ColorOutput::Blend(Blend {
+                    rgb_eq: BlendEquation::from_bits(bf.rgb_equation.raw()),
+                    alpha_eq: BlendEquation::from_bits(bf.alpha_equation.raw()),
+                    rgb_src: BlendFactor::from_bits(bf.rgb_src.raw()),
+                    rgb_dst: BlendFactor::from_bits(bf.rgb_dst.raw()),
+                    alpha_src: BlendFactor::from_bits(bf.alpha_src.raw()),
+                    alpha_dst: BlendFactor::from_bits(bf.alpha_dst.raw()),
+                    color: r.blend_color().to_word().to_le_bytes(),
+                })
+            } else {
+                ColorOutput::Logic(LogicOp::from_bits(r.logic_op().raw()))
+            },
+            color_mask: [dc.red_write, dc.green_write, dc.blue_write, dc.alpha_write],
+            early_depth: EarlyDepth {
+                enabled: [r.early_depth_test1(), r.early_depth_test2()],
+                func: (r.early_depth_func().raw() & 3) as u8,
+                clear_value: r.early_depth_data() & 0xFF_FFFF,
+            },
+        }
+    }
+}
+
+/// A pipeline feature implemented outside this module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Feature {
+    /// Texture units 0-2 (the sampler).
+    Textures,
+    /// Texture unit 3 (procedural texture).
+    ProceduralTexture,
+    /// Fragment lighting (primary/secondary fragment colours).
+    Lighting,
+    /// Fog (fog mode 5).
+    Fog,
+    /// Gas (fog mode 7 or fragment mode 1).
+    Gas,
+    /// Shadow-map rendering (fragment mode 3).
+    ShadowRendering,
+}
+
+/// Something about a draw's pixel processing that the user should know.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PipelineDiag {
+    /// A feature the draw uses has no implementation plugged in; neutral values were used
+    /// (texture/lighting colours 0, fog and gas skipped, shadow and gas fragments discarded).
+    NotImplemented(Feature),
+    /// A texture unit read by the combiners cannot be sampled (invalid format, zero size,
+    /// data outside memory); it reads as (0, 0, 0, 0).
+    Texture {
+        /// Unit 0-2.
+        unit: u8,
+        /// Why.
+        error: TextureError,
+    },
+    /// The colour buffer format id is unknown (5-7): colour writes were skipped.
+    UnknownColorFormat(u32),
+    /// The depth buffer format id is unknown (1): depth and stencil were skipped (tests pass).
+    UnknownDepthFormat(u32),
+    /// A combiner configuration handled by a guess.
+    Tev(TevIssue),
+    /// Blend equation 5-7 (treated as add).
+    ReservedBlendEquation(u8),
+    /// Blend factor 15 (treated as one).
+    ReservedBlendFactor,
+    /// Fragment mode 2 (treated as default).
+    ReservedFragmentMode,
+    /// Fog mode 1-4 or 6 (treated as off).
+    UnknownFogMode(u8),
+    /// Triangles with NaN, infinite or absurd window positions were skipped.
+    InvalidTriangles(u64),
+    /// Colour-buffer pixel accesses hit unmapped memory and were dropped.
+    UnmappedColorBuffer {
+        /// The colour buffer's physical address.
+        addr: u32,
+        /// Number of pixel accesses dropped.
+        pixels: u64,
+    },
+    /// Depth-buffer pixel accesses hit unmapped memory and were dropped.
+    UnmappedDepthBuffer {
+        /// The depth buffer's physical address.
+        addr: u32,
+        /// Number of pixel accesses dropped.
+        pixels: u64,
+    },
+}
+
+impl PipelineDiag {
+    /// Converts to the event log's [`Diagnostic`].
+    pub fn to_diagnostic(&self, draw: Option<u64>) -> Diagnostic {
+        let kind = match self {
+            Self::UnmappedColorBuffer { addr, .. } | Self::UnmappedDepthBuffer { addr, .. } => {
+                DiagKind::UnmappedWrite {
+                    addr: *addr,
+                    len: 0,
+                }
+            }
+            Self::InvalidTriangles(_) => DiagKind::Other,
+            Self::Texture {
+                error: TextureError::Unmapped { addr, len },
+                ..
+            } => DiagKind::UnmappedRead {
+                addr: *addr,
+                len: *len,
+            },
+            _ => DiagKind::Unsupported,
+        };
+        Diagnostic {
+            kind,
+            draw,
+            detail: format!("pixel pipeline: {self:?}"),
+        }
+    }
+}
+
+/// Counters of one draw's pixel processing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PixelStats {
+    /// Triangles rasterised (not culled, not degenerate).
+    pub triangles_drawn: u64,
+    /// Triangles removed by face culling.
+    pub triangles_culled: u64,
+    /// Fragments produced by the rasteriser.
+    pub fragments: u64,
+    /// Fragments discarded by the alpha test.
+    pub alpha_failed: u64,
+    /// Fragments discarded by the stencil test.
+    pub stencil_failed: u64,
+    /// Fragments discarded by the depth test.
+    pub depth_failed: u64,
+    /// Fragments that reached the colour write (whether or not colour writes are enabled).
+    pub fragments_passed: u64,
+}
+
+/// Everything a draw's pixel processing needs, decoded once from the registers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PipelineConfig {
+    /// Rasteriser.
+    pub raster: RasterConfig,
+    /// Combiners.
+    pub tev: TevConfig,
+    /// Fragment operations.
+    pub ops: FragmentOps,
+    /// Render target.
+    pub fb: FramebufferConfig,
+    /// Fragment lighting enabled ([`lighting_enabled`]).
+    pub lighting: bool,
+    /// Texture unit 3 (procedural texture) enabled (reg 0x080 bit 10).
+    pub proctex: bool,
+}
+
+impl PipelineConfig {
+    /// Decodes the configuration of a draw.
+    pub fn from_regs(regs: &[u32; 0x300]) -> Self {
+        PipelineConfig {
+            raster: RasterConfig::from_regs(regs),
+            tev: TevConfig::from_regs(regs),
+            ops: FragmentOps::from_regs(regs),
+            fb: FramebufferConfig::from_regs(regs),
+            lighting: lighting_enabled(regs),
+            proctex: Regs::new(regs).texunit_config().tex3_enable,
+        }
+    }
+}
+
+/// Which inputs the combiners actually read (so unused ones are never computed).
+#[derive(Clone, Copy, Debug, Default)]
+struct Needs {
+    tex: [bool; 3],
+    proctex: bool,
+    lighting: bool,
+}
+
+/// The pixel pipeline of one draw: configuration decoded once, tile caches, counters and
+/// diagnostics. Build it with [`PixelPipeline::new`] at the start of a draw, feed every triangle
+/// to [`PixelPipeline::draw_triangle`] (or `_with`), then read [`PixelPipeline::stats`] and
+/// [`PixelPipeline::take_diagnostics`].
+///
+/// Memory is up to date after every `draw_triangle` call (the tile caches are flushed).
+pub struct PixelPipeline<S: TextureSampler = NoTextures> {
+    cfg: PipelineConfig,
+    tev: TevProgram,
+    sampler: S,
+    needs: Needs,
+    color_cache: TileCache,
+    depth_cache: TileCache,
+    stats: PixelStats,
+    diags: Vec<PipelineDiag>,
+    /// Bit per [`Feature`] already reported as not implemented.
+    reported: u32,
+    invalid_triangles: u64,
+}
+
+impl PixelPipeline<NoTextures> {
+    /// A pipeline for the draw configured in `regs`, without a texture sampler (enabled
+    /// texture units read as 0 and are reported).
+    pub fn new(regs: &[u32; 0x300]) -> Self {
+        let tc = Regs::new(regs).texunit_config();
+        let enabled = [tc.tex0_enable, tc.tex1_enable, tc.tex2_enable];
+        let mut p = Self::with_sampler(regs, NoTextures);
+        // Report enabled units that are read but cannot be sampled.
+        if (0..3).any(|u| enabled[u] && p.cfg.tev.reads(tex_source(u))) {
+            p.not_implemented(Feature::Textures);
+        }
+        p
+    }
+}
+
+impl PixelPipeline<TextureUnits> {
+    /// The pipeline for a draw: decodes the registers and the textures the combiners read
+    /// (from `mem`, as they are now). This is what the command processor calls at each draw.
+    ///
+    /// Decodes every texture anew; callers drawing many draws should keep a [`TextureCache`]
+    /// and use [`PixelPipeline::for_draw_cached`].
+    pub fn for_draw(mem: &PhysMem, regs: &[u32; 0x300]) -> Self {
+        Self::for_draw_cached(mem, regs, &mut TextureCache::new(0))
+    }
+
+    /// As [`PixelPipeline::for_draw`], reusing decoded textures from `cache` (which keeps them
+    /// for later draws).
+    pub fn for_draw_cached(mem: &PhysMem, regs: &[u32; 0x300], cache: &mut TextureCache) -> Self {
+        let tev = TevConfig::from_regs(regs);
+        let light_tex = lighting_texture_units(regs, &tev);
+        let wanted = [0, 1, 2].map(|u| tev.reads(tex_source(u)) || light_tex[u]);
+        let mut units = TextureUnits::from_regs_cached(mem, regs, wanted, cache);
+        let errors = std::mem::take(&mut units.errors);
+        let mut p = Self::with_sampler(regs, units);
+        for (unit, error) in errors {
+            p.diags.push(PipelineDiag::Texture { unit, error });
+        }
+        p
+    }
+}
+
+/// Texture units 0-3 that fragment lighting reads (bump/tangent map, shadow factor) when it
+/// runs for this draw (enabled and read by the combiners), so they are sampled even if no
+/// combiner reads them (see [`crate::pixel::stages::lighting::texture_units_read`]).
+fn lighting_texture_units(regs: &[u32; 0x300], tev: &TevConfig) -> [bool; 4] {
+    let used = lighting_enabled(regs)
+        && (tev.reads(TevSource::FragmentPrimary) || tev.reads(TevSource::FragmentSecondary));
+    if used {
+        crate::pixel::stages::lighting::texture_units_read(regs)
+    } else {
+        [false; 4]
+    }
+}
+
+fn tex_source(unit: usize) -> TevSource {
+    match unit {
+        0 => TevSource::Texture0,
+        1 => TevSource::Texture1,
+        _ => TevSource::Texture2,
+    }
+}
+
+impl<S: TextureSampler> PixelPipeline<S> {
+    /// A pipeline for the draw configured in `regs` that samples textures with `sampler`.
+    pub fn with_sampler(regs: &[u32; 0x300], sampler: S) -> Self {
+        let mut cfg = PipelineConfig::from_regs(regs);
+        let tev = &cfg.tev;
+        let light_tex = lighting_texture_units(regs, tev);
+        let needs = Needs {
+            tex: [0, 1, 2]
+                .map(|u| sampler.enabled(u) && (tev.reads(tex_source(u)) || light_tex[u])),
+            proctex: cfg.proctex && (tev.reads(TevSource::Texture3) || light_tex[3]),
+            lighting: cfg.lighting
+                && (tev.reads(TevSource::FragmentPrimary)
+                    || tev.reads(TevSource::FragmentSecondary)),
+        };
+        cfg.raster.varyings.texcoords = needs.tex.iter().any(|&t| t) || needs.proctex;
+        cfg.raster.varyings.texcoord_gradients = (needs.tex.iter().any(|&t| t)
+            && sampler.needs_gradients())
+            || (needs.proctex && crate::pixel::stages::proctex::needs_gradients(regs));
+        cfg.raster.varyings.lighting = needs.lighting;
+
+        let color_bpp = match cfg.ops.mode {
+            // Shadow rendering treats the colour buffer as 4 bytes per pixel (§9.2).
+            FragmentMode::Shadow => 4,
+            _ => cfg
+                .fb
+                .color_format
+                .map_or(4, |f| f.bytes_per_pixel() as u32),
+        };
+        let depth_bpp = cfg
+            .fb
+            .depth_format
+            .map_or(4, |f| f.bytes_per_pixel() as u32);
+        let mut p = PixelPipeline {
+            tev: TevProgram::new(&cfg.tev),
+            cfg,
+            sampler,
+            needs,
+            color_cache: TileCache::new(color_bpp),
+            depth_cache: TileCache::new(depth_bpp),
+            stats: PixelStats::default(),
+            diags: Vec::new(),
+            reported: 0,
+            invalid_triangles: 0,
+        };
+        p.static_diagnostics();
+        p
+    }
+
+    fn static_diagnostics(&mut self) {
+        let cfg = self.cfg;
+        if cfg.fb.color_format.is_none() && cfg.fb.color_write {
+            self.diags
+                .push(PipelineDiag::UnknownColorFormat(cfg.fb.color_format_id));
+        }
+        let uses_depth = cfg.ops.depth.enabled || cfg.ops.depth.write || cfg.ops.stencil.enabled;
+        if cfg.fb.depth_format.is_none() && uses_depth {
+            self.diags
+                .push(PipelineDiag::UnknownDepthFormat(cfg.fb.depth_format_id));
+        }
+        for issue in cfg.tev.issues() {
+            self.diags.push(PipelineDiag::Tev(issue));
+        }
+        if let ColorOutput::Blend(b) = cfg.ops.output {
+            for eq in [b.rgb_eq, b.alpha_eq] {
+                if let BlendEquation::Reserved(n) = eq {
+                    self.diags.push(PipelineDiag::ReservedBlendEquation(n));
+                }
+            }
+            if [b.rgb_src, b.rgb_dst, b.alpha_src, b.alpha_dst].contains(&BlendFactor::Reserved15) {
+                self.diags.push(PipelineDiag::ReservedBlendFactor);
+            }
+        }
+        if cfg.ops.mode == FragmentMode::Reserved2 {
+            self.diags.push(PipelineDiag::ReservedFragmentMode);
+        }
+        if let FogMode::Other(n) = cfg.ops.fog {
+            self.diags.push(PipelineDiag::UnknownFogMode(n));
+        }
+        self.diags.dedup();
+    }
+
+    fn not_implemented(&mut self, f: Feature) {
+        let bit = 1u32 << (f as u32);
+        if self.reported & bit == 0 {
+            self.reported |= bit;
+            self.diags.push(PipelineDiag::NotImplemented(f));
+        }
+    }
+
+    /// The decoded configuration.
+    pub fn config(&self) -> &PipelineConfig {
+        &self.cfg
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> PixelStats {
+        self.stats
+    }
+
+    /// The diagnostics so far (each reported once per pipeline), leaving the list empty.
+    /// Unmapped-memory and invalid-triangle counts are included.
+    pub fn take_diagnostics(&mut self) -> Vec<PipelineDiag> {
+        if self.color_cache.unmapped_pixels > 0 {
+            self.diags.push(PipelineDiag::UnmappedColorBuffer {
+                addr: self.cfg.fb.color_addr,
+                pixels: self.color_cache.unmapped_pixels,
+            });
+            self.color_cache.unmapped_pixels = 0;
+        }
+        if self.depth_cache.unmapped_pixels > 0 {
+            self.diags.push(PipelineDiag::UnmappedDepthBuffer {
+                addr: self.cfg.fb.depth_addr,
+                pixels: self.depth_cache.unmapped_pixels,
+            });
+            self.depth_cache.unmapped_pixels = 0;
+        }
+        if self.invalid_triangles > 0 {
+            self.diags
+                .push(PipelineDiag::InvalidTriangles(self.invalid_triangles));
+            self.invalid_triangles = 0;
+        }
+        std::mem::take(&mut self.diags)
+    }
+
+    /// Rasterises and shades one triangle with no hooks (see [`FragmentHooks`]).
+    pub fn draw_triangle(&mut self, mem: &mut PhysMem, tri: &[ScreenVertex; 3]) -> TriangleOutcome {
+        self.draw_triangle_with(mem, tri, &mut ())
+    }
+
+    /// Rasterises and shades one triangle, calling `hooks` for the features implemented
+    /// elsewhere. Memory holds the result when this returns.
+    pub fn draw_triangle_with<H: FragmentHooks>(
+        &mut self,
+        mem: &mut PhysMem,
+        tri: &[ScreenVertex; 3],
+        hooks: &mut H,
+    ) -> TriangleOutcome {
+        let cfg = self.cfg;
+        let mut missing = 0u32;
+        let outcome = {
+            let mut ctx = FragCtx {
+                cfg: &cfg,
+                tev: &self.tev,
+                sampler: &self.sampler,
+                needs: self.needs,
+                color_cache: &mut self.color_cache,
+                depth_cache: &mut self.depth_cache,
+                stats: &mut self.stats,
+                missing: &mut missing,
+                mem: &mut *mem,
+                hooks: &mut *hooks,
+            };
+            rasterize_triangle(&cfg.raster, tri, |f| ctx.process(f))
+        };
+        self.color_cache.flush(mem);
+        self.depth_cache.flush(mem);
+        match outcome {
+            TriangleOutcome::Drawn { fragments } => {
+                self.stats.triangles_drawn += 1;
+                self.stats.fragments += fragments;
+            }
+            TriangleOutcome::Culled => self.stats.triangles_culled += 1,
+            TriangleOutcome::Invalid => self.invalid_triangles += 1,
+            TriangleOutcome::Degenerate => {}
+        }
+        for f in [
+            Feature::Textures,
+            Feature::ProceduralTexture,
+            Feature::Lighting,
+            Feature::Fog,
+            Feature::Gas,
+            Feature::ShadowRendering,
+        ] {
+            if missing & (1 << (f as u32)) != 0 {
+                self.not_implemented(f);
+            }
+        }
+        outcome
+    }
+}
+
+/// One-shot convenience: decodes the registers, draws one triangle without textures or hooks,
+/// and returns the outcome with the diagnostics. Callers drawing many triangles should keep a
+/// [`PixelPipeline`] for the whole draw instead.
+pub fn draw_triangle(
+    mem: &mut PhysMem,
+    regs: &[u32; 0x300],
+    tri: &[ScreenVertex; 3],
+) -> (TriangleOutcome, Vec<PipelineDiag>) {
+    let mut p = PixelPipeline::new(regs);
+    let o = p.draw_triangle(mem, tri);
+    (o, p.take_diagnostics())
+}
+
+/// Applies a stencil operation to the pixel bytes; true if stencil writes are allowed (and so
+/// the bytes may have changed).
+#[inline]
+fn stencil_op(
+    cfg: &PipelineConfig,
+    df: DepthFormat,
+    px: &mut [u8; 4],
+    op: StencilOp,
+    old: u8,
+) -> bool {
+    if !cfg.fb.stencil_write {
+        return false;
+    }
+    *px = df.encode_stencil(*px, cfg.ops.stencil.update(op, old));
+    true
+}
+
+/// Borrowed state for processing the fragments of one triangle.
+struct FragCtx<'a, S: TextureSampler, H: FragmentHooks> {
+    cfg: &'a PipelineConfig,
+    tev: &'a TevProgram,
+    sampler: &'a S,
+    needs: Needs,
+    color_cache: &'a mut TileCache,
+    depth_cache: &'a mut TileCache,
+    stats: &'a mut PixelStats,
+    /// Bits of [`Feature`]s that were needed but not implemented.
+    missing: &'a mut u32,
+    mem: &'a mut PhysMem,
+    hooks: &'a mut H,
+}
+
+impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
+    #[inline]
+    fn miss(&mut self, f: Feature) {
+        *self.missing |= 1 << (f as u32);
+    }
+
+    fn process(&mut self, frag: &Fragment) {
+        let cfg = self.cfg;
+        let ops = &cfg.ops;
+
+        // The combiners' source table (see `TevProgram::run_table`): slot 0 primary colour,
+        // 1-2 fragment lighting, 3-6 textures 0-3, 7-12 zero.
+        let mut t: [Rgba; 16] = [[0; 4]; 16];
+        t[0] = frag.color;
+
+        // Texture units 0-2 and 3.
+        for unit in 0..3 {
+            if self.needs.tex[unit] {
+                t[3 + unit] = self.sampler.sample(self.mem, unit, frag);
+            }
+        }
+        if self.needs.proctex {
+            match self.hooks.procedural_texture(frag) {
+                Some(c) => t[6] = c,
+                None => self.miss(Feature::ProceduralTexture),
+            }
+        }
+
+        // Fragment lighting.
+        if self.needs.lighting {
+            let tex = [t[3], t[4], t[5], t[6]];
+            match self.hooks.lighting(frag, &tex) {
+                Some([p, s]) => {
+                    t[1] = p;
+                    t[2] = s;
+                }
+                None => self.miss(Feature::Lighting),
+            }
+        }
+
+        let mut color = self.tev.run_table(&mut t);
+
+        match ops.mode {
+            FragmentMode::Shadow | FragmentMode::Gas => {
+                self.special_mode(frag, color, ops.mode);
+                return;
+            }
+            FragmentMode::Default | FragmentMode::Reserved2 => {}
+        }
+
+        // Alpha test (§9.3).
+        if ops.alpha_test.enabled && !ops.alpha_test.func.test(color[3], ops.alpha_test.reference) {
+            self.stats.alpha_failed += 1;
+            return;
+        }
+
+        // Fog (§9.4), RGB only.
+        match ops.fog {
+            FogMode::Fog => {
+                if !self.hooks.fog(frag, &mut color) {
+                    self.miss(Feature::Fog);
+                }
+            }
+            FogMode::Gas => {
+                if !self.hooks.gas_fog(frag, &mut color) {
+                    self.miss(Feature::Gas);
+                    // UNVERIFIED: Citra GL discards gas fragments; we do the same without a hook.
+                    return;
+                }
+            }
+            FogMode::Off | FogMode::Other(_) => {}
+        }
+
+        if !self.depth_stencil(frag) {
+            return;
+        }
+        self.stats.fragments_passed += 1;
+        self.color_write(frag, color);
+    }
+
+    /// Stencil test, depth test, depth write and stencil operations (§9.5). Returns false if
+    /// the fragment is discarded.
+    fn depth_stencil(&mut self, frag: &Fragment) -> bool {
+        let cfg = self.cfg;
+        let ops = &cfg.ops;
+        let fb = &cfg.fb;
+        let Some(df) = fb.depth_format else {
+            // Unknown depth format: no depth buffer access, every test passes (reported).
+            return true;
+        };
+        // HW: [C], [3DB-I]: stencil is active only with the test enabled and a D24S8 buffer.
+        let stencil_on = ops.stencil.enabled && df == DepthFormat::D24S8;
+        if !(stencil_on || ops.depth.enabled || ops.depth.write) {
+            return true;
+        }
+        let (x, y) = (frag.x, frag.y);
+        let Some(px) = self.depth_cache.pixel(self.mem, fb, fb.depth_addr, x, y) else {
+            // Unmapped depth buffer: counted by the cache; the fragment proceeds untested.
+            return true;
+        };
+        let mut b = [0u8; 4];
+        let n = px.len().min(4);
+        b[..n].copy_from_slice(&px[..n]);
+        let old_stencil = df.decode_stencil(b);
+        let stored_z = df.decode_depth(b);
+        let mut new = b;
+        let mut dirty = false;
+
+        let mut result = true;
+        if stencil_on && !ops.stencil.passes(old_stencil) {
+            self.stats.stencil_failed += 1;
+            dirty |= stencil_op(cfg, df, &mut new, ops.stencil.fail, old_stencil);
+            result = false;
+        } else {
+            // HW: [C] rasterizer.cpp: `trunc(depth · (2^bits − 1))` (depth already in [0, 1]).
+            let z = (frag.depth * df.max_depth() as f32) as u32;
+            // Depth test disabled behaves as "always" (HW: [3DB-I]).
+            if ops.depth.enabled && !ops.depth.func.test(z, stored_z) {
+                self.stats.depth_failed += 1;
+                if stencil_on {
+                    dirty |= stencil_op(cfg, df, &mut new, ops.stencil.depth_fail, old_stencil);
+                }
+                result = false;
+            } else {
+                if ops.depth.write && fb.depth_write {
+                    new = df.encode_depth(new, z);
+                    dirty = true;
+                }
+                // HW: [C]: the depth-pass operation runs even when the depth test is disabled.
+                if stencil_on {
+                    dirty |= stencil_op(cfg, df, &mut new, ops.stencil.depth_pass, old_stencil);
+                }
+            }
+        }
+        if dirty && new != b {
+            px[..n].copy_from_slice(&new[..n]);
+            self.depth_cache.mark_dirty();
+        }
+        result
+    }
+
+    /// Blending / logic op, write mask and colour write (§9.6).
+    fn color_write(&mut self, frag: &Fragment, src: Rgba) {
+        let cfg = self.cfg;
+        let fb = &cfg.fb;
+        let ops = &cfg.ops;
+        let Some(cf) = fb.color_format else { return };
+        if !fb.color_write || ops.color_mask == [false; 4] {
+            return;
+        }
+        let Some(px) = self
+            .color_cache
+            .pixel(self.mem, fb, fb.color_addr, frag.x, frag.y)
+        else {
+            return;
+        };
+        // UNVERIFIED: the destination is always read, ignoring COLORBUFFER_READ (as Citra).
+        let mut b = [0u8; 4];
+        let n = px.len().min(4);
+        b[..n].copy_from_slice(&px[..n]);
+        let dst = cf.decode_word(b);
+        let out = match ops.output {
+            ColorOutput::Blend(bl) => bl.apply(src, dst),
+            ColorOutput::Logic(op) => [
+                op.apply(src[0], dst[0]),
+                op.apply(src[1], dst[1]),
+                op.apply(src[2], dst[2]),
+                op.apply(src[3], dst[3]),
+            ],
+        };
+        let mut res = dst;
+        for ch in 0..4 {
+            if ops.color_mask[ch] {
+                res[ch] = out[ch];
+            }
+        }
+        let enc = cf.encode_word(res);
+        if enc[..n] != b[..n] {
+            px[..n].copy_from_slice(&enc[..n]);
+            self.color_cache.mark_dirty();
+        }
+    }
+
+    /// Shadow-map or gas rendering: hand the pixel's colour-buffer bytes to the hook.
+    fn special_mode(&mut self, frag: &Fragment, color: Rgba, mode: FragmentMode) {
+        let fb = &self.cfg.fb;
+        let Some(px) = self
+            .color_cache
+            .pixel(self.mem, fb, fb.color_addr, frag.x, frag.y)
+        else {
+            return;
+        };
+        let (result, feature) = if mode == FragmentMode::Shadow {
+            // The colour cache holds 4-byte pixels in shadow mode (see `with_sampler`).
+            (self.hooks.shadow(frag, color, px), Feature::ShadowRendering)
+        } else {
+            (self.hooks.gas_render(frag, color, px), Feature::Gas)
+        };
+        match result {
+            Some(true) => self.color_cache.mark_dirty(),
+            Some(false) => {}
+            None => self.miss(feature),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,628 @@
+//! The render target: colour and depth/stencil buffers in VRAM (`pica-raster.md` §9.1, §9.7).
+//!
+//! Stage: storage of the fragment stage. Inputs: window pixel coordinates (x right, y **up**) and
+//! colours / depth / stencil values; outputs: bytes in [`PhysMem`] laid out exactly as the PICA
+//! stores them: 8×8 Morton tiles (or 32×32 blocks, see [`crate::pixel::tiling::TileMode::Block32`]),
+//! memory row 0 at the **top**, so window row y lives in memory row `H − 1 − y`. Pixel encodings
+//! come from [`crate::pixel::color`].
+//!
+//! Registers read (all in [`FramebufferConfig::from_regs`], via the typed views of
+//! [`pica_cmd::regs::Regs`]): 0x112 COLORBUFFER_READ,
+//! 0x113 COLORBUFFER_WRITE, 0x114 DEPTHBUFFER_READ, 0x115 DEPTHBUFFER_WRITE,
+//! 0x116 DEPTHBUFFER_FORMAT, 0x117 COLORBUFFER_FORMAT, 0x11B FRAMEBUFFER_BLOCK32,
+//! 0x11C DEPTHBUFFER_LOC, 0x11D COLORBUFFER_LOC, 0x11E FRAMEBUFFER_DIM. 0x110/0x111 (cache
+//! invalidate/flush) have no effect on an emulator with coherent memory.
+//!
+//! Two access paths:
+//! * [`FramebufferConfig`]'s `read_*`/`write_*` methods: one pixel at a time through
+//!   [`PhysMem`], with typed errors (tools, tests, the viewer's pixel picker).
+//! * [`TileCache`]: the fragment pipeline's hot path. It keeps one 8×8 tile of a buffer in a
+//!   local array, so a triangle touches memory once per tile instead of once per pixel access.
+
+use crate::memory::PhysMem;
+use crate::pixel::color::{ColorFormat, DepthFormat, Rgba};
+use crate::pixel::tiling::{TileMode, flip_row, morton8};
+use pica_cmd::regs::Regs;
+use pica_cmd::regs::framebuffer::BlockMode;
+
+/// An access to the render target that could not be done.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FramebufferError {
+    /// The pixel lies outside the render target.
+    #[error("pixel ({x}, {y}) is outside the {width}x{height} render target")]
+    OutsideTarget {
+        /// Window x.
+        x: u32,
+        /// Window y.
+        y: u32,
+        /// Target width.
+        width: u32,
+        /// Target height.
+        height: u32,
+    },
+    /// COLORBUFFER_FORMAT (0x117 bits 16-18) holds an undocumented format id (5-7).
+    #[error("colour buffer format {0} is not a known PICA colour-buffer format")]
+    UnknownColorFormat(u32),
+    /// DEPTHBUFFER_FORMAT (0x116 bits 0-1) is 1, whose meaning is unknown.
+    #[error("depth buffer format {0} is not a known PICA depth-buffer format")]
+    UnknownDepthFormat(u32),
+    /// The pixel's bytes are not in mapped physical memory.
+    #[error("framebuffer pixel at physical address 0x{addr:08X} is not mapped memory")]
+    Unmapped {
+        /// Physical address of the pixel.
+        addr: u32,
+    },
+}
+
+/// Render-target configuration, decoded once per draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FramebufferConfig {
+    /// Colour buffer physical address (reg 0x11D bits 0-27 = PA >> 3).
+    pub color_addr: u32,
+    /// Depth/stencil buffer physical address (reg 0x11C bits 0-27 = PA >> 3).
+    pub depth_addr: u32,
+    /// Colour format, `None` for an unknown id (see [`FramebufferConfig::color_format_id`]).
+    pub color_format: Option<ColorFormat>,
+    /// Raw colour format id (reg 0x117 bits 16-18, unsigned 3-bit).
+    pub color_format_id: u32,
+    /// Depth format, `None` for id 1 (unknown).
+    pub depth_format: Option<DepthFormat>,
+    /// Raw depth format id (reg 0x116 bits 0-1, unsigned 2-bit).
+    pub depth_format_id: u32,
+    /// Width in pixels (reg 0x11E bits 0-10, unsigned 11-bit).
+    pub width: u32,
+    /// Height in pixels (reg 0x11E bits 12-21 hold height − 1, unsigned 10-bit).
+    pub height: u32,
+    /// Memory layout (reg 0x11B bit 0: 0 = 8×8 tiles, 1 = 32×32 blocks).
+    pub tile_mode: TileMode,
+    /// Colour reads enabled (reg 0x112 bits 0-3 ≠ 0).
+    pub color_read: bool,
+    /// Colour writes enabled (reg 0x113 bits 0-3 ≠ 0).
+    pub color_write: bool,
+    /// Stencil reads enabled (reg 0x114 bit 0).
+    pub stencil_read: bool,
+    /// Depth reads enabled (reg 0x114 bit 1).
+    pub depth_read: bool,
+    /// Stencil writes enabled (reg 0x115 bit 0, see [`DEPTH_STENCIL_WRITE_GATE`]).
+    pub stencil_write: bool,
+    /// Depth writes enabled (reg 0x115 bit 1, see [`DEPTH_STENCIL_WRITE_GATE`]).
+    pub depth_write: bool,
+}
+
+/// How DEPTHBUFFER_WRITE (0x115) gates depth and stencil writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteGate {
+    /// 3dbrew: bit 0 enables stencil writes, bit 1 depth writes.
+    PerBit,
+    /// Citra: any set bit enables both.
+    AnyBit,
+}
+
+/// The DEPTHBUFFER_WRITE interpretation in use.
+///
+/// UNVERIFIED: \[3DB-I\] defines bit 0 = stencil and bit 1 = depth, and citro3d writes exactly that
+/// (mask 3 for D24S8 targets, 2 for depth-only formats); Citra treats the register as one gate.
+/// Both agree for the values real software writes (0, 2 with no stencil, 3); we follow 3dbrew.
+pub const DEPTH_STENCIL_WRITE_GATE: WriteGate = WriteGate::PerBit;
+
+impl FramebufferConfig {
+    /// Decodes the framebuffer registers (see the module doc).
+    ///
+    /// UNVERIFIED: the read enables (0x112, 0x114) are decoded but not applied by the fragment
+    /// pipeline, which always reads, as Citra does; what the hardware reads when they are 0 is
+    /// unknown (`pica-raster.md` §13.2). FRAMEBUFFER_DIM bit 24 ("vertical flip?") is ignored.
+    pub fn from_regs(regs: &[u32; 0x300]) -> Self {
+        let r = Regs::new(regs);
+        let dim = r.framebuffer_dim();
+        let cf = r.colorbuffer_format().format.raw();
+        let df = r.depth_format().raw();
+        let dw = r.depthbuffer_write();
+        let dr = r.depthbuffer_read();
+        let (stencil_write, depth_write) = match DEPTH_STENCIL_WRITE_GATE {
+            WriteGate::PerBit => (dw.stencil, dw.depth),
+            WriteGate::AnyBit => (dw.stencil || dw.depth, dw.stencil || dw.depth),
+        };
+        FramebufferConfig {
+            color_addr: r.colorbuffer_addr().0,
+            depth_addr: r.depthbuffer_addr().0,
+            color_format: ColorFormat::from_pica_id(cf),
+            color_format_id: cf,
+            depth_format: DepthFormat::from_id(df),
+            depth_format_id: df,
+            width: u32::from(dim.width),
+            height: dim.height(),
+            tile_mode: match r.framebuffer_block_mode() {
+                BlockMode::Block32 => TileMode::Block32,
+                _ => TileMode::Tiled8,
+            },
+            color_read: r.colorbuffer_read() != 0,
+            color_write: r.colorbuffer_write() != 0,
+            stencil_read: dr.stencil,
+            depth_read: dr.depth,
+            stencil_write,
+            depth_write,
+        }
+    }
+
+    /// True if (x, y) lies inside the render target.
+    #[inline]
+    pub const fn contains(&self, x: u32, y: u32) -> bool {
+        x < self.width && y < self.height
+    }
+
+    fn check(&self, x: u32, y: u32) -> Result<(), FramebufferError> {
+        if self.contains(x, y) {
+            Ok(())
+        } else {
+            Err(FramebufferError::OutsideTarget {
+                x,
+                y,
+                width: self.width,
+                height: self.height,
+            })
+        }
+    }
+
+    /// Byte offset of window pixel (x, y) from the buffer start, for `bpp` bytes per pixel.
+    /// Applies the y flip (memory row `H − 1 − y`) and the tiling.
+    #[inline]
+    pub fn pixel_offset(&self, x: u32, y: u32, bpp: u32) -> u32 {
+        self.tile_mode
+            .offset(x, flip_row(y, self.height), self.width, bpp)
+    }
+
+    /// Physical address of colour pixel (x, y), or an error if the pixel is outside the target or
+    /// the format is unknown. Does not check that the memory is mapped.
+    pub fn color_pixel_addr(&self, x: u32, y: u32) -> Result<u32, FramebufferError> {
+        self.check(x, y)?;
+        let f = self
+            .color_format
+            .ok_or(FramebufferError::UnknownColorFormat(self.color_format_id))?;
+        let bpp = f.bytes_per_pixel() as u32;
+        Ok(self.color_addr.wrapping_add(self.pixel_offset(x, y, bpp)))
+    }
+
+    /// Physical address of depth pixel (x, y) (see [`FramebufferConfig::color_pixel_addr`]).
+    pub fn depth_pixel_addr(&self, x: u32, y: u32) -> Result<u32, FramebufferError> {
+        self.check(x, y)?;
+        let f = self
+            .depth_format
+            .ok_or(FramebufferError::UnknownDepthFormat(self.depth_format_id))?;
+        let bpp = f.bytes_per_pixel() as u32;
+        Ok(self.depth_addr.wrapping_add(self.pixel_offset(x, y, bpp)))
+    }
+
+    /// Reads and decodes colour pixel (x, y) (window coordinates).
+    pub fn read_color(&self, mem: &PhysMem, x: u32, y: u32) -> Result<Rgba, FramebufferError> {
+        let addr = self.color_pixel_addr(x, y)?;
+        // ok: color_pixel_addr succeeded, so the format is known.
+        let f = self
+            .color_format
+            .ok_or(FramebufferError::UnknownColorFormat(self.color_format_id))?;
+        let mut b = [0u8; 4];
+        mem.read(addr, &mut b[..f.bytes_per_pixel()])
+            .map_err(|_| FramebufferError::Unmapped { addr })?;
+        Ok(f.decode_word(b))
+    }
+
+    /// Encodes and writes colour pixel (x, y) (window coordinates).
+    pub fn write_color(
+        &self,
+        mem: &mut PhysMem,
+        x: u32,
+        y: u32,
+        c: Rgba,
+    ) -> Result<(), FramebufferError> {
+        let addr = self.color_pixel_addr(x, y)?;
+        let f = self
+            .color_format
+            .ok_or(FramebufferError::UnknownColorFormat(self.color_format_id))?;
+        let w = f.encode_word(c);
+        mem.write(addr, &w[..f.bytes_per_pixel()])
+            .map_err(|_| FramebufferError::Unmapped { addr })
+    }
+
+    /// Reads depth pixel (x, y): the depth value (unsigned 16- or 24-bit integer) and the stencil
+    /// byte (0 for formats without stencil).
+    pub fn read_depth_stencil(
+        &self,
+        mem: &PhysMem,
+        x: u32,
+        y: u32,
+    ) -> Result<(u32, u8), FramebufferError> {
+        let addr = self.depth_pixel_addr(x, y)?;
+        let f = self
+            .depth_format
+            .ok_or(FramebufferError::UnknownDepthFormat(self.depth_format_id))?;
+        let mut b = [0u8; 4];
+        mem.read(addr, &mut b[..f.bytes_per_pixel()])
+            .map_err(|_| FramebufferError::Unmapped { addr })?;
+        Ok((f.decode_depth(b), f.decode_stencil(b)))
+    }
+
+    /// Writes the depth value of pixel (x, y), leaving a D24S8 stencil byte unchanged.
+    pub fn write_depth(
+        &self,
+        mem: &mut PhysMem,
+        x: u32,
+        y: u32,
+        depth: u32,
+    ) -> Result<(), FramebufferError> {
+        let addr = self.depth_pixel_addr(x, y)?;
+        let f = self
+            .depth_format
+            .ok_or(FramebufferError::UnknownDepthFormat(self.depth_format_id))?;
+        let n = (f.depth_bits() / 8) as usize;
+        mem.write(addr, &depth.to_le_bytes()[..n])
+            .map_err(|_| FramebufferError::Unmapped { addr })
+    }
+
+    /// Writes the stencil byte of pixel (x, y) (D24S8 only; other formats do nothing).
+    pub fn write_stencil(
+        &self,
+        mem: &mut PhysMem,
+        x: u32,
+        y: u32,
+        stencil: u8,
+    ) -> Result<(), FramebufferError> {
+        let addr = self.depth_pixel_addr(x, y)?;
+        if self.depth_format != Some(DepthFormat::D24S8) {
+            return Ok(());
+        }
+        let addr3 = addr.wrapping_add(3);
+        mem.write(addr3, &[stencil])
+            .map_err(|_| FramebufferError::Unmapped { addr: addr3 })
+    }
+
+    /// The whole colour buffer decoded, rows **top first** (as a person sees the image):
+    /// `result[row·width + x]` is window pixel (x, height − 1 − row). For tools and tests.
+    pub fn read_color_image(&self, mem: &PhysMem) -> Result<Vec<Rgba>, FramebufferError> {
+        let mut out = Vec::with_capacity((self.width * self.height) as usize);
+        for row in 0..self.height {
+            let y = self.height - 1 - row;
+            for x in 0..self.width {
+                out.push(self.read_color(mem, x, y)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The whole depth buffer as (depth, stencil) pairs, rows top first (see
+    /// [`FramebufferConfig::read_color_image`]).
+    pub fn read_depth_image(&self, mem: &PhysMem) -> Result<Vec<(u32, u8)>, FramebufferError> {
+        let mut out = Vec::with_capacity((self.width * self.height) as usize);
+        for row in 0..self.height {
+            let y = self.height - 1 - row;
+            for x in 0..self.width {
+                out.push(self.read_depth_stencil(mem, x, y)?);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Largest tile: 64 pixels of 4 bytes.
+const TILE_BYTES_MAX: usize = 256;
+
+/// A write-back cache of one 8×8 tile of a colour or depth buffer.
+///
+/// The fragment pipeline asks for a pixel's bytes with [`TileCache::pixel`]; when the pixel is
+/// in another tile, the current tile is written back (if modified) and the new one loaded.
+/// [`TileCache::flush`] writes the current tile back; the pipeline calls it at the end of every
+/// triangle so memory is always up to date between triangles.
+///
+/// Pixels whose bytes are not in mapped memory read as zero and their writes are dropped; they
+/// are counted in [`TileCache::unmapped_pixels`]. A tile that straddles the end of a memory
+/// region is handled pixel by pixel.
+#[derive(Clone, Debug)]
+pub struct TileCache {
+    /// Bytes per pixel (2, 3 or 4).
+    bpp: u32,
+    /// Physical address of the cached tile; `None` if nothing is cached.
+    tile: Option<u32>,
+    /// Bit n set: pixel with Morton index n is in mapped memory.
+    mapped: u64,
+    /// The tile was modified since it was loaded.
+    dirty: bool,
+    data: [u8; TILE_BYTES_MAX],
+    /// Pixel accesses that hit unmapped memory (reads and writes, counted at load time).
+    pub unmapped_pixels: u64,
+    /// Tiles loaded from memory (statistics).
+    pub tiles_loaded: u64,
+}
+
+impl TileCache {
+    /// An empty cache for pixels of `bpp` bytes (clamped to 1..=4).
+    pub fn new(bpp: u32) -> Self {
+        TileCache {
+            bpp: bpp.clamp(1, 4),
+            tile: None,
+            mapped: 0,
+            dirty: false,
+            data: [0; TILE_BYTES_MAX],
+            unmapped_pixels: 0,
+            tiles_loaded: 0,
+        }
+    }
+
+    fn tile_len(&self) -> usize {
+        64 * self.bpp as usize
+    }
+
+    /// The bytes of window pixel (x, y) of the buffer at `base` described by `fb`, loading its
+    /// tile if needed; `None` if the pixel is not in mapped memory. The caller must pass pixels
+    /// inside the render target.
+    #[inline]
+    pub fn pixel(
+        &mut self,
+        mem: &mut PhysMem,
+        fb: &FramebufferConfig,
+        base: u32,
+        x: u32,
+        y: u32,
+    ) -> Option<&mut [u8]> {
+        let ym = flip_row(y, fb.height);
+        let tile_addr = base.wrapping_add(fb.tile_mode.offset(x & !7, ym & !7, fb.width, self.bpp));
+        if self.tile != Some(tile_addr) {
+            self.flush(mem);
+            self.load(mem, tile_addr);
+        }
+        let m = morton8(x & 7, ym & 7);
+        if self.mapped & (1u64 << m) == 0 {
+            self.unmapped_pixels += 1;
+            return None;
+        }
+        let off = (m * self.bpp) as usize;
+        self.data.get_mut(off..off + self.bpp as usize)
+    }
+
+    /// Marks the current tile as modified (call after changing bytes from [`TileCache::pixel`]).
+    #[inline]
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    fn load(&mut self, mem: &PhysMem, tile_addr: u32) {
+        let len = self.tile_len();
+        self.tiles_loaded += 1;
+        self.tile = Some(tile_addr);
+        self.dirty = false;
+        if mem.read(tile_addr, &mut self.data[..len]).is_ok() {
+            self.mapped = u64::MAX;
+            return;
+        }
+        // Partly or wholly unmapped: go pixel by pixel.
+        self.mapped = 0;
+        let bpp = self.bpp as usize;
+        for m in 0..64usize {
+            let chunk = &mut self.data[m * bpp..(m + 1) * bpp];
+            let ok = tile_addr
+                .checked_add((m * bpp) as u32)
+                .is_some_and(|a| mem.read(a, chunk).is_ok());
+            if ok {
+                self.mapped |= 1 << m;
+            } else {
+                chunk.fill(0);
+            }
+        }
+    }
+
+    /// Writes the cached tile back if it was modified.
+    pub fn flush(&mut self, mem: &mut PhysMem) {
+        let Some(tile_addr) = self.tile else { return };
+        if !self.dirty {
+            return;
+        }
+        self.dirty = false;
+        let len = self.tile_len();
+        if self.mapped == u64::MAX {
+            // ok: the same range was read successfully at load time.
+            let _ = mem.write(tile_addr, &self.data[..len]);
+            return;
+        }
+        let bpp = self.bpp as usize;
+        for m in 0..64usize {
+            if self.mapped & (1 << m) != 0 {
+                let a = tile_addr.wrapping_add((m * bpp) as u32);
+                let _ = mem.write(a, &self.data[m * bpp..(m + 1) * bpp]);
+            }
+        }
+    }
+
+    /// Writes back and forgets the cached tile (call before anything else may change memory).
+    pub fn invalidate(&mut self, mem: &mut PhysMem) {
+        self.flush(mem);
+        self.tile = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::VRAM;
+
+    fn regs_for(color_fmt: u32, depth_fmt: u32, w: u32, h: u32) -> Box<[u32; 0x300]> {
+        let mut r = Box::new([0u32; 0x300]);
+        r[0x11D] = VRAM.base >> 3;
+        r[0x11C] = (VRAM.base + 0x10_0000) >> 3;
+        r[0x117] = color_fmt << 16;
+        r[0x116] = depth_fmt;
+        r[0x11E] = w | ((h - 1) << 12) | (1 << 24);
+        r[0x112] = 0xF;
+        r[0x113] = 0xF;
+        r[0x114] = 3;
+        r[0x115] = 3;
+        r
+    }
+
+    #[test]
+    fn decodes_registers() {
+        let r = regs_for(2, 3, 400, 240);
+        let fb = FramebufferConfig::from_regs(&r);
+        assert_eq!(fb.color_addr, VRAM.base);
+        assert_eq!(fb.depth_addr, VRAM.base + 0x10_0000);
+        assert_eq!(fb.color_format, Some(ColorFormat::Rgb5a1));
+        assert_eq!(fb.depth_format, Some(DepthFormat::D24S8));
+        assert_eq!((fb.width, fb.height), (400, 240));
+        assert_eq!(fb.tile_mode, TileMode::Tiled8);
+        assert!(fb.color_write && fb.depth_write && fb.stencil_write);
+        let mut r2 = r.clone();
+        r2[0x115] = 2;
+        let fb2 = FramebufferConfig::from_regs(&r2);
+        assert!(fb2.depth_write && !fb2.stencil_write);
+        r2[0x117] = 5 << 16;
+        r2[0x116] = 1;
+        let fb3 = FramebufferConfig::from_regs(&r2);
+        assert_eq!(fb3.color_format, None);
+        assert_eq!(fb3.depth_format, None);
+        assert_eq!(
+            fb3.color_pixel_addr(0, 0),
+            Err(FramebufferError::UnknownColorFormat(5))
+        );
+        assert_eq!(
+            fb3.depth_pixel_addr(0, 0),
+            Err(FramebufferError::UnknownDepthFormat(1))
+        );
+    }
+
+    #[test]
+    fn pixel_addresses_flip_y_and_tile() {
+        let r = regs_for(0, 0, 16, 16);
+        let fb = FramebufferConfig::from_regs(&r);
+        // Window (0, 15) is memory row 0: the very first pixel.
+        assert_eq!(fb.color_pixel_addr(0, 15).unwrap(), VRAM.base);
+        // Window (0, 0) is memory row 15: tile row 1 (16·8 pixels), morton(0, 7) = 42.
+        assert_eq!(
+            fb.color_pixel_addr(0, 0).unwrap(),
+            VRAM.base + (128 + 42) * 4
+        );
+        // Window (9, 14) is memory row 1: tile 1 (64 pixels), morton(1, 1) = 3.
+        assert_eq!(
+            fb.color_pixel_addr(9, 14).unwrap(),
+            VRAM.base + (64 + 3) * 4
+        );
+        assert!(matches!(
+            fb.color_pixel_addr(16, 0),
+            Err(FramebufferError::OutsideTarget { .. })
+        ));
+        // D16 depth: 2 bytes per pixel.
+        assert_eq!(
+            fb.depth_pixel_addr(0, 0).unwrap(),
+            VRAM.base + 0x10_0000 + (128 + 42) * 2
+        );
+    }
+
+    #[test]
+    fn color_round_trip_in_every_format() {
+        for f in ColorFormat::ALL {
+            let r = regs_for(f.pica_id(), 3, 8, 8);
+            let fb = FramebufferConfig::from_regs(&r);
+            let mut mem = PhysMem::new();
+            let c = [0xF8, 0x84, 0x10, 0xFF];
+            fb.write_color(&mut mem, 3, 5, c).unwrap();
+            let back = fb.read_color(&mem, 3, 5).unwrap();
+            assert_eq!(back, f.decode_word(f.encode_word(c)), "{f:?}");
+            // The bytes sit where §9.7 says: memory row 8 − 1 − 5 = 2, morton(3, 2) = 13.
+            let bpp = f.bytes_per_pixel();
+            let raw = mem.read_vec(VRAM.base + 13 * bpp as u32, bpp).unwrap();
+            assert_eq!(raw, f.encode_word(c)[..bpp].to_vec(), "{f:?}");
+        }
+    }
+
+    #[test]
+    fn rgba8_bytes_are_abgr_in_memory() {
+        let fb = FramebufferConfig::from_regs(&regs_for(0, 3, 8, 8));
+        let mut mem = PhysMem::new();
+        fb.write_color(&mut mem, 0, 7, [0x11, 0x22, 0x33, 0x44])
+            .unwrap();
+        assert_eq!(
+            mem.read_vec(VRAM.base, 4).unwrap(),
+            [0x44, 0x33, 0x22, 0x11]
+        );
+    }
+
+    #[test]
+    fn depth_and_stencil_are_independent() {
+        let fb = FramebufferConfig::from_regs(&regs_for(0, 3, 8, 8));
+        let mut mem = PhysMem::new();
+        fb.write_stencil(&mut mem, 1, 1, 0x5A).unwrap();
+        fb.write_depth(&mut mem, 1, 1, 0x12_3456).unwrap();
+        assert_eq!(
+            fb.read_depth_stencil(&mem, 1, 1).unwrap(),
+            (0x12_3456, 0x5A)
+        );
+        fb.write_stencil(&mut mem, 1, 1, 0x01).unwrap();
+        assert_eq!(
+            fb.read_depth_stencil(&mem, 1, 1).unwrap(),
+            (0x12_3456, 0x01)
+        );
+        // D16: 2 bytes, no stencil.
+        let fb16 = FramebufferConfig::from_regs(&regs_for(0, 0, 8, 8));
+        fb16.write_depth(&mut mem, 0, 0, 0xBEEF).unwrap();
+        fb16.write_stencil(&mut mem, 0, 0, 9).unwrap();
+        assert_eq!(fb16.read_depth_stencil(&mem, 0, 0).unwrap(), (0xBEEF, 0));
+    }
+
+    #[test]
+    fn unmapped_buffers_are_errors_not_panics() {
+        let mut r = regs_for(0, 3, 8, 8);
+        r[0x11D] = 0x0800_0000 >> 3; // PA 0x08000000: unmapped
+        let fb = FramebufferConfig::from_regs(&r);
+        let mut mem = PhysMem::new();
+        assert!(matches!(
+            fb.read_color(&mem, 0, 0),
+            Err(FramebufferError::Unmapped { .. })
+        ));
+        assert!(matches!(
+            fb.write_color(&mut mem, 0, 0, [0; 4]),
+            Err(FramebufferError::Unmapped { .. })
+        ));
+        let mut cache = TileCache::new(4);
+        assert!(cache.pixel(&mut mem, &fb, fb.color_addr, 0, 0).is_none());
+        assert_eq!(cache.unmapped_pixels, 1);
+    }
+
+    #[test]
+    fn tile_cache_writes_back_and_handles_region_ends() {
+        let fb = FramebufferConfig::from_regs(&regs_for(0, 3, 16, 8));
+        let mut mem = PhysMem::new();
+        let mut cache = TileCache::new(4);
+        let px = cache.pixel(&mut mem, &fb, fb.color_addr, 9, 0).unwrap();
+        px.copy_from_slice(&[1, 2, 3, 4]);
+        cache.mark_dirty();
+        // Not written yet.
+        assert_eq!(fb.read_color(&mem, 9, 0).unwrap(), [0, 0, 0, 0]);
+        // Touching another tile writes the first back.
+        cache.pixel(&mut mem, &fb, fb.color_addr, 0, 0).unwrap();
+        assert_eq!(
+            fb.read_color(&mem, 9, 0).unwrap(),
+            ColorFormat::Rgba8.decode(&[1, 2, 3, 4])
+        );
+        assert_eq!(cache.tiles_loaded, 2);
+
+        // A buffer whose first tile straddles the end of VRAM: 128 bytes mapped, 128 not.
+        let mut r = regs_for(0, 3, 8, 8);
+        r[0x11D] = (VRAM.base + VRAM.size - 128) >> 3;
+        let fb = FramebufferConfig::from_regs(&r);
+        let mut cache = TileCache::new(4);
+        // Morton index 0 (window (0, 7)) is mapped, index 63 (window (7, 0)) is not.
+        cache
+            .pixel(&mut mem, &fb, fb.color_addr, 0, 7)
+            .unwrap()
+            .copy_from_slice(&[9; 4]);
+        cache.mark_dirty();
+        assert!(cache.pixel(&mut mem, &fb, fb.color_addr, 7, 0).is_none());
+        cache.flush(&mut mem);
+        assert_eq!(mem.read_vec(fb.color_addr, 4).unwrap(), [9; 4]);
+    }
+
+    #[test]
+    fn whole_image_is_upright() {
+        let fb = FramebufferConfig::from_regs(&regs_for(0, 3, 8, 8));
+        let mut mem = PhysMem::new();
+        fb.write_color(&mut mem, 2, 7, [255, 0, 0, 255]).unwrap(); // top row
+        let img = fb.read_color_image(&mem).unwrap();
+        assert_eq!(img[2], [255, 0, 0, 255]);
+        assert_eq!(img.len(), 64);
+    }
+}

@@ -1,0 +1,175 @@
+//! Fog and gas (`pica-raster.md` §9.1, §9.4).
+//!
+//! Stage: after the alpha test, before the stencil and depth tests (§0.4 step 9). Input: a
+//! [`FogConfig`] decoded once per draw by [`FogConfig::from_regs`] from the registers and the
+//! 128-entry fog LUT; per fragment its final depth in [0, 1] (after the depth map and the
+//! w-buffer product) and the combiner output. Output: the combiner output with its RGB blended
+//! towards the fog colour (alpha unchanged).
+//!
+//! Registers read (through [`pica_cmd::regs::Regs`]): 0x0E0 TEXENV_UPDATE_BUFFER bits 0-2 (fog
+//! mode) and bit 16 (z flip), 0x0E1 FOG_COLOR (RGB8). The LUT comes from the FOG_LUT_DATA ports
+//! (stored in [`crate::lut::LookupTables::fog`]). [`GasConfig`] additionally decodes 0x0E0 bit 3,
+//! 0x0E4 GAS_ATTENUATION, 0x0E5 GAS_ACCMAX, 0x120-0x122 and 0x126 for display.
+//!
+//! # Fog
+//!
+//! Exactly Citra's software rasteriser (the reference calls it "not fully accurate"; the
+//! hardware's precision is unknown): `idx = (z_flip ? 1 − depth : depth)·128`,
+//! `i = clamp(floor(idx), 0, 127)`, `f = clamp(value[i] + diff[i]·(idx − i), 0, 1)`, and per RGB
+//! channel `trunc(f·c + (1 − f)·fog_colour)`.
+//!
+//! # Gas
+//!
+//! Gas rendering (fog mode 7, fragment operation mode 1) accumulates gas density into the
+//! colour buffer and shades it in a second pass. No reference describes the algorithm: Citra
+//! and Panda3DS do not implement it and 3dbrew only lists the register fields. It is therefore
+//! **not modelled**: [`GAS_SUPPORT`] says so, [`GasConfig`] decodes the registers so the viewer
+//! can show them, and the fragment pipeline reports `NotImplemented(Gas)` and discards gas
+//! fragments (as Citra's GL path does).
+
+use crate::pixel::color::Rgba;
+use pica_cmd::regs::framebuffer::{GasColorLutInput, GasDepthFunc};
+use pica_cmd::regs::tev::{FogLutEntry, FogMode, GasDensitySource};
+use pica_cmd::regs::{RegView as _, Regs};
+
+/// Number of fog LUT entries.
+pub const FOG_LUT_ENTRIES: usize = 128;
+
+/// The fog LUT decoded to `[value, signed difference]` per entry (value bits 13-23, unsigned
+/// fixed0.0.11; difference bits 0-12, signed fixed1.1.11; both /2047 as Citra, see
+/// [`FogLutEntry`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FogLut {
+    /// `[value, diff]` per entry.
+    pub entries: [[f32; 2]; FOG_LUT_ENTRIES],
+}
+
+impl FogLut {
+    /// Decodes 128 entry words as written through FOG_LUT_DATA.
+    pub fn from_words(words: &[u32; FOG_LUT_ENTRIES]) -> Self {
+        let mut entries = [[0.0; 2]; FOG_LUT_ENTRIES];
+        for (e, &w) in entries.iter_mut().zip(words) {
+            let d = FogLutEntry::from_raw(w);
+            *e = [d.value(), d.diff()];
+        }
+        FogLut { entries }
+    }
+
+    /// The fog factor (weight of the fragment colour) for LUT coordinate `x` in [0, 1]:
+    /// `clamp(value[i] + diff[i]·(128x − i), 0, 1)` with `i = clamp(floor(128x), 0, 127)`.
+    /// NaN reads as 0.
+    #[inline]
+    pub fn factor(&self, x: f32) -> f32 {
+        let idx = if x.is_nan() { 0.0 } else { x * 128.0 };
+        let i = idx.floor().clamp(0.0, 127.0);
+        // ok: i is an integer in 0..=127.
+        let [v, d] = self.entries[i as usize];
+        (v + d * (idx - i)).clamp(0.0, 1.0)
+    }
+}
+
+/// Fog (fog mode 5) of one draw.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FogConfig {
+    /// TEXENV_UPDATE_BUFFER bit 16: index the LUT with `1 − depth`.
+    pub z_flip: bool,
+    /// FOG_COLOR, RGB unsigned 8-bit.
+    pub color: [u8; 3],
+    /// The decoded fog LUT.
+    pub lut: FogLut,
+}
+
+impl FogConfig {
+    /// Decodes the fog configuration if `regs` selects fog mode 5; `None` otherwise.
+    pub fn from_regs(regs: &[u32; 0x300], lut: &[u32; FOG_LUT_ENTRIES]) -> Option<Self> {
+        let r = Regs::new(regs);
+        let ub = r.texenv_update_buffer();
+        (ub.fog_mode == FogMode::Fog).then(|| {
+            let c = r.fog_color();
+            FogConfig {
+                z_flip: ub.fog_z_flip,
+                color: [c.r, c.g, c.b],
+                lut: FogLut::from_words(lut),
+            }
+        })
+    }
+
+    /// The fog factor for a fragment at `depth` (the [0, 1] depth of `pica-raster.md` §3.3).
+    #[inline]
+    pub fn factor(&self, depth: f32) -> f32 {
+        let x = if self.z_flip { 1.0 - depth } else { depth };
+        self.lut.factor(x)
+    }
+
+    /// Blends the RGB of `color` towards the fog colour for a fragment at `depth`.
+    #[inline]
+    pub fn apply(&self, depth: f32, color: &mut Rgba) {
+        let f = self.factor(depth);
+        for (c, &fc) in color.iter_mut().zip(&self.color) {
+            // ok: both weights are in [0, 1], so the sum is in [0, 255]; `as` truncates.
+            *c = (f * f32::from(*c) + (1.0 - f) * f32::from(fc)) as u8;
+        }
+    }
+}
+
+/// How much of gas rendering this crate models.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum GasSupport {
+    /// Not modelled: no available reference describes the density accumulation or shading
+    /// algorithm (see the module doc). Gas fragments are discarded and reported.
+    NotModelled,
+}
+
+/// The state of gas support.
+pub const GAS_SUPPORT: GasSupport = GasSupport::NotModelled;
+
+/// The gas registers of a draw, decoded for display (the algorithm is not modelled).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GasConfig {
+    /// TEXENV_UPDATE_BUFFER bit 3: density from plain density or depth.
+    pub density_source: GasDensitySource,
+    /// GAS_ATTENUATION (float16): density attenuation.
+    pub attenuation: f32,
+    /// GAS_ACCMAX (float16): maximum density accumulation.
+    pub accumulation_max: f32,
+    /// GAS_LIGHT_XY: planar shading minimum, maximum, attenuation (unsigned 8-bit).
+    pub planar: [u8; 3],
+    /// GAS_LIGHT_Z: view shading minimum, maximum, attenuation (unsigned 8-bit).
+    pub view: [u8; 3],
+    /// GAS_LIGHT_Z_COLOR bits 0-7: line-of-sight shading effect (unsigned 8-bit).
+    pub line_of_sight: u8,
+    /// GAS_LIGHT_Z_COLOR bit 8: colour-LUT input.
+    pub color_lut_input: GasColorLutInput,
+    /// GAS_DELTAZ_DEPTH bits 0-23: depth-direction attenuation (fixed0.16.8, raw / 256).
+    pub delta_z: f32,
+    /// GAS_DELTAZ_DEPTH bits 24-25: gas depth function.
+    pub depth_func: GasDepthFunc,
+    /// Always [`GasSupport::NotModelled`].
+    pub support: GasSupport,
+}
+
+impl GasConfig {
+    /// Decodes the gas registers.
+    pub fn from_regs(regs: &[u32; 0x300]) -> Self {
+        let r = Regs::new(regs);
+        let xy = r.gas_light_xy();
+        let z = r.gas_light_z();
+        let zc = r.gas_light_z_color();
+        let dz = r.gas_deltaz_depth();
+        GasConfig {
+            density_source: r.texenv_update_buffer().gas_density_source,
+            attenuation: r.gas_attenuation().to_f32(),
+            accumulation_max: r.gas_accmax().to_f32(),
+            planar: [xy.min, xy.max, xy.attenuation],
+            view: [z.min, z.max, z.attenuation],
+            line_of_sight: zc.los_effect,
+            color_lut_input: zc.lut_input,
+            delta_z: dz.delta_z_raw as f32 / 256.0,
+            depth_func: dz.depth_func,
+            support: GAS_SUPPORT,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,539 @@
+//! Procedural texture, texture unit 3 (`pica-raster.md` §8).
+//!
+//! Stage: texture unit 3 of the fragment pipeline (§0.4 step 4), after units 0-2 and before
+//! fragment lighting and the combiners. Input: a [`ProcTexConfig`] decoded once per draw by
+//! [`ProcTexConfig::from_regs`] from the registers and the five proctex LUTs; per fragment the
+//! selected texture coordinate and its screen-space derivatives. Output: an RGBA colour,
+//! unsigned 8 bits per channel (combiner source 6).
+//!
+//! Registers read (through [`pica_cmd::regs::Regs::proctex`] and
+//! [`pica_cmd::regs::Regs::texunit_config`]): 0x080 TEXUNIT_CONFIG bits 8-9 (coordinate
+//! source), 0x0A8 PROCTEX0 (clamp, combiners, separate alpha, noise enable, shifts, LOD bias low
+//! byte), 0x0A9/0x0AA PROCTEX1/2 (noise amplitude fixed1.3.12, phase float16), 0x0AB PROCTEX3
+//! (noise frequencies, float16), 0x0AC PROCTEX4 (filter, LOD range, colour-LUT width, LOD bias
+//! high byte), 0x0AD PROCTEX5 (colour-LUT offsets of levels 0-3). The LUTs come from the
+//! PROCTEX_LUT_DATA ports (stored in [`crate::lut::LookupTables`]).
+//!
+//! # Method
+//!
+//! Steps (Citra's software rasteriser, whose noise function was matched against hardware):
+//! `|u|, |v|` → row/column shift offsets → noise → shift → clamp → combine and map through the
+//! RGB map LUT → colour LUT (nearest or linear) → optional separate alpha (alpha map LUT).
+//! Citra's software path ignores mipmaps; we add the LOD of Citra's GL path ([`ProcTexConfig::lod`],
+//! `pica-raster.md` §8.2): `lod = log2(|width·bias|·(du + dv))` with du/dv the larger of the x and
+//! y screen derivatives, clamped to the LOD range; mip levels use `width >> level` entries at
+//! that level's offset. Everything is f32; colours are truncated to u8 once at the end.
+
+use crate::pixel::color::Rgba;
+use crate::pixel::raster::Fragment;
+use pica_cmd::regs::RegView as _;
+use pica_cmd::regs::Regs;
+use pica_cmd::regs::tev::{
+    ProcTexClamp, ProcTexColorDiff, ProcTexFilter, ProcTexLutEntry, ProcTexMapping, ProcTexShift,
+};
+use pica_cmd::regs::texturing::Tex3Coords;
+
+/// Colour-LUT offsets of mip levels 4-7.
+// UNVERIFIED: Citra PR #3916 says these "seem to be hardcoded" (from its hardware test of
+// proctex mipmaps, not proven). Alternative: the bytes of register 0x0AE, which the catalogue
+// calls PROCTEX6 after ctrulib's reset data ([`pica_cmd::regs::tev::ProcTex::offsets_high`]).
+pub const HIGH_LEVEL_OFFSETS: [u8; 4] = [0xF0, 0xF8, 0xFC, 0xFE];
+
+/// What happens to a colour-LUT index past entry 255 (offset + width beyond the table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColorIndexOverflow {
+    /// The index wraps modulo 256 (8-bit address arithmetic).
+    Wrap,
+    /// The index clamps to 255.
+    Clamp,
+}
+
+/// The overflow rule in use.
+// UNVERIFIED: Citra reads past its 256-entry array (undefined); wrapping models an 8-bit index
+// register. Alternative: ColorIndexOverflow::Clamp.
+pub const COLOR_INDEX_OVERFLOW: ColorIndexOverflow = ColorIndexOverflow::Wrap;
+
+/// Noise parameters (PROCTEX1-3).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Noise {
+    /// U amplitude (fixed1.3.12 signed, see
+    /// [`pica_cmd::regs::tev::PROCTEX_AMPLITUDE_DIVISOR`]; Citra divides by 4095).
+    pub amplitude_u: f32,
+    /// V amplitude.
+    pub amplitude_v: f32,
+    /// U phase (float16).
+    pub phase_u: f32,
+    /// V phase (float16).
+    pub phase_v: f32,
+    /// U frequency (float16).
+    pub frequency_u: f32,
+    /// V frequency (float16).
+    pub frequency_v: f32,
+}
+
+/// A 128-entry noise / map LUT decoded to `[value, difference]` (value bits 0-11 /4095,
+/// difference bits 12-23 signed 12-bit /4095, as Citra; see [`ProcTexLutEntry`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MapLut {
+    /// `[value, diff]` per entry.
+    pub entries: [[f32; 2]; 128],
+}
+
+impl MapLut {
+    /// Decodes 128 entry words.
+    pub fn from_words(words: &[u32; 128]) -> Self {
+        let mut entries = [[0.0; 2]; 128];
+        for (e, &w) in entries.iter_mut().zip(words) {
+            let d = ProcTexLutEntry::from_raw(w);
+            *e = [d.value(), d.diff()];
+        }
+        MapLut { entries }
+    }
+
+    /// Lookup of a coordinate in [0, 1]: `p = c·128`, `i = min(int(p), 127)`,
+    /// `value[i] + (p − i)·diff[i]`, so c = 1 gives `value[127] + diff[127]` (§8.2 step 5).
+    /// Negative and NaN coordinates read as 0 (entry 0 exactly).
+    #[inline]
+    pub fn lookup(&self, c: f32) -> f32 {
+        // f32::max returns the non-NaN operand, so NaN becomes 0.
+        let p = c.max(0.0) * 128.0;
+        // ok: `as` saturates (NaN → 0); the clamp keeps the index in 0..=127.
+        let i = (p as i32).clamp(0, 127);
+        let [v, d] = self.entries[i as usize];
+        v + (p - i as f32) * d
+    }
+}
+
+/// The five proctex LUTs as stored by the command processor (raw entry words).
+#[derive(Clone, Copy, Debug)]
+pub struct ProcTexLuts<'a> {
+    /// Noise LUT (table 0), 128 entries.
+    pub noise: &'a [u32; 128],
+    /// RGB map (table 2), 128 entries.
+    pub rgb_map: &'a [u32; 128],
+    /// Alpha map (table 3), 128 entries.
+    pub alpha_map: &'a [u32; 128],
+    /// Colour table (table 4), 256 RGBA8 entries (R bits 0-7 … A bits 24-31).
+    pub color: &'a [u32; 256],
+    /// Colour difference table (table 5), 256 entries of signed 8-bit half-differences.
+    pub color_diff: &'a [u32; 256],
+}
+
+impl<'a> ProcTexLuts<'a> {
+    /// The proctex tables of the command processor's LUT storage.
+    pub fn from_tables(t: &'a crate::lut::LookupTables) -> Self {
+        ProcTexLuts {
+            noise: &t.proctex_noise,
+            rgb_map: &t.proctex_rgb_map,
+            alpha_map: &t.proctex_alpha_map,
+            color: &t.proctex_color,
+            color_diff: &t.proctex_color_diff,
+        }
+    }
+}
+
+/// Something a draw's proctex configuration leaves to a guess (for diagnostics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum ProcTexIssue {
+    /// Coordinate source 3 (treated as texcoord 0, as Citra GL).
+    UnknownCoordSource,
+    /// Clamp mode 5-7 (treated as clamp to edge, as Citra).
+    UnknownClamp(u32),
+    /// Combiner 10-15 (reads 0, as Citra).
+    UnknownCombiner(u32),
+    /// Shift mode 3 (no shift, as Citra).
+    UnknownShift,
+    /// Filter 6-7 (treated as nearest; Citra leaves the colour undefined).
+    UnknownFilter(u32),
+}
+
+/// The procedural texture of one draw, decoded once.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProcTexConfig {
+    /// Texture coordinate used (0-2; TEXUNIT_CONFIG bits 8-9).
+    pub coord: usize,
+    /// U clamp (PROCTEX0 bits 0-2).
+    pub u_clamp: ProcTexClamp,
+    /// V clamp (bits 3-5).
+    pub v_clamp: ProcTexClamp,
+    /// RGB combiner (bits 6-9).
+    pub rgb_func: ProcTexMapping,
+    /// Alpha combiner (bits 10-13).
+    pub alpha_func: ProcTexMapping,
+    /// Bit 14: alpha from the alpha combiner and alpha map, not from the colour LUT.
+    pub separate_alpha: bool,
+    /// Noise (bit 15), if enabled.
+    pub noise: Option<Noise>,
+    /// U shift (bits 16-17), driven by v.
+    pub u_shift: ProcTexShift,
+    /// V shift (bits 18-19), driven by u.
+    pub v_shift: ProcTexShift,
+    /// Colour-LUT filter (PROCTEX4 bits 0-2).
+    pub filter: ProcTexFilter,
+    /// Minimum LOD (PROCTEX4 bits 3-6, unsigned).
+    pub min_lod: u8,
+    /// Maximum LOD (bits 7-10, unsigned).
+    pub max_lod: u8,
+    /// Colour-LUT entries of level 0 (bits 11-18, unsigned).
+    pub lut_width: u32,
+    /// Colour-LUT offsets of levels 0-7 (PROCTEX5 for 0-3, [`HIGH_LEVEL_OFFSETS`] for 4-7).
+    pub offsets: [u8; 8],
+    /// LOD bias (float16 assembled from PROCTEX4 bits 19-26 and PROCTEX0 bits 20-27).
+    pub lod_bias: f32,
+    /// Noise LUT.
+    pub noise_lut: MapLut,
+    /// RGB map LUT.
+    pub rgb_map: MapLut,
+    /// Alpha map LUT.
+    pub alpha_map: MapLut,
+    /// Colour LUT, RGBA.
+    pub color: [[f32; 4]; 256],
+    /// Colour differences (already doubled), RGBA.
+    pub color_diff: [[f32; 4]; 256],
+    /// Guesses this configuration relies on.
+    pub issues: Vec<ProcTexIssue>,
+}
+
+/// True if the proctex filter of `regs` uses mip levels (and so needs coordinate derivatives).
+pub fn needs_gradients(regs: &[u32; 0x300]) -> bool {
+    uses_mipmaps(Regs::new(regs).proctex().lut.filter)
+}
+
+const fn uses_mipmaps(f: ProcTexFilter) -> bool {
+    !matches!(
+        f,
+        ProcTexFilter::Nearest | ProcTexFilter::Linear | ProcTexFilter::Unknown(_)
+    )
+}
+
+impl ProcTexConfig {
+    /// Decodes the proctex registers of `regs` and the LUTs in `luts`.
+    pub fn from_regs(regs: &[u32; 0x300], luts: &ProcTexLuts<'_>) -> Self {
+        let r = Regs::new(regs);
+        let p = r.proctex();
+        let c = p.config;
+        let mut issues = Vec::new();
+        let coord = match r.texunit_config().tex3_coords {
+            Tex3Coords::Texcoord0 => 0,
+            Tex3Coords::Texcoord1 => 1,
+            Tex3Coords::Texcoord2 => 2,
+            Tex3Coords::Unknown(_) => {
+                // UNVERIFIED: Citra GL logs "unexpected" and uses texcoord 0.
+                issues.push(ProcTexIssue::UnknownCoordSource);
+                0
+            }
+        };
+        for clamp in [c.u_clamp, c.v_clamp] {
+            if let ProcTexClamp::Unknown(v) = clamp {
+                issues.push(ProcTexIssue::UnknownClamp(v));
+            }
+        }
+        let mut funcs = vec![c.rgb_func];
+        if c.separate_alpha {
+            funcs.push(c.alpha_func);
+        }
+        for f in funcs {
+            if let ProcTexMapping::Unknown(v) = f {
+                issues.push(ProcTexIssue::UnknownCombiner(v));
+            }
+        }
+        if matches!(c.u_shift, ProcTexShift::Unknown(_))
+            || matches!(c.v_shift, ProcTexShift::Unknown(_))
+        {
+            issues.push(ProcTexIssue::UnknownShift);
+        }
+        if let ProcTexFilter::Unknown(v) = p.lut.filter {
+            issues.push(ProcTexIssue::UnknownFilter(v));
+        }
+        issues.dedup();
+        let o = p.offsets;
+        let h = HIGH_LEVEL_OFFSETS;
+        let mut color = [[0.0; 4]; 256];
+        let mut color_diff = [[0.0; 4]; 256];
+        for i in 0..256 {
+            color[i] = luts.color[i].to_le_bytes().map(f32::from);
+            let d = ProcTexColorDiff::from_raw(luts.color_diff[i]);
+            // The table holds half the difference to the next entry (§8.1).
+            color_diff[i] = [d.r, d.g, d.b, d.a].map(|x| (2 * x) as f32);
+        }
+        ProcTexConfig {
+            coord,
+            u_clamp: c.u_clamp,
+            v_clamp: c.v_clamp,
+            rgb_func: c.rgb_func,
+            alpha_func: c.alpha_func,
+            separate_alpha: c.separate_alpha,
+            noise: c.noise_enable.then(|| Noise {
+                amplitude_u: p.noise_u.amplitude(),
+                amplitude_v: p.noise_v.amplitude(),
+                phase_u: p.noise_u.phase.to_f32(),
+                phase_v: p.noise_v.phase.to_f32(),
+                frequency_u: p.frequency.u.to_f32(),
+                frequency_v: p.frequency.v.to_f32(),
+            }),
+            u_shift: c.u_shift,
+            v_shift: c.v_shift,
+            filter: p.lut.filter,
+            min_lod: p.lut.min_lod,
+            max_lod: p.lut.max_lod,
+            lut_width: u32::from(p.lut.lut_width),
+            offsets: [
+                o.level0, o.level1, o.level2, o.level3, h[0], h[1], h[2], h[3],
+            ],
+            lod_bias: p.lod_bias().to_f32(),
+            noise_lut: MapLut::from_words(luts.noise),
+            rgb_map: MapLut::from_words(luts.rgb_map),
+            alpha_map: MapLut::from_words(luts.alpha_map),
+            color,
+            color_diff,
+            issues,
+        }
+    }
+
+    /// True if [`ProcTexConfig::sample`] uses its derivatives (mipmap filters).
+    pub fn needs_gradients(&self) -> bool {
+        uses_mipmaps(self.filter)
+    }
+
+    /// The colour for a fragment (its coordinate [`ProcTexConfig::coord`] and derivatives).
+    #[inline]
+    pub fn sample_fragment(&self, frag: &Fragment) -> Rgba {
+        let c = self.coord.min(2);
+        let [u, v] = frag.tc[c];
+        self.sample(u, v, frag.tc_grad[c])
+    }
+
+    /// The colour at texture coordinate (u, v); `grad` = `[du/dx, dv/dx, du/dy, dv/dy]` (read
+    /// only by the mipmap filters).
+    pub fn sample(&self, u: f32, v: f32, grad: [f32; 4]) -> Rgba {
+        let (u, v) = self.coordinates(u, v);
+
+        // Colour from the RGB map and the colour LUT.
+        let lut_coord = combine_and_map(u, v, self.rgb_func, &self.rgb_map);
+        let color = match self.filter {
+            ProcTexFilter::Nearest | ProcTexFilter::Linear | ProcTexFilter::Unknown(_) => {
+                self.level_color(lut_coord, 0)
+            }
+            ProcTexFilter::NearestMipNearest | ProcTexFilter::LinearMipNearest => {
+                // Round half away from zero, as GLSL round() commonly does.
+                let level = self.lod(grad).round() as usize;
+                self.level_color(lut_coord, level)
+            }
+            ProcTexFilter::NearestMipLinear | ProcTexFilter::LinearMipLinear => {
+                let lod = self.lod(grad);
+                let li = lod.trunc();
+                let f = lod - li;
+                let li = li as usize;
+                let a = self.level_color(lut_coord, li);
+                if f > 0.0 {
+                    let b = self.level_color(lut_coord, li + 1);
+                    [0, 1, 2, 3].map(|k| lerp(a[k], b[k], f))
+                } else {
+                    a
+                }
+            }
+        };
+        let mut out = color.map(|x| x as u8); // ok: saturating float → u8 (truncates)
+        if self.separate_alpha {
+            // The alpha skips the colour LUT (§8.2 step 8).
+            let a = combine_and_map(u, v, self.alpha_func, &self.alpha_map);
+            out[3] = (a.clamp(0.0, 1.0) * 255.0) as u8;
+        }
+        out
+    }
+
+    /// Steps 1-4 of §8.2: absolute value, shift offsets, noise, shift, clamp.
+    #[inline]
+    pub fn coordinates(&self, u: f32, v: f32) -> (f32, f32) {
+        let mut u = u.abs();
+        let mut v = v.abs();
+        // The shift offsets are computed before the noise moves the coordinates.
+        let u_off = shift_offset(v, self.u_shift, self.u_clamp);
+        let v_off = shift_offset(u, self.v_shift, self.v_clamp);
+        if let Some(n) = &self.noise {
+            let k = noise_coefficient(u, v, n, &self.noise_lut);
+            u = (u + k * n.amplitude_u).abs();
+            v = (v + k * n.amplitude_v).abs();
+        }
+        (
+            clamp_coord(u + u_off, self.u_clamp),
+            clamp_coord(v + v_off, self.v_clamp),
+        )
+    }
+
+    /// The level of detail for derivatives `grad` (Citra GL's formula, §8.2): 0 if the bias is
+    /// 0, else `log2(|width·bias|·(du + dv))` clamped to [max(0, min), min(7, max)].
+    // HW: Citra PR #3916's hardware test found the mip transition boundaries of this formula
+    // matching the 3DS "very well" (a visual comparison; the exact precision is unknown).
+    pub fn lod(&self, grad: [f32; 4]) -> f32 {
+        let lo = f32::from(self.min_lod);
+        let hi = f32::from(self.max_lod).min(7.0);
+        let raw = if self.lod_bias == 0.0 {
+            0.0
+        } else {
+            let du = grad[0].abs().max(grad[2].abs());
+            let dv = grad[1].abs().max(grad[3].abs());
+            ((self.lut_width as f32 * self.lod_bias).abs() * (du + dv)).log2()
+        };
+        // Not f32::clamp: min > max must not panic (the range is guest data). NaN → lo.
+        let l = if raw.is_nan() { lo } else { raw };
+        l.max(lo).min(hi).max(0.0)
+    }
+
+    /// The colour-LUT colour (0-255 per channel, unrounded) of `lut_coord` in mip `level`.
+    fn level_color(&self, lut_coord: f32, level: usize) -> [f32; 4] {
+        let level = level.min(7);
+        // UNVERIFIED: a level narrower than one entry is treated as one entry.
+        let width = (self.lut_width >> level).max(1);
+        let offset = f32::from(self.offsets[level]);
+        // Map values outside [0, 1] would index outside the level (Citra GL clamps the map
+        // output; Citra SW reads out of bounds); clamped here.
+        let c = if lut_coord.is_nan() {
+            0.0
+        } else {
+            lut_coord.clamp(0.0, 1.0)
+        };
+        let index = offset + c * (width - 1) as f32;
+        match self.filter {
+            ProcTexFilter::Linear
+            | ProcTexFilter::LinearMipNearest
+            | ProcTexFilter::LinearMipLinear => {
+                let i = index as u32; // ok: index ≥ 0
+                let f = index - i as f32;
+                let i = color_index(i);
+                let (c, d) = (self.color[i], self.color_diff[i]);
+                [0, 1, 2, 3].map(|k| c[k] + f * d[k])
+            }
+            _ => self.color[color_index(index.round() as u32)],
+        }
+    }
+}
+
+#[inline]
+fn color_index(i: u32) -> usize {
+    match COLOR_INDEX_OVERFLOW {
+        ColorIndexOverflow::Wrap => (i & 0xFF) as usize,
+        ColorIndexOverflow::Clamp => i.min(255) as usize,
+    }
+}
+
+/// The row/column shift offset (§8.2 step 1): `off = 1` for mirrored repeat, else 0.5; odd:
+/// `off·((int(c)/2) mod 2)`, even: `off·(((int(c)+1)/2) mod 2)`. `c` is the other coordinate.
+pub fn shift_offset(c: f32, mode: ProcTexShift, clamp: ProcTexClamp) -> f32 {
+    let off = if clamp == ProcTexClamp::MirroredRepeat {
+        1.0
+    } else {
+        0.5
+    };
+    let i = i64::from(c as i32); // ok: saturating truncation toward zero
+    match mode {
+        ProcTexShift::None | ProcTexShift::Unknown(_) => 0.0,
+        ProcTexShift::Odd => off * ((i / 2) % 2) as f32,
+        ProcTexShift::Even => off * (((i + 1) / 2) % 2) as f32,
+    }
+}
+
+/// Applies a clamp mode (§8.2 step 4) to a non-negative coordinate.
+pub fn clamp_coord(c: f32, mode: ProcTexClamp) -> f32 {
+    match mode {
+        ProcTexClamp::ToZero => {
+            if c > 1.0 {
+                0.0
+            } else {
+                c
+            }
+        }
+        ProcTexClamp::SymmetricalRepeat => c - c.floor(),
+        ProcTexClamp::MirroredRepeat => {
+            let i = c as i32; // ok: saturating truncation
+            let f = c - i as f32;
+            if i % 2 == 0 { f } else { 1.0 - f }
+        }
+        ProcTexClamp::Pulse => {
+            if c <= 0.5 {
+                0.0
+            } else {
+                1.0
+            }
+        }
+        // UNVERIFIED: modes 5-7 behave as clamp to edge (Citra's default branch).
+        ProcTexClamp::ToEdge | ProcTexClamp::Unknown(_) => c.min(1.0),
+    }
+}
+
+/// A combiner function of (u, v) (§8.1 "Combiners"); undocumented functions give 0.
+// UNVERIFIED: Citra PR #2697 reports that the hardware's square root (SQRT2, RMAX) is inaccurate
+// for small inputs; we use the exact f32 square root, as Citra does.
+pub fn combine(u: f32, v: f32, f: ProcTexMapping) -> f32 {
+    match f {
+        ProcTexMapping::U => u,
+        ProcTexMapping::U2 => u * u,
+        ProcTexMapping::V => v,
+        ProcTexMapping::V2 => v * v,
+        ProcTexMapping::Add => (u + v) * 0.5,
+        ProcTexMapping::Add2 => (u * u + v * v) * 0.5,
+        ProcTexMapping::SqrtAdd2 => (u * u + v * v).sqrt().min(1.0),
+        ProcTexMapping::Min => u.min(v),
+        ProcTexMapping::Max => u.max(v),
+        ProcTexMapping::RMax => (((u + v) * 0.5 + (u * u + v * v).sqrt()) * 0.5).min(1.0),
+        // UNVERIFIED: Citra logs and uses 0 for combiners 10-15.
+        ProcTexMapping::Unknown(_) => 0.0,
+    }
+}
+
+/// `map.lookup(combine(u, v, f))`.
+#[inline]
+fn combine_and_map(u: f32, v: f32, f: ProcTexMapping, map: &MapLut) -> f32 {
+    map.lookup(combine(u, v, f))
+}
+
+/// The hardware-matched pseudo-random 1D hash (§8.2; algorithm from Citra, verified there
+/// against hardware output, not known to be the hardware's own algorithm).
+pub fn noise_rand_1d(v: u32) -> u32 {
+    const T1: [u32; 16] = [0, 4, 10, 8, 4, 9, 7, 12, 5, 15, 13, 14, 11, 15, 2, 11];
+    (((v % 9 + 2) * 3) & 0xF) ^ T1[((v / 9) & 0xF) as usize]
+}
+
+/// The 2D gradient value in [−1, 1] (multiples of 2/15) at lattice point (x, y).
+pub fn noise_rand_2d(x: u32, y: u32) -> f32 {
+    const T2: [u32; 16] = [10, 2, 15, 8, 0, 7, 4, 5, 5, 13, 2, 6, 13, 9, 3, 14];
+    let a = noise_rand_1d(x);
+    let mut b = noise_rand_1d(y);
+    if a & 3 == 1 {
+        b += 4;
+    }
+    b ^= (a & 1) * 6;
+    b += 10 + a;
+    b &= 0xF;
+    b ^= T2[a as usize];
+    -1.0 + b as f32 * 2.0 / 15.0
+}
+
+/// The noise value at (u, v) (§8.2 step 2), in [−1, 1] for a noise LUT within [0, 1].
+pub fn noise_coefficient(u: f32, v: f32, n: &Noise, lut: &MapLut) -> f32 {
+    let x = 9.0 * n.frequency_u * (u + n.phase_u).abs();
+    let y = 9.0 * n.frequency_v * (v + n.phase_v).abs();
+    let xi = x as i32; // ok: saturating truncation toward zero
+    let yi = y as i32;
+    let xf = x - xi as f32;
+    let yf = y - yi as f32;
+    // Lattice coordinates are used as unsigned 32-bit values (Citra).
+    let (x0, y0) = (xi as u32, yi as u32);
+    let (x1, y1) = (x0.wrapping_add(1), y0.wrapping_add(1));
+    let g0 = noise_rand_2d(x0, y0) * (xf + yf);
+    let g1 = noise_rand_2d(x1, y0) * (xf + yf - 1.0);
+    let g2 = noise_rand_2d(x0, y1) * (xf + yf - 1.0);
+    let g3 = noise_rand_2d(x1, y1) * (xf + yf - 2.0);
+    let sx = lut.lookup(xf);
+    let sy = lut.lookup(yf);
+    lerp(lerp(g0, g1, sx), lerp(g2, g3, sx), sy)
+}
+
+/// `a·(1 − t) + b·t` (the form of Citra's `Lerp` and GLSL `mix`).
+#[inline]
+fn lerp(a: f32, b: f32, t: f32) -> f32 {
+    a * (1.0 - t) + b * t
+}
+
+#[cfg(test)]
+mod tests;
