@@ -340,14 +340,14 @@ fn rasterize_all(
     for tri in tris.drain(..) {
         stats.triangles_assembled += 1;
         if let Some(d) = detail.as_mut() {
-            d.assembled.push(tri);
+            d.push_assembled(tri);
         }
         let poly = clip::clip_triangle(&tri, &ds.clip);
         for t in poly.triangles() {
             stats.triangles_clipped += 1;
             let screen = t.map(|v| viewport::to_screen(&v, &ds.viewport));
             if let Some(d) = detail.as_mut() {
-                d.clipped.push(screen);
+                d.push_clipped(screen);
             }
             if let TriangleOutcome::Drawn { .. } = pixels.draw_triangle_with(mem, &screen, stages) {
                 stats.triangles_rasterized += 1;
@@ -360,7 +360,7 @@ fn rasterize_all(
 fn record_shaded(detail: &mut Option<DrawDetail>, ds: &DrawSetup, k: u32, slots: &OutputSlots) {
     if let Some(d) = detail.as_mut() {
         let n = ds.setup.vs.outputs.count();
-        d.shaded.push(ShadedVertex {
+        d.push_shaded(ShadedVertex {
             index_in_draw: k,
             outputs: slots[..n.min(16)].to_vec(),
             vertex: ds.setup.output_map.to_vertex(slots, n),
@@ -469,10 +469,9 @@ impl PipelineState {
             obs.diagnostic(&d.to_diagnostic(Some(draw)));
         }
         let mut stats = DrawStats::default();
-        let mut detail = obs.wants_draw_detail().then(|| DrawDetail {
-            regs: ds.regs.to_vec(),
-            ..DrawDetail::default()
-        });
+        let mut detail = obs
+            .wants_draw_detail()
+            .then(|| DrawDetail::new(&ds.regs[..], obs.draw_detail_limits()));
         let mut pixels = self.textures.pipeline(mem, &ds.regs);
         let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
         let p = self;
@@ -545,7 +544,7 @@ impl PipelineState {
                     break;
                 }
                 if let Some(d) = detail.as_mut() {
-                    d.loaded.push(scratch.attrs[n_shade].to_loaded(k, id));
+                    d.push_loaded(scratch.attrs[n_shade].to_loaded(k, id));
                 }
                 scratch.pending.push((k, id, Pending::Shaded(n_shade)));
                 n_shade += 1;
@@ -669,10 +668,9 @@ impl PipelineState {
             self.immediate = Some(ImmediateDraw {
                 info,
                 stats: DrawStats::default(),
-                detail: obs.wants_draw_detail().then(|| DrawDetail {
-                    regs: ds.regs.to_vec(),
-                    ..DrawDetail::default()
-                }),
+                detail: obs
+                    .wants_draw_detail()
+                    .then(|| DrawDetail::new(&ds.regs[..], obs.draw_detail_limits())),
                 vertices: 0,
             });
         }
@@ -687,7 +685,7 @@ impl PipelineState {
         imm.info.count = imm.vertices;
         imm.stats.vertices_loaded += 1;
         if let Some(d) = imm.detail.as_mut() {
-            d.loaded.push(set.to_loaded(k, k));
+            d.push_loaded(set.to_loaded(k, k));
         }
         let p = &mut *self;
         let mut scratch = std::mem::take(&mut p.scratch);
