@@ -442,3 +442,48 @@ fn reader_warnings_are_bounded() {
         Some(TraceWarning::WarningsOmitted { count }) if *count == u64::from(n) - MAX_WARNINGS as u64
     ));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Command processor
+// ---------------------------------------------------------------------------------------------
+
+/// A command list that jumps back to its own start (with the jump registers unchanged) is
+/// recognised as a loop at the second identical jump, not after 2^26 writes.
+#[test]
+fn a_list_that_jumps_to_its_own_start_is_a_detected_loop() {
+    use gpu_core::debug::{DiagKind, EventLog};
+    use gpu_core::gpu::Gpu;
+    use gpu_core::memory::PhysMem;
+
+    const LIST_ADDR: u32 = 0x2000_0000;
+    let mut b = cmdlist::CmdListBuilder::new();
+    b.write(0x010_u16 + 0x100, 7); // some work in the loop body (a harmless register)
+    b.write(0x238, 0); // size patched below (units of 8 bytes)
+    b.write(0x23A, LIST_ADDR >> 3);
+    b.write(0x23C, 1); // jump on channel 0
+    let mut words = b.words().to_vec();
+    let len = (words.len() * 4) as u32;
+    // The size write is the second command: its parameter is word 2.
+    words[2] = len / 8;
+    let bytes = le(&words);
+    let mut mem = PhysMem::new();
+    mem.write(LIST_ADDR, &bytes).unwrap();
+    let mut gpu = Gpu::new();
+    let mut log = EventLog::new(1000, false);
+    assert!(gpu.run_command_list(&mut mem, LIST_ADDR, len, &mut log));
+    let loops: Vec<_> = log
+        .diagnostics()
+        .filter(|d| d.kind == DiagKind::CommandList && d.detail.contains("command-list loop"))
+        .collect();
+    assert_eq!(
+        loops.len(),
+        1,
+        "{:?}",
+        log.diagnostics().collect::<Vec<_>>()
+    );
+    assert!(
+        loops[0].detail.contains("stopped after 8 writes"),
+        "{}",
+        loops[0].detail
+    );
+}
