@@ -130,3 +130,14 @@ pub fn citrace(data: &[u8]) {
         "round trip differs"
     );
 }
+
+/// Whole-trace replay and the linter on a CiTrace: any readable trace replays to the end and
+/// lints without panicking (the command processor's and draws' budgets bound the work).
+pub fn replay(data: &[u8]) {
+    let Ok(trace) = CiTrace::from_bytes(data.to_vec()) else {
+        return;
+    };
+    let mut replay = gpu_core::replay::Replay::new(trace);
+    let report = gpu_core::lint::check(&mut replay);
+    assert!(report.issues.len() <= gpu_core::lint::MAX_ISSUES);
+}

@@ -64,6 +64,8 @@ fn fuzz_checks_pass_on_seeds_and_minimised_inputs() {
             checks::asm
         } else if name.starts_with("cmdlist-") || name.contains("cmdlist") {
             checks::cmdlist
+        } else if name.starts_with("replay-") {
+            checks::replay
         } else if name.starts_with("citrace-") || ext == "ctf" {
             checks::citrace
         } else {
