@@ -26,7 +26,7 @@ use pica_cmd::cmdlist::{
 use pica_cmd::filekind::{self, FileKind};
 use pica_cmd::regs;
 use serde::ser::{SerializeSeq, Serializer as _};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Width of the extra-parameter count in command headers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -144,7 +144,7 @@ pub fn run(args: &CmdlistArgs) -> Result<()> {
             checker.command(c, |d| diags.push(d));
             for w in c.writes() {
                 checker.write(&w, |d| diags.push(d));
-                seq.serialize_element(&write_json(&w))
+                with_write_json(&w, |j| seq.serialize_element(j))
                     .map_err(std::io::Error::other)?;
             }
             Ok(())
@@ -240,32 +240,62 @@ pub fn masked_out(bits: (u8, u8), mask: u8) -> bool {
     field & expand_mask(mask) == 0
 }
 
+/// One decoded field in the JSON of a write (keys in alphabetical order, as a
+/// `serde_json::Value` prints them).
+#[derive(serde::Serialize)]
+struct FieldJson<'a> {
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    alias: bool,
+    bits: (u8, u8),
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    masked_out: bool,
+    meaning: &'a str,
+    name: &'a str,
+    raw: u32,
+}
+
+/// The JSON object of one write, serialised straight to the output (no `Value` tree).
+#[derive(serde::Serialize)]
+struct WriteJson<'a> {
+    command: u32,
+    fields: Vec<FieldJson<'a>>,
+    id: u16,
+    mask: u8,
+    name: &'a str,
+    offset: u32,
+    value: u32,
+}
+
+/// Serialises the JSON object of one write (see [`write_json`]) with `f`.
+fn with_write_json<R>(w: &CmdWrite, f: impl FnOnce(&WriteJson<'_>) -> R) -> R {
+    let d = regs::describe(w.id, w.value);
+    let fields = d
+        .fields
+        .iter()
+        .map(|fd| FieldJson {
+            alias: fd.alias,
+            bits: fd.bits,
+            masked_out: masked_out(fd.bits, w.mask),
+            meaning: &fd.meaning,
+            name: fd.name,
+            raw: fd.raw,
+        })
+        .collect();
+    f(&WriteJson {
+        command: w.command,
+        fields,
+        id: w.id,
+        mask: w.mask,
+        name: &d.name,
+        offset: w.offset,
+        value: w.value,
+    })
+}
+
 /// The JSON object of one write: `offset`, `id`, `name`, `mask`, `value`, `fields`, `command`.
 /// Fields whose bits are all disabled by the byte mask carry `"masked_out": true`.
 pub fn write_json(w: &CmdWrite) -> Value {
-    let d = regs::describe(w.id, w.value);
-    let fields: Vec<Value> = d
-        .fields
-        .iter()
-        .map(|f| {
-            let mut v = serde_json::to_value(f).unwrap_or(Value::Null);
-            if masked_out(f.bits, w.mask)
-                && let Value::Object(map) = &mut v
-            {
-                map.insert("masked_out".into(), Value::Bool(true));
-            }
-            v
-        })
-        .collect();
-    json!({
-        "offset": w.offset,
-        "id": w.id,
-        "name": d.name,
-        "mask": w.mask,
-        "value": w.value,
-        "fields": fields,
-        "command": w.command,
-    })
+    with_write_json(w, |j| serde_json::to_value(j).unwrap_or(Value::Null))
 }
 
 /// One text line for a write: offset, mask, the catalogue's one-line decode.
