@@ -144,8 +144,7 @@ pub fn run(args: &CmdlistArgs) -> Result<()> {
             checker.command(c, |d| diags.push(d));
             for w in c.writes() {
                 checker.write(&w, |d| diags.push(d));
-                with_write_json(&w, |j| seq.serialize_element(j))
-                    .map_err(std::io::Error::other)?;
+                with_write_json(&w, |j| seq.serialize_element(j)).map_err(std::io::Error::other)?;
             }
             Ok(())
         });

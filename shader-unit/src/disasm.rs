@@ -735,20 +735,53 @@ fn looks_like_register(s: &str) -> bool {
         && b[1].is_ascii_digit()
 }
 
+/// A set of names in use, handing out fresh ones in amortised constant time (a file with
+/// a million uniforms of the same name must not search `u_2`, `u_3`, ... from the start each
+/// time).
+#[derive(Default)]
+struct Names {
+    used: HashSet<String>,
+    /// Next suffix to try for each base name.
+    next: HashMap<String, u32>,
+}
+
+impl Names {
+    fn contains(&self, name: &str) -> bool {
+        self.used.contains(name)
+    }
+
+    fn insert(&mut self, name: String) -> bool {
+        self.used.insert(name)
+    }
+}
+
+impl FromIterator<String> for Names {
+    fn from_iter<I: IntoIterator<Item = String>>(iter: I) -> Self {
+        Names {
+            used: iter.into_iter().collect(),
+            next: HashMap::new(),
+        }
+    }
+}
+
 /// Returns `base`, or `base_2`, `base_3`, ... — the first not in `used`; records it.
-fn unique(base: &str, used: &mut HashSet<String>) -> String {
+fn unique(base: &str, used: &mut Names) -> String {
     if used.insert(base.to_string()) {
         return base.to_string();
     }
-    let mut n = 2;
+    let mut n = used.next.get(base).copied().unwrap_or(2);
     loop {
         let candidate = format!("{base}_{n}");
+        n += 1;
         if used.insert(candidate.clone()) {
+            used.next.insert(base.to_string(), n);
             return candidate;
         }
-        n += 1;
     }
 }
+
+/// At most this many re-assembly notes are listed per DVLE; the rest are counted.
+pub const MAX_NOTES: usize = 1000;
 
 impl Analysis {
     /// Analyses the program; `listed` is the DVLE whose entry procedure is called `main`.
@@ -979,7 +1012,7 @@ impl Analysis {
         }
 
         // Procedure names.
-        let mut used = HashSet::new();
+        let mut used = Names::default();
         let mut main_taken = false;
         let mut entry_proc = vec![None; dvlb.dvles.len()];
         for (i, origins) in proc_origins.iter().enumerate() {
@@ -1057,7 +1090,7 @@ impl Analysis {
         }
 
         // Jump labels: the label table's name at the target, else `l_XXX`.
-        let mut label_names: HashSet<String> = table_labels.values().flatten().cloned().collect();
+        let mut label_names: Names = table_labels.values().flatten().cloned().collect();
         let mut labels_at = table_labels.clone();
         let mut jump_label = HashMap::new();
         for instr in instrs {
@@ -1240,11 +1273,18 @@ struct FileWriter<'a> {
     count: usize,
     names: FileNames,
     lines: Vec<String>,
-    /// Re-assembly notes; `true` marks notes about code, descriptors or constants.
+    /// Re-assembly notes (the first [`MAX_NOTES`]); `true` marks notes about code,
+    /// descriptors or constants.
     notes: Vec<(bool, String)>,
+    /// The notes kept, for de-duplication.
+    note_set: HashSet<String>,
+    /// Notes not kept (beyond [`MAX_NOTES`]; may repeat each other).
+    notes_dropped: usize,
+    /// Whether any note (kept or not) is about code, descriptors or constants.
+    any_code_note: bool,
     address_lines: Vec<usize>,
     header_at: usize,
-    aliases_used: HashSet<String>,
+    aliases_used: Names,
 }
 
 impl<'a> FileWriter<'a> {
@@ -1257,11 +1297,14 @@ impl<'a> FileWriter<'a> {
             names: FileNames::default(),
             lines: Vec::new(),
             notes: Vec::new(),
+            note_set: HashSet::new(),
+            notes_dropped: 0,
+            any_code_note: false,
             // Filled by `code()`; files without code (the other DVLEs of `disassemble_all`)
             // never allocate it.
             address_lines: Vec::new(),
             header_at: 0,
-            aliases_used: HashSet::new(),
+            aliases_used: Names::default(),
         }
     }
 
@@ -1280,8 +1323,15 @@ impl<'a> FileWriter<'a> {
     }
 
     fn add_note(&mut self, code: bool, s: String) {
-        if !self.notes.iter().any(|(_, n)| *n == s) {
+        if self.note_set.contains(&s) {
+            return;
+        }
+        self.any_code_note |= code;
+        if self.notes.len() < MAX_NOTES {
+            self.note_set.insert(s.clone());
             self.notes.push((code, s));
+        } else {
+            self.notes_dropped += 1;
         }
     }
 
@@ -2122,7 +2172,12 @@ impl<'a> FileWriter<'a> {
 
     fn finish(mut self) -> Listing {
         // Insert the notes into the header, then shift the address map accordingly.
-        let code_exact = !self.notes.iter().any(|(code, _)| *code);
+        let code_exact = !self.any_code_note;
+        let problems = self.notes.len() + self.notes_dropped;
+        if self.notes_dropped > 0 {
+            let more = format!("... and {} more problem(s) not listed", self.notes_dropped);
+            self.notes.push((false, more));
+        }
         let mut header_notes = Vec::new();
         if !self.notes.is_empty() {
             header_notes.push(if code_exact {
@@ -2130,8 +2185,7 @@ impl<'a> FileWriter<'a> {
                     .to_string()
             } else {
                 format!(
-                    "; WARNING: re-assembly will not reproduce this binary exactly ({} problem(s)):",
-                    self.notes.len()
+                    "; WARNING: re-assembly will not reproduce this binary exactly ({problems} problem(s)):"
                 )
             });
             for (code, n) in &self.notes {

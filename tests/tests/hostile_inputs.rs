@@ -489,3 +489,31 @@ fn a_list_that_jumps_to_its_own_start_is_a_detected_loop() {
         loops[0].detail
     );
 }
+
+/// 200,000 uniforms of one name in one DVLE (each needs a fresh alias name and a note): the
+/// disassembler hands out names in constant time and lists at most MAX_NOTES notes.
+#[test]
+fn a_dvle_with_200000_same_named_uniforms_disassembles() {
+    let n = 200_000u32;
+    let mut b = dvlb_with(&MOV_END, &[(0, 2)], &[0], 0x1002, None);
+    // Point the DVLE's uniform table (header word 0x30/0x34) and symbol table at new data.
+    let dvle = u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize;
+    let table = (b.len() - dvle) as u32;
+    b[dvle + 0x30..dvle + 0x34].copy_from_slice(&table.to_le_bytes());
+    b[dvle + 0x34..dvle + 0x38].copy_from_slice(&n.to_le_bytes());
+    for k in 0..n {
+        b.extend(le(&[0]));
+        let reg = 0x10 + (k % 96) as u16;
+        b.extend_from_slice(&reg.to_le_bytes());
+        b.extend_from_slice(&reg.to_le_bytes());
+    }
+    let symbols = (b.len() - dvle) as u32;
+    b[dvle + 0x38..dvle + 0x3C].copy_from_slice(&symbols.to_le_bytes());
+    b[dvle + 0x3C..dvle + 0x40].copy_from_slice(&2u32.to_le_bytes());
+    b.extend_from_slice(b"u\0");
+    let d = Dvlb::parse(&b).unwrap();
+    assert_eq!(d.dvles[0].uniforms.len(), n as usize);
+    let text = disassemble(&d, 0).unwrap();
+    assert!(text.contains("more problem(s) not listed"));
+    assert!(text.contains(&format!("u_{n}")), "the last alias is u_{n}");
+}
