@@ -1054,7 +1054,7 @@ impl Analysis {
             let start = procs[i].range.start;
             let from_table = table_labels
                 .get(&start)
-                .and_then(|names| names.iter().find(|n| !used.contains(*n)).cloned());
+                .and_then(|names| names.iter().find(|n| !used.contains(n)).cloned());
             let is_entry = proc_origins[i]
                 .iter()
                 .any(|o| matches!(o, ProcOrigin::Entry(_)));
