@@ -101,7 +101,18 @@ pub fn run(args: &AsmArgs) -> Result<()> {
     let assembly = match assemble_with(&refs, options) {
         Ok(a) => a,
         Err(errors) => {
-            eprintln!("{}", errors.render());
+            // One diagnostic at a time (the assembler keeps at most MAX_DIAGNOSTICS of them).
+            {
+                let stderr = std::io::stderr();
+                let mut err = std::io::BufWriter::new(stderr.lock());
+                for (i, e) in errors.iter().enumerate() {
+                    if i > 0 {
+                        let _ = writeln!(err);
+                    }
+                    let _ = write!(err, "{}", e.render());
+                }
+                let _ = writeln!(err);
+            }
             let n = errors.errors().count();
             bail!(
                 "assembly failed with {n} error{}",

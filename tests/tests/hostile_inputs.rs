@@ -517,3 +517,25 @@ fn a_dvle_with_200000_same_named_uniforms_disassembles() {
     assert!(text.contains("more problem(s) not listed"));
     assert!(text.contains(&format!("u_{n}")), "the last alias is u_{n}");
 }
+
+/// A source with 50,000 bad lines: the assembler keeps MAX_DIAGNOSTICS diagnostics and one
+/// closing error that counts the rest (the error list used to grow without bound).
+#[test]
+fn assembler_diagnostics_are_bounded() {
+    use shader_unit::asm::MAX_DIAGNOSTICS;
+    let mut src = String::from(".proc main\n");
+    for k in 0..50_000 {
+        src.push_str(&format!("\tbogus{k} r0\n"));
+    }
+    src.push_str("\tend\n.end\n");
+    let errors = assemble(&[("big.v.pica", src.as_str())]).unwrap_err();
+    assert_eq!(errors.len(), MAX_DIAGNOSTICS + 1);
+    let last = errors.last().unwrap();
+    assert!(last.is_error());
+    assert!(
+        last.message
+            .starts_with(&format!("{} more error(s)", 50_000 - MAX_DIAGNOSTICS)),
+        "{}",
+        last.message
+    );
+}

@@ -483,6 +483,8 @@ pub(crate) struct Assembler<'a> {
     diags: Vec<AsmError>,
     /// Sort key per diagnostic: (file index, line, column).
     diag_keys: Vec<(usize, u32, u32)>,
+    /// Errors and warnings not kept (beyond [`super::MAX_DIAGNOSTICS`]).
+    dropped: [u64; 2],
 }
 
 impl<'a> Assembler<'a> {
@@ -515,6 +517,7 @@ impl<'a> Assembler<'a> {
             cur_raw: "",
             diags: Vec::new(),
             diag_keys: Vec::new(),
+            dropped: [0; 2],
         }
     }
 
@@ -529,6 +532,10 @@ impl<'a> Assembler<'a> {
         message: String,
         expected: Option<String>,
     ) {
+        if self.diags.len() >= super::MAX_DIAGNOSTICS {
+            self.dropped[usize::from(severity != Severity::Error)] += 1;
+            return;
+        }
         let column = if loc.line == 0 {
             0
         } else {
@@ -2557,6 +2564,27 @@ impl<'a> Assembler<'a> {
             .map(Some)
             .collect();
         self.diags = order.iter().filter_map(|&i| slots[i].take()).collect();
+        let [errors, warnings] = self.dropped;
+        if errors + warnings > 0 {
+            self.diags.push(AsmError {
+                severity: if errors > 0 {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                },
+                file: self.files.first().cloned().unwrap_or_default(),
+                line: 0,
+                column: 0,
+                message: format!(
+                    "{errors} more error(s) and {warnings} more warning(s) not listed (at most {} diagnostics are kept)",
+                    super::MAX_DIAGNOSTICS
+                ),
+                token: None,
+                expected: None,
+                source_line: None,
+                span: 0,
+            });
+        }
         if self.diags.iter().any(AsmError::is_error) {
             return Err(self.diags);
         }
