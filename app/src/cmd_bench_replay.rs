@@ -5,13 +5,15 @@
 //! loads, command processing, fills, transfers), the index pass with keyframes, and the latency
 //! of time-travel seeks to evenly spread draws (what the viewer's scrubbing costs).
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
-use gpu_core::debug::{DrawDetail, DrawInfo, DrawStats, Observer};
+use anyhow::Result;
+use gpu_core::debug::{DrawDetail, DrawInfo, DrawStats, Observer, StageTimes};
 use gpu_core::replay::{Replay, Target};
-use pica_cmd::citrace::CiTrace;
+
+use crate::cmd_trace::open_trace;
 
 /// Arguments of `picaview bench replay`.
 #[derive(clap::Args, Debug)]
@@ -34,9 +36,19 @@ struct Timer {
     vertices: u64,
     triangles: u64,
     fragments: u64,
+    /// Per-stage times, collected only in the separate stage run (it reads more clocks).
+    stages: Option<StageTimes>,
 }
 
 impl Observer for Timer {
+    fn wants_stage_times(&self) -> bool {
+        self.stages.is_some()
+    }
+    fn stage_times(&mut self, t: &StageTimes) {
+        if let Some(s) = self.stages.as_mut() {
+            s.add(t);
+        }
+    }
     fn draw_begin(&mut self, _info: &DrawInfo) {
         self.draw_start = Some(Instant::now());
     }
@@ -57,10 +69,8 @@ fn ms(d: Duration) -> f64 {
 
 /// Runs the benchmark and prints the report.
 pub fn run(args: &ReplayBenchArgs) -> Result<()> {
-    let open = || {
-        CiTrace::open(&args.trace)
-            .with_context(|| format!("cannot read trace {}", args.trace.display()))
-    };
+    let open = || open_trace(&args.trace);
+    let mut out = std::io::stdout().lock();
     let mut best: Option<(Duration, Timer, u32)> = None;
     for _ in 0..args.runs.max(1) {
         let mut replay = Replay::new(open()?);
@@ -81,39 +91,71 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
     } else {
         0.0
     };
-    println!("trace: {}", args.trace.display());
-    println!(
+    writeln!(out, "trace: {}", args.trace.display())?;
+    writeln!(
+        out,
         "replay: {frames} frames, {} draws in {:.2} ms = {fps:.1} frames/s (best of {})",
         timer.draws,
         ms(total),
         args.runs.max(1)
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "  in draws: {:.2} ms ({:.0}%): {} vertices shaded, {} triangles, {} fragments written",
         ms(timer.in_draws),
         100.0 * timer.in_draws.as_secs_f64() / total.as_secs_f64().max(1e-12),
         timer.vertices,
         timer.triangles,
         timer.fragments
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "  elsewhere (loads, command processing, fills, transfers): {:.2} ms",
         ms(total.saturating_sub(timer.in_draws))
-    );
+    )?;
+    let secs = total.as_secs_f64().max(1e-12);
+    writeln!(
+        out,
+        "  per frame: {:.2} ms; {:.2} Mfragments/s written, {:.2} Mvertices/s shaded (1 thread)",
+        ms(total) / f64::from(frames.max(1)),
+        timer.fragments as f64 / secs / 1e6,
+        timer.vertices as f64 / secs / 1e6
+    )?;
+    // One more run with stage timing (clock reads per triangle and per sampled fragment).
+    let mut staged = Timer {
+        stages: Some(StageTimes::default()),
+        ..Timer::default()
+    };
+    Replay::new(open()?).run_until(Target::End, &mut staged);
+    if let Some(st) = staged.stages {
+        let all = (st.geometry + st.raster + st.texture + st.fragment_ops).as_secs_f64();
+        let pct = |d: Duration| 100.0 * d.as_secs_f64() / all.max(1e-12);
+        writeln!(
+            out,
+            "  stages (share of draw time; pixel split sampled 1/{}): vertex load/shade/clip {:.0}%, setup/raster {:.0}%, texture/lighting {:.0}%, TEV/fragment ops {:.0}%",
+            StageTimes::SAMPLE_EVERY,
+            pct(st.geometry),
+            pct(st.raster),
+            pct(st.texture),
+            pct(st.fragment_ops)
+        )?;
+    }
     let mut replay = Replay::new(open()?);
     let t = Instant::now();
     let index = replay.build_index();
-    println!(
+    writeln!(
+        out,
         "index: {:.2} ms, {} keyframes, {} draws, {} frames",
         ms(t.elapsed()),
         index.keyframes,
         index.draws.len(),
         index.frames.len()
-    );
+    )?;
     let n = index.draws.len() as u64;
     if n > 0 && args.seeks > 0 {
         let mut worst = Duration::ZERO;
         let mut sum = Duration::ZERO;
+        let mut all = Vec::new();
         // A fixed, spread-out order: forwards and backwards jumps.
         for k in 0..u64::from(args.seeks) {
             let m = (k * 7919) % n;
@@ -122,13 +164,19 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
             let d = t.elapsed();
             worst = worst.max(d);
             sum += d;
+            all.push(d);
         }
-        println!(
-            "seek to a draw: mean {:.2} ms, worst {:.2} ms over {} seeks",
+        all.sort();
+        // Nearest-rank 99th percentile.
+        let p99 = all[((all.len() * 99).div_ceil(100)).clamp(1, all.len()) - 1];
+        writeln!(
+            out,
+            "seek to a draw: mean {:.2} ms, p99 {:.2} ms, worst {:.2} ms over {} seeks",
             ms(sum) / f64::from(args.seeks),
+            ms(p99),
             ms(worst),
             args.seeks
-        );
+        )?;
     }
     Ok(())
 }

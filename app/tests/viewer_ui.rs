@@ -121,10 +121,11 @@ fn open_trace_step_to_draw_and_read_a_register_field() {
 
     // Commands tab: the selected write is the draw trigger, decoded.
     h.get_by_label("Commands").click();
+    // The header comes from the selection at once; the decoded page arrives from the worker
+    // later, so wait for both.
     step_until(&mut h, "command detail", |h| {
-        has_label(h, &format!("Command #{trig0}"))
+        has_label(h, &format!("Command #{trig0}")) && has_label(h, "triggers draw #0")
     });
-    assert!(has_label(&h, "triggers draw #0"));
     let desc = pica_cmd::regs::describe(0x22E, 1);
     assert!(has_label(&h, &desc.name));
 

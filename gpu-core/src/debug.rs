@@ -359,6 +359,45 @@ pub trait Observer {
     fn stop_requested(&self) -> bool {
         false
     }
+    /// True if the observer wants [`StageTimes`] per draw (benchmarks: costs a clock read per
+    /// triangle and per sampled fragment).
+    fn wants_stage_times(&self) -> bool {
+        false
+    }
+    /// Where a draw's time went, reported before [`Observer::draw_end`] when
+    /// [`Observer::wants_stage_times`] said so.
+    fn stage_times(&mut self, _times: &StageTimes) {}
+}
+
+/// Where one draw's time went, by pipeline stage (measured only for observers that ask, see
+/// [`Observer::wants_stage_times`]). The split inside the pixel stage is an estimate: one
+/// fragment in [`StageTimes::SAMPLE_EVERY`] is timed and the result scaled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StageTimes {
+    /// Vertex loading, vertex and geometry shading, primitive assembly, clipping, viewport:
+    /// the draw's time outside the pixel pipeline.
+    pub geometry: std::time::Duration,
+    /// Triangle setup, rasterisation and interpolation: the pixel pipeline's time minus the
+    /// per-fragment work below.
+    pub raster: std::time::Duration,
+    /// Texture units 0-3 (procedural texture included) and fragment lighting (estimated).
+    pub texture: std::time::Duration,
+    /// Colour combiners and the fragment operations, from the alpha test to the colour write
+    /// (estimated).
+    pub fragment_ops: std::time::Duration,
+}
+
+impl StageTimes {
+    /// One fragment in this many is timed for the split of the pixel stage.
+    pub const SAMPLE_EVERY: u32 = 16;
+
+    /// Adds another draw's times.
+    pub fn add(&mut self, o: &StageTimes) {
+        self.geometry += o.geometry;
+        self.raster += o.raster;
+        self.texture += o.texture;
+        self.fragment_ops += o.fragment_ops;
+    }
 }
 
 /// The no-op observer.

@@ -44,7 +44,7 @@ use crate::geometry::vertex_loader::{
 use crate::geometry::viewport::{self, Viewport};
 use crate::lut::LookupTables;
 use crate::memory::PhysMem;
-use crate::pixel::fragment::{PixelPipeline, TextureCache, TextureUnits};
+use crate::pixel::fragment::{PixelPath, PixelPipeline, TextureCache, TextureUnits};
 use crate::pixel::raster::TriangleOutcome;
 use crate::pixel::stages::FixedFunctionStages;
 use crate::regs::{PICA_REG_COUNT, reg};
@@ -122,6 +122,9 @@ pub struct PipelineState {
     pub cache_mode: VertexCacheMode,
     /// Limits per draw.
     pub limits: DrawLimits,
+    /// Which implementation of the per-fragment operations draws use (both bit-identical; the
+    /// reference path is the test oracle of the specialised one).
+    pub pixel_path: PixelPath,
     vs_program: Option<CachedProgram>,
     gs_program: Option<CachedProgram>,
     scratch: Scratch,
@@ -169,6 +172,7 @@ impl Default for PipelineState {
             gs_b15_set: false,
             cache_mode: VertexCacheMode::default(),
             limits: DrawLimits::default(),
+            pixel_path: PixelPath::default(),
             vs_program: None,
             gs_program: None,
             scratch: Scratch::default(),
@@ -465,6 +469,7 @@ impl PipelineState {
         let loader = LoaderConfig::from_regs(&ds.regs);
         let info = ds.draw_info(draw, kind, loader.num_vertices);
         obs.draw_begin(&info);
+        let draw_start = obs.wants_stage_times().then(std::time::Instant::now);
         for d in &loader.diagnostics {
             obs.diagnostic(&d.to_diagnostic(Some(draw)));
         }
@@ -473,6 +478,10 @@ impl PipelineState {
             .wants_draw_detail()
             .then(|| DrawDetail::new(&ds.regs[..], obs.draw_detail_limits()));
         let mut pixels = self.textures.pipeline(mem, &ds.regs);
+        pixels.set_path(self.pixel_path);
+        if obs.wants_stage_times() {
+            pixels.enable_timing();
+        }
         let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
         let p = self;
         let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
@@ -634,6 +643,9 @@ impl PipelineState {
         let gs_float_uniforms = gs_uniforms.map(|u| u.f);
         stats.fragments_written = pixels.stats().fragments_passed;
         report_pixel_diags(&mut pixels, draw, obs);
+        if let (Some(timer), Some(t)) = (pixels.timer(), draw_start) {
+            obs.stage_times(&timer.stage_times(t.elapsed()));
+        }
         obs.draw_end(&info, &stats, detail);
         DrawOutcome {
             draws_started: 1,
@@ -718,6 +730,7 @@ impl PipelineState {
                 outcome.gs_float_uniforms = gs_uniforms.map(|u| u.f);
                 if !scratch.tris.is_empty() {
                     let mut pixels = self.textures.pipeline(mem, &ds.regs);
+                    pixels.set_path(self.pixel_path);
                     let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
                     rasterize_all(
                         &mut scratch.tris,

@@ -631,10 +631,13 @@ pub fn display_transfer(
             height: out_h,
         });
     }
-    if !mem.is_mapped(cfg.input_addr, in_len) {
+    // HW: hardware fact FB-2 (Citra issue #1336, photos of a 3DS): the source address is
+    // effectively aligned down to 16 bytes. UNVERIFIED for the destination (kept as given).
+    let input_addr = cfg.input_addr & !(TEXCOPY_SOURCE_ALIGN - 1);
+    if !mem.is_mapped(input_addr, in_len) {
         return Err(EngineError::Unmapped {
             what: "input",
-            addr: cfg.input_addr,
+            addr: input_addr,
             len: in_len,
         });
     }
@@ -750,6 +753,9 @@ impl TextureCopyConfig {
     }
 }
 
+/// Alignment (bytes) the texture copy applies to its source address (hardware fact FB-2).
+pub const TEXCOPY_SOURCE_ALIGN: u32 = 16;
+
 /// Bytes spanned by `total` bytes copied in lines of `width` bytes separated by `gap` bytes.
 fn copy_span(total: u64, width: u64, gap: u64) -> u64 {
     let lines = total.div_ceil(width);
@@ -793,10 +799,13 @@ pub fn texture_copy(
     if in_len > MAX_TRANSFER_BYTES || out_len > MAX_TRANSFER_BYTES {
         return Err(EngineError::CopyTooLarge { size: cfg.size });
     }
-    if !mem.is_mapped(cfg.input_addr, in_len) {
+    // HW: hardware fact FB-2 (Citra issue #1336, photos of a 3DS): the source address is
+    // effectively aligned down to 16 bytes. UNVERIFIED for the destination (kept as given).
+    let input_addr = cfg.input_addr & !(TEXCOPY_SOURCE_ALIGN - 1);
+    if !mem.is_mapped(input_addr, in_len) {
         return Err(EngineError::Unmapped {
             what: "input",
-            addr: cfg.input_addr,
+            addr: input_addr,
             len: in_len,
         });
     }
@@ -808,7 +817,7 @@ pub fn texture_copy(
         });
     }
     // ok: both spans are inside mapped regions, which end below 2^32, so offsets fit in u32.
-    let (mut src, mut dst) = (u64::from(cfg.input_addr), u64::from(cfg.output_addr));
+    let (mut src, mut dst) = (u64::from(input_addr), u64::from(cfg.output_addr));
     let (mut in_left, mut out_left, mut remaining) = (in_w, out_w, total);
     let mut buf = [0u8; 4096];
     while remaining > 0 {

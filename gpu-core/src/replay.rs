@@ -7,8 +7,8 @@
 //! side effects), then executes stream elements in order: memory loads into [`PhysMem`],
 //! register writes to MMIO (which start memory fills, transfers and command lists), frame
 //! markers. [`Replay::build_index`] runs the whole trace once, recording frames, draws and
-//! keyframes (clones of the GPU and the copy-on-write memory, every [`KEYFRAME_DRAWS`] draws
-//! and at every frame marker, including positions inside a command list: the command processor
+//! keyframes (clones of the GPU and the copy-on-write memory, every [`KEYFRAME_DRAWS`] draws,
+//! after draws costing [`KEYFRAME_COST`] in total, and at every frame marker, including positions inside a command list: the command processor
 //! is resumable). [`Replay::seek`] restores the nearest keyframe at or before the target and
 //! re-executes deterministically up to it.
 //!
@@ -27,9 +27,11 @@ use serde::Serialize;
 use crate::command::gpu::Gpu;
 use crate::debug::{
     DiagKind, Diagnostic, DrawDetail, DrawInfo, DrawStats, EngineEvent, Observer, RegWriteEvent,
+    StageTimes,
 };
 use crate::engines::lcd::{Eye, LcdColorFill, LcdError, LcdFramebufferConfig, Screen, scan_out};
 use crate::memory::PhysMem;
+use crate::pixel::fragment::PixelPath;
 use crate::pixel::texture::DecodedImage;
 use crate::regs::{EXT_REG_BASE, LCD_REG_BASE};
 
@@ -37,6 +39,20 @@ use crate::regs::{EXT_REG_BASE, LCD_REG_BASE};
 pub const KEYFRAME_DRAWS: u64 = 16;
 /// ... or after this many register writes, whichever comes first.
 pub const KEYFRAME_WRITES: u64 = 20_000;
+/// ... or once the draws since the previous keyframe cost this much ([`draw_cost`]), so that a
+/// seek re-executes a bounded amount of work (about 5 ms of draws on a 2-core desktop at
+/// ~7 Mfragments/s) whatever the draws look like. Deterministic: counted, not timed.
+pub const KEYFRAME_COST: u64 = 40_000;
+/// At most this many keyframes are placed by cost in one trace (each holds the memory pages its
+/// draws dirtied, up to a render target's worth), which bounds their memory on long traces;
+/// beyond it keyframes are placed by count and frame markers only.
+pub const MAX_COST_KEYFRAMES: usize = 256;
+
+/// The replay cost of a draw in "fragment units": fragments written, plus a per-triangle and a
+/// per-vertex allowance for setup and shading. Used to place keyframes by cost.
+pub fn draw_cost(stats: &DrawStats) -> u64 {
+    stats.fragments_written + 64 * stats.triangles_rasterized + 16 * stats.vs_invocations
+}
 
 /// Errors of the replayer itself (trace problems inside the stream are diagnostics).
 #[derive(Debug, thiserror::Error)]
@@ -142,6 +158,9 @@ struct Keyframe {
     pos: Position,
     gpu: Box<Gpu>,
     mem: PhysMem,
+    /// Taken exactly where `run_until(AfterDraw(pos.draws - 1))` stops (right after a draw,
+    /// inside its command list), so a seek to that draw restores it and executes nothing.
+    at_draw_end: bool,
 }
 
 /// A trace being replayed.
@@ -199,6 +218,12 @@ impl<O: Observer> Observer for Driver<'_, O> {
     fn engine(&mut self, ev: &EngineEvent) {
         self.inner.engine(ev);
     }
+    fn wants_stage_times(&self) -> bool {
+        self.inner.wants_stage_times()
+    }
+    fn stage_times(&mut self, times: &StageTimes) {
+        self.inner.stage_times(times);
+    }
     fn stop_requested(&self) -> bool {
         self.reached || self.inner.stop_requested()
     }
@@ -229,6 +254,14 @@ impl<S: TraceSource> Replay<S> {
     /// The current GPU state.
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
+    }
+
+    /// Selects the implementation of the per-fragment operations for this replay, from its
+    /// initial state on (call it before running; keyframes taken earlier keep their setting).
+    /// Both paths give bit-identical results: [`PixelPath::Reference`] is the test oracle.
+    pub fn set_pixel_path(&mut self, path: PixelPath) {
+        self.gpu.pipeline.pixel_path = path;
+        Arc::make_mut(&mut self.initial).0.pipeline.pixel_path = path;
     }
 
     /// The current physical memory.
@@ -385,13 +418,14 @@ impl<S: TraceSource> Replay<S> {
         self.keyframes.push(self.keyframe());
         let mut frame_start = self.pos;
         let mut last_key = self.pos;
+        let mut cost_keys = 0usize;
         while !self.at_end() {
             let before = self.pos;
             rec.pos = before;
             rec.writes_seen = 0;
             rec.draws_seen = 0;
-            // Stop inside command lists at draw ends so keyframes can be taken there.
-            let stop = Target::AfterDraw(before.draws + KEYFRAME_DRAWS.max(1) - 1);
+            // Stop inside command lists after every draw so keyframes can be taken there.
+            let stop = Target::AfterDraw(before.draws);
             let mut wrapped = IndexObserver { rec: &mut rec };
             self.step(Some(stop), &mut wrapped);
             let after = self.pos;
@@ -408,11 +442,22 @@ impl<S: TraceSource> Replay<S> {
                 frame_start = after;
                 self.keyframes.push(self.keyframe());
                 last_key = after;
+                rec.cost_since_key = 0;
             } else if after.draws - last_key.draws >= KEYFRAME_DRAWS
                 || after.writes - last_key.writes >= KEYFRAME_WRITES
+                || (rec.cost_since_key >= KEYFRAME_COST && cost_keys < MAX_COST_KEYFRAMES)
             {
-                self.keyframes.push(self.keyframe());
+                if after.draws - last_key.draws < KEYFRAME_DRAWS
+                    && after.writes - last_key.writes < KEYFRAME_WRITES
+                {
+                    cost_keys += 1;
+                }
+                let mut key = self.keyframe();
+                // The step stopped at its target, right after draw `before.draws`.
+                key.at_draw_end = after.draws == before.draws + 1;
+                self.keyframes.push(key);
                 last_key = after;
+                rec.cost_since_key = 0;
             }
             if !keep_going(after) {
                 self.keyframes.clear();
@@ -442,6 +487,7 @@ impl<S: TraceSource> Replay<S> {
             pos: self.pos,
             gpu: Box::new(self.gpu.clone()),
             mem: self.mem.clone(),
+            at_draw_end: false,
         }
     }
 
@@ -455,7 +501,9 @@ impl<S: TraceSource> Replay<S> {
             .rev()
             .find(|k| match target {
                 Target::AfterWrite(n) => k.pos.writes <= n,
-                Target::AfterDraw(m) => k.pos.draws <= m,
+                Target::AfterDraw(m) => {
+                    k.pos.draws <= m || (k.at_draw_end && k.pos.draws == m.saturating_add(1))
+                }
                 Target::Frame(f) => k.pos.frame <= f,
                 Target::End => true,
             })
@@ -503,6 +551,8 @@ struct IndexRecorder {
     last_write_addr: Option<u32>,
     writes_seen: u64,
     draws_seen: u64,
+    /// [`draw_cost`] of the draws since the last keyframe.
+    cost_since_key: u64,
 }
 
 struct IndexObserver<'a> {
@@ -532,6 +582,7 @@ impl Observer for IndexObserver<'_> {
     }
     fn draw_end(&mut self, info: &DrawInfo, stats: &DrawStats, _detail: Option<DrawDetail>) {
         self.rec.draws_seen += 1;
+        self.rec.cost_since_key += draw_cost(stats);
         let after = self.pos();
         let (info0, before, trigger_addr) = self.rec.open.take().unwrap_or((*info, after, None));
         self.rec.index.draws.push(DrawRecord {

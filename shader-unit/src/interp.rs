@@ -15,8 +15,9 @@
 //! - Source fetch (§5.5): register → relative addressing (§5.6, c registers only) → swizzle →
 //!   negate. Destination lanes follow the descriptor mask. Per-op edge cases: [`alu`].
 //! - Relative addressing (§5.6, recommended rule; [3DB], [P-INT], [CL] tests): only c operands
-//!   are offset; an offset outside −128..=127 counts as 0; the index wraps with `& 0x7F`; indices
-//!   96–127 read (1, 1, 1, 1). An IDX on a v/r operand is ignored.
+//!   are offset (hardware fact SH-12); an offset outside −128..=127 counts as 0; the index wraps
+//!   with `& 0x7F`; indices 96–127 read (1, 1, 1, 1). An IDX on a v/r operand is ignored. Two
+//!   hardware claims disagree on out-of-range reads: see [`RELATIVE_UNIFORM_RULE`] (SH-13).
 //! - Control flow: the [3DB] stack model in [`flow`]. LOOP runs i.x + 1 times, aL = i.y, aL += i.z
 //!   after every iteration; BREAK/BREAKC leave the innermost loop without the increment.
 //! - State persists between invocations (§5.4): nothing in [`UnitState`] is cleared by [`run`],
@@ -33,7 +34,12 @@
 //! and the winding flag to the [`EmitSink`]. Compaction by the GS output mask (0x28D) and
 //! primitive assembly are the caller's job. The buffer has [`EMIT_BUFFER_LEN`] = 4 slots
 //! ([3DB]: 2-bit vertex id; [C] has 3 and asserts id < 3) and is never cleared.
-//! UNVERIFIED: a later Citra fork models EMIT as switching to a second output bank; we do not.
+//!
+//! Output banking (hardware fact SH-16, [`GS_OUTPUT_BANKING`]): the output registers exist twice.
+//! Instructions write the current bank ([`UnitState::outputs`]); EMIT stores the current bank and
+//! then switches to the other one ([`UnitState::output_bank`]), so an output component that was
+//! not rewritten since the last EMIT still holds the value it had two EMITs ago. Vertex shaders
+//! never EMIT, so they only ever see one bank.
 
 pub mod alu;
 mod batch;
@@ -67,6 +73,36 @@ pub const DEFAULT_BUDGET: u64 = 1 << 20;
 
 /// The value read through relative addressing for c-indices 96–127. // HW: [3DB], [P-INT], [CL].
 pub const OUT_OF_RANGE_UNIFORM: Vec4 = [1.0; 4];
+
+/// How a relatively addressed float-uniform read (`c[base + a0/aL]`) outside c0–c95 behaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelativeUniformRule {
+    /// Panda3DS PR #786 ("verified with our shader tests and on a real 3DS"): an offset outside
+    /// −128..=127 counts as 0, the index is `(base + offset) mod 128`, indices 96–127 read
+    /// [`OUT_OF_RANGE_UNIFORM`] (1, 1, 1, 1). Worked examples: c40[a0=128] reads c40,
+    /// c40[a0=−42] reads (1, 1, 1, 1), c40[a0=−73] reads c95. Also [3DB] and [CL]'s tests.
+    WrapMod128,
+    /// Citra PR #6910 (Steveice10's hardware test: a negative a0 drew (0, 0, 0, 0)): any index
+    /// `base + offset` outside 0..=95 reads (0, 0, 0, 0); the offset is not limited.
+    ZeroOutside,
+}
+
+/// The out-of-range relative uniform rule in use.
+///
+/// UNVERIFIED(SH-13): the two hardware claims disagree (testdata/hw-facts.md SH-13). We keep
+/// [`RelativeUniformRule::WrapMod128`]: it comes with worked examples that pin every part of the
+/// rule, and the Citra observation is consistent with it when the indexed register of that test
+/// fell on an index whose contents were (0, 0, 0, 0) — its base and a0 were not published. Switch
+/// to [`RelativeUniformRule::ZeroOutside`] to follow Citra.
+pub const RELATIVE_UNIFORM_RULE: RelativeUniformRule = RelativeUniformRule::WrapMod128;
+
+/// Whether EMIT switches between two output-register banks (hardware fact SH-16).
+///
+/// HW: azahar PR #2338 (3D Thunderblade sprites; the azahar `shader_unit.h` comment says it was
+/// verified on real hardware). UNVERIFIED: whether the bank selector is reset at the start of an
+/// invocation; like every other unit register it persists here (pica-core.md §5.4). `false` gives
+/// the single-bank model of every older emulator.
+pub const GS_OUTPUT_BANKING: bool = true;
 
 /// Shader uniforms of one unit.
 #[derive(Clone, Debug, PartialEq)]
@@ -180,8 +216,10 @@ pub struct UnitState {
     pub inputs: [Vec4; 16],
     /// r0–r15.
     pub temps: [Vec4; 16],
-    /// o0–o15.
+    /// o0–o15: the output bank instructions currently write.
     pub outputs: [Vec4; 16],
+    /// The other output bank, made current by the next EMIT ([`GS_OUTPUT_BANKING`], SH-16).
+    pub output_bank: [Vec4; 16],
     /// a0.x, a0.y.
     pub a0: [i32; 2],
     /// Loop counter aL.
@@ -198,6 +236,7 @@ impl Default for UnitState {
             inputs: [[0.0; 4]; 16],
             temps: [[0.0; 4]; 16],
             outputs: [[0.0; 4]; 16],
+            output_bank: [[0.0; 4]; 16],
             a0: [0; 2],
             al: 0,
             cmp: [false; 2],
@@ -429,18 +468,30 @@ impl Machine<'_> {
                     RelAddr::A0Y => self.state.a0[1],
                     RelAddr::AL => self.state.al,
                 };
-                // HW: [3DB]/[P-INT]/[CL]: offsets outside -128..=127 are ignored; wrap at 7 bits.
-                // UNVERIFIED for aL, which can exceed 127 (u8 start plus increments): the same
-                // rule is applied (pica-core.md §5.6).
-                let offset = if (-128..=127).contains(&offset) {
-                    offset
-                } else {
-                    0
-                };
-                let idx = (i32::from(c) + offset) & 0x7F;
-                match self.uniforms.f.get(idx as usize) {
-                    Some(v) => *v,
-                    None => OUT_OF_RANGE_UNIFORM,
+                match RELATIVE_UNIFORM_RULE {
+                    RelativeUniformRule::WrapMod128 => {
+                        // HW: [3DB]/[P-INT]/[CL]: offsets outside -128..=127 are ignored; wrap at
+                        // 7 bits. UNVERIFIED for aL, which can exceed 127 (u8 start plus
+                        // increments): the same rule is applied (pica-core.md §5.6).
+                        let offset = if (-128..=127).contains(&offset) {
+                            offset
+                        } else {
+                            0
+                        };
+                        let idx = (i32::from(c) + offset) & 0x7F;
+                        match self.uniforms.f.get(idx as usize) {
+                            Some(v) => *v,
+                            None => OUT_OF_RANGE_UNIFORM,
+                        }
+                    }
+                    RelativeUniformRule::ZeroOutside => {
+                        let idx = i32::from(c).saturating_add(offset);
+                        usize::try_from(idx)
+                            .ok()
+                            .and_then(|i| self.uniforms.f.get(i))
+                            .copied()
+                            .unwrap_or([0.0; 4])
+                    }
                 }
             }
         };
@@ -719,6 +770,10 @@ impl Machine<'_> {
                 sink.vertex(slot as u8, &e.buffer[slot]);
                 if e.prim_emit {
                     sink.primitive([&e.buffer[0], &e.buffer[1], &e.buffer[2]], e.winding);
+                }
+                if GS_OUTPUT_BANKING {
+                    // HW: SH-16: later writes go to the other bank.
+                    std::mem::swap(&mut self.state.outputs, &mut self.state.output_bank);
                 }
                 Step::Next
             }

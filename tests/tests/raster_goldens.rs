@@ -439,8 +439,9 @@ fn expected_blend(eq: u32, src: [u8; 4], dst: [u8; 4]) -> [u8; 4] {
             0 => (s * sf + d * df) / 255,
             1 => (s * sf - d * df) / 255,
             2 => (d * df - s * sf) / 255,
-            3 => s.min(d),
-            4 => s.max(d),
+            // MIN / MAX compare the factored values (hardware fact FO-5).
+            3 => (s * sf).min(d * df) / 255,
+            4 => (s * sf).max(d * df) / 255,
             _ => unreachable!(),
         };
         out[ch] = r.clamp(0, 255) as u8;
@@ -477,7 +478,8 @@ fn every_blend_equation() {
             assert_eq!(s.pixel(x, y), want, "({x},{y})");
         }
     }
-    // Subtract and reverse subtract clamp at 0 somewhere in this scene; min/max ignore factors.
+    // Subtract and reverse subtract clamp at 0 somewhere in this scene; min/max apply the
+    // factors (FO-5).
     assert_eq!(s.pixel(63, 2 + 12 * 2)[0], 0);
     assert_golden("blend_equations", &s.image(), Tolerance::EXACT);
 }

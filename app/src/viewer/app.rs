@@ -63,6 +63,8 @@ pub struct Panels {
     pub vertices: VerticesView,
     /// Shader view.
     pub shader: ShaderView,
+    /// Log.
+    pub log: log::LogView,
 }
 
 /// The viewer.
@@ -81,13 +83,55 @@ pub struct ViewerApp {
     pub log: Vec<String>,
     /// Show the keyboard help window.
     pub show_help: bool,
+    /// True when a native file dialog can appear (a session bus for the desktop portal, or
+    /// zenity); otherwise File > Open shows the path field at once.
+    pub native_dialogs: bool,
+    /// The File > Open path field, when shown.
+    pub open_field: Option<OpenField>,
     queue: Vec<AppCommand>,
     pending_open: Option<PathBuf>,
     screenshot: Option<Screenshot>,
     selected_initial: bool,
     fonts_installed: bool,
     start_draw: Option<u64>,
+    /// Selection history for Back/Forward: earlier selected commands (newest last) and the
+    /// ones gone back from.
+    back: Vec<u64>,
+    forward: Vec<u64>,
 }
+
+/// State of the File > Open path field.
+#[derive(Clone, Debug, Default)]
+pub struct OpenField {
+    /// The typed path (relative to the current directory unless absolute).
+    pub text: String,
+    /// Why the native dialog was not used, or what went wrong.
+    pub note: Option<String>,
+    /// Completions of `text` (recomputed when `text` changes).
+    candidates: Vec<super::open_path::Candidate>,
+    /// The text `candidates` belong to.
+    listed: Option<String>,
+    /// Focus the field on the next frame.
+    focus: bool,
+}
+
+/// True when a native file dialog can appear: rfd needs the desktop portal (on the session
+/// bus) or the zenity program.
+pub fn native_dialog_available() -> bool {
+    let bus = std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some_and(|v| !v.is_empty());
+    let zenity = std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join("zenity").is_file()));
+    bus || zenity
+}
+
+/// Widest the timeline grows by itself (the user can drag it wider up to this).
+pub const TIMELINE_MAX_WIDTH: f32 = 520.0;
+
+/// Most log lines kept (the oldest are dropped).
+pub const MAX_LOG: usize = 10_000;
+
+/// Most entries of the Back/Forward history.
+pub const MAX_HISTORY: usize = 256;
 
 impl std::fmt::Debug for ViewerApp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -100,6 +144,10 @@ impl std::fmt::Debug for ViewerApp {
 /// Keyboard shortcuts, for the help window and tooltips.
 pub const SHORTCUTS: &[(&str, &str)] = &[
     ("→ / ←", "next / previous draw"),
+    (
+        "Alt+← / Alt+→",
+        "back / forward through the selection history",
+    ),
     ("Shift+→ / Shift+←", "next / previous command"),
     ("Page Down / Page Up", "end of the next / previous frame"),
     ("Home / End", "initial state / last command"),
@@ -126,6 +174,8 @@ impl ViewerApp {
             errors: Vec::new(),
             log: Vec::new(),
             show_help: false,
+            native_dialogs: native_dialog_available(),
+            open_field: None,
             queue: Vec::new(),
             pending_open: opts.open,
             screenshot: opts.screenshot.map(|path| Screenshot {
@@ -138,7 +188,19 @@ impl ViewerApp {
             selected_initial: false,
             fonts_installed: false,
             start_draw: opts.draw,
+            back: Vec::new(),
+            forward: Vec::new(),
         }
+    }
+
+    /// True if Back (Alt+←) has somewhere to go.
+    pub fn can_go_back(&self) -> bool {
+        !self.back.is_empty()
+    }
+
+    /// True if Forward (Alt+→) has somewhere to go.
+    pub fn can_go_forward(&self) -> bool {
+        !self.forward.is_empty()
     }
 
     /// Queues a command (as a panel would).
@@ -165,6 +227,20 @@ impl ViewerApp {
     fn error(&mut self, e: String) {
         self.log.push(format!("error: {e}"));
         self.errors.push(e);
+    }
+
+    /// The remembered edits of DVLE `dvle` of a shader file, else the DVLE's defaults.
+    fn shader_edits(&self, sess: &ShaderSession, dvle: usize) -> super::shbin_debug::ShaderInputs {
+        self.prefs
+            .shader_memo(&sess.prefs_key(dvle))
+            .or_else(|| {
+                sess.doc
+                    .dvlb
+                    .dvles
+                    .get(dvle)
+                    .map(super::shbin_debug::ShaderInputs::for_dvle)
+            })
+            .unwrap_or_default()
     }
 
     fn open(&mut self, ctx: &egui::Context, path: PathBuf) {
@@ -195,18 +271,16 @@ impl ViewerApp {
                     doc.dvlb.dvles.len(),
                     doc.dvlb.dvlp.code.len()
                 ));
-                let mut inputs = [[0.0f32; 4]; 16];
-                inputs[0] = [0.0, 0.0, 0.0, 1.0];
-                self.doc = Document::Shader(Box::new(ShaderSession {
+                let mut sess = ShaderSession {
                     doc: *doc,
                     dvle: 0,
-                    inputs,
-                    input_text: inputs
-                        .iter()
-                        .map(|v| format!("{}, {}, {}, {}", v[0], v[1], v[2], v[3]))
-                        .collect(),
+                    edits: Default::default(),
                     trace: None,
-                }));
+                    runs: 0,
+                    remember: false,
+                };
+                sess.edits = self.shader_edits(&sess, 0);
+                self.doc = Document::Shader(Box::new(sess));
                 self.sel = Selection::default();
                 self.panels = Panels::default();
                 self.prefs.tab = Tab::Shader;
@@ -260,6 +334,12 @@ impl ViewerApp {
             return;
         };
         s.poll();
+        // One chronological log: the session's messages join the app's as they arrive.
+        self.log.append(&mut s.log);
+        if self.log.len() > MAX_LOG {
+            let extra = self.log.len() - MAX_LOG;
+            self.log.drain(..extra);
+        }
         if let Some(m) = s.failed.take() {
             self.errors.push(m);
             s.cancelled = true;
@@ -270,10 +350,25 @@ impl ViewerApp {
             self.selected_initial = true;
             // Start at the requested draw, else where the first frame is complete: every view
             // has something to show.
-            let draw = self
-                .start_draw
-                .take()
-                .and_then(|d| index.draws.get(usize::try_from(d).ok()?));
+            let requested = self.start_draw.take();
+            let draw = requested.and_then(|d| index.draws.get(usize::try_from(d).ok()?));
+            if let Some(d) = requested
+                && draw.is_none()
+            {
+                let msg = if index.draws.is_empty() {
+                    format!(
+                        "--draw {d}: the trace has no draws; showing the end of the first frame"
+                    )
+                } else {
+                    format!(
+                        "--draw {d} is out of range: the trace has {} draw(s), 0..={}; showing the end of the first frame",
+                        index.draws.len(),
+                        index.draws.len() - 1
+                    )
+                };
+                self.log.push(format!("error: {msg}"));
+                self.errors.push(msg);
+            }
             self.sel.command = match draw {
                 Some(rec) => rec.before.writes + 1,
                 None => index
@@ -299,6 +394,13 @@ impl ViewerApp {
             }
             if i.consume_key(Modifiers::NONE, Key::F10) {
                 q.push(AppCommand::ShaderMove(1));
+            }
+            // Alt+arrows first: a plain-arrow pattern would also match them.
+            if i.consume_key(Modifiers::ALT, Key::ArrowLeft) {
+                q.push(AppCommand::Back);
+            }
+            if i.consume_key(Modifiers::ALT, Key::ArrowRight) {
+                q.push(AppCommand::Forward);
             }
             if i.consume_key(Modifiers::SHIFT, Key::ArrowRight) {
                 q.push(AppCommand::StepCommand(1));
@@ -350,6 +452,124 @@ impl ViewerApp {
         }
     }
 
+    fn show_open_field(&mut self, note: Option<String>) {
+        let text = self.open_field.take().map(|f| f.text).unwrap_or_default();
+        self.open_field = Some(OpenField {
+            text,
+            note,
+            focus: true,
+            ..OpenField::default()
+        });
+    }
+
+    /// The File > Open path field: type a path (Tab completes, Enter opens), or click a
+    /// completion.
+    fn open_field_ui(&mut self, ctx: &egui::Context) {
+        let Some(f) = &mut self.open_field else {
+            return;
+        };
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let mut open = true;
+        let mut chosen: Option<PathBuf> = None;
+        egui::Window::new("Open a file")
+            .open(&mut open)
+            .collapsible(false)
+            .default_width(560.0)
+            .anchor(egui::Align2::CENTER_TOP, [0.0, 60.0])
+            .show(ctx, |ui| {
+                if let Some(n) = &f.note {
+                    ui.colored_label(WARN, n);
+                }
+                ui.weak(format!("Relative paths start in {}", cwd.display()));
+                let mut tab = false;
+                let r = ui
+                    .horizontal(|ui| {
+                        let l = ui.label("Path:");
+                        let r = ui
+                            .add(
+                                egui::TextEdit::singleline(&mut f.text)
+                                    .hint_text("e.g. assets/demos/cube.ctf")
+                                    .lock_focus(true)
+                                    .desired_width(400.0),
+                            )
+                            .labelled_by(l.id)
+                            .on_hover_text("Tab completes, Enter opens");
+                        if r.has_focus() {
+                            tab = ui.input_mut(|i| i.consume_key(Modifiers::NONE, Key::Tab));
+                        }
+                        if ui.button("Open").clicked() {
+                            chosen = Some(super::open_path::resolve(&f.text, &cwd));
+                        }
+                        r
+                    })
+                    .inner;
+                if f.focus {
+                    r.request_focus();
+                    f.focus = false;
+                }
+                if f.listed.as_deref() != Some(f.text.as_str()) {
+                    f.candidates = super::open_path::complete(&f.text, &cwd);
+                    f.listed = Some(f.text.clone());
+                }
+                if tab && let Some(p) = super::open_path::common_prefix(&f.candidates) {
+                    if p.len() > f.text.len() {
+                        f.text = p;
+                    }
+                    set_cursor_end(ui.ctx(), r.id, &f.text);
+                }
+                if r.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter)) {
+                    chosen = Some(super::open_path::resolve(&f.text, &cwd));
+                }
+                ui.separator();
+                let mut pick: Option<super::open_path::Candidate> = None;
+                egui::ScrollArea::vertical()
+                    .id_salt("open_field_candidates")
+                    .max_height(260.0)
+                    .show(ui, |ui| {
+                        if f.candidates.is_empty() {
+                            ui.weak("(no matching file or folder)");
+                        }
+                        for c in &f.candidates {
+                            let t = if c.dir {
+                                RichText::new(&c.name).strong()
+                            } else {
+                                RichText::new(&c.name)
+                            };
+                            if ui.selectable_label(false, t).clicked() {
+                                pick = Some(c.clone());
+                            }
+                        }
+                    });
+                if let Some(c) = pick {
+                    f.text = c.text.clone();
+                    if c.dir {
+                        f.focus = true;
+                        set_cursor_end(ui.ctx(), r.id, &f.text);
+                    } else {
+                        chosen = Some(super::open_path::resolve(&c.text, &cwd));
+                    }
+                }
+            });
+        if let Some(p) = chosen {
+            if p.is_dir() {
+                let mut t = f.text.trim_end_matches('/').to_string();
+                t.push('/');
+                f.text = t;
+                f.focus = true;
+            } else if p.is_file() {
+                self.open_field = None;
+                self.queue.push(AppCommand::Open(p));
+                return;
+            } else {
+                f.note = Some(format!("{} does not exist", p.display()));
+                f.focus = true;
+            }
+        }
+        if !open {
+            self.open_field = None;
+        }
+    }
+
     fn layout(&mut self, ui: &mut egui::Ui) {
         egui::Panel::top("menu").show(ui, |ui| self.menu_bar(ui));
         if matches!(self.doc, Document::Trace(_)) {
@@ -382,7 +602,7 @@ impl ViewerApp {
                         Document::Trace(s) => Some(&**s),
                         _ => None,
                     };
-                    log::ui(ui, trace, &self.log, &mut self.queue)
+                    self.panels.log.ui(ui, trace, &self.log, &mut self.queue)
                 });
         }
         let command = self.sel.command;
@@ -392,17 +612,39 @@ impl ViewerApp {
                     .show(ui, |ui| welcome(ui, &self.prefs, &mut self.queue));
             }
             Document::Shader(doc) => {
+                let prev_dvle = doc.dvle;
                 egui::CentralPanel::default().show(ui, |ui| {
                     self.panels
                         .shader
                         .doc_ui(ui, doc, &self.sel, &mut self.queue)
                 });
+                if doc.remember {
+                    doc.remember = false;
+                    let key = doc.prefs_key(doc.dvle);
+                    self.prefs.remember_shader(key, doc.edits.clone());
+                }
+                if doc.dvle != prev_dvle {
+                    // Another executable: its own remembered inputs (or its constants).
+                    let dvle = doc.dvle;
+                    let memo = self.prefs.shader_memo(&doc.prefs_key(dvle));
+                    doc.edits = memo.unwrap_or_else(|| {
+                        doc.doc
+                            .dvlb
+                            .dvles
+                            .get(dvle)
+                            .map(super::shbin_debug::ShaderInputs::for_dvle)
+                            .unwrap_or_default()
+                    });
+                }
             }
             Document::Trace(s) => {
                 if self.prefs.show_timeline {
                     egui::Panel::left("timeline")
                         .resizable(true)
                         .default_size(330.0)
+                        .min_size(300.0)
+                        // Long rows elide (with a tooltip) instead of widening the panel.
+                        .max_size(TIMELINE_MAX_WIDTH)
                         .show(ui, |ui| {
                             ui.strong("Timeline");
                             self.panels.timeline.ui(
@@ -456,6 +698,7 @@ impl ViewerApp {
                 });
             }
         }
+        self.open_field_ui(ui.ctx());
         if self.show_help {
             let mut open = true;
             egui::Window::new("Keyboard shortcuts")
@@ -478,6 +721,14 @@ impl ViewerApp {
             ui.menu_button("File", |ui| {
                 if ui.button("Open…  (Ctrl+O)").clicked() {
                     self.queue.push(AppCommand::OpenDialog);
+                    ui.close();
+                }
+                if ui
+                    .button("Open path…")
+                    .on_hover_text("Type a path with completion instead of using the system dialog")
+                    .clicked()
+                {
+                    self.queue.push(AppCommand::OpenPathField);
                     ui.close();
                 }
                 ui.menu_button("Recent files", |ui| {
@@ -545,7 +796,25 @@ impl ViewerApp {
         };
         let total = s.total_commands();
         let q = &mut self.queue;
+        let (can_back, can_fwd) = (!self.back.is_empty(), !self.forward.is_empty());
         ui.horizontal_wrapped(|ui| {
+            if ui
+                .add_enabled(can_back, egui::Button::new("⟵"))
+                .on_hover_text("Back to the previous selection (Alt+←)")
+                .on_disabled_hover_text("Back (Alt+←): no earlier selection")
+                .clicked()
+            {
+                q.push(AppCommand::Back);
+            }
+            if ui
+                .add_enabled(can_fwd, egui::Button::new("⟶"))
+                .on_hover_text("Forward again (Alt+→)")
+                .on_disabled_hover_text("Forward (Alt+→): nothing to go forward to")
+                .clicked()
+            {
+                q.push(AppCommand::Forward);
+            }
+            ui.separator();
             let b = |ui: &mut egui::Ui, text: &str, tip: &str| {
                 ui.button(text).on_hover_text(tip).clicked()
             };
@@ -600,11 +869,14 @@ impl ViewerApp {
             };
             if let Some(p) = &s.progress {
                 ui.separator();
+                // The bar holds the percentage; the task is a label beside it (a long task name
+                // inside a fixed-width bar was cut off).
                 ui.add(
                     egui::ProgressBar::new(p.fraction)
-                        .desired_width(160.0)
-                        .text(format!("{} {:.0}%", p.task, p.fraction * 100.0)),
+                        .desired_width(90.0)
+                        .show_percentage(),
                 );
+                ui.weak(p.task);
                 if p.cancellable && ui.button("Cancel").clicked() {
                     q.push(AppCommand::Cancel);
                 }
@@ -616,17 +888,33 @@ impl ViewerApp {
         match c {
             AppCommand::Open(p) => self.open(ctx, p),
             AppCommand::OpenDialog => {
+                if !self.native_dialogs {
+                    self.show_open_field(Some(
+                        "No native file dialog is available (no desktop portal on a session bus, no zenity): type the path.".into(),
+                    ));
+                    return;
+                }
+                let started = std::time::Instant::now();
                 match rfd::FileDialog::new()
-                    .add_filter("PICA traces, shaders, command lists", &["ctf", "shbin", "bin", "pica"])
+                    .add_filter(
+                        "PICA traces, shaders, command lists",
+                        &["ctf", "shbin", "bin", "pica"],
+                    )
                     .add_filter("All files", &["*"])
                     .pick_file()
                 {
                     Some(p) => self.open(ctx, p),
-                    None => self.log.push(
-                        "file dialog closed without a file (if no dialog appeared: no desktop portal or zenity is available; drop a file on the window or pass it on the command line)".into(),
-                    ),
+                    // Nobody closes a real dialog this fast: it could not appear.
+                    None if started.elapsed() < std::time::Duration::from_millis(400) => {
+                        self.native_dialogs = false;
+                        self.show_open_field(Some(
+                            "The native file dialog could not be shown (no desktop portal or zenity): type the path.".into(),
+                        ));
+                    }
+                    None => self.log.push("file dialog closed without a file".into()),
                 }
             }
+            AppCommand::OpenPathField => self.show_open_field(None),
             AppCommand::Close => {
                 self.doc = Document::None;
                 self.sel = Selection::default();
@@ -638,6 +926,18 @@ impl ViewerApp {
             }
             AppCommand::Quit => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
             AppCommand::DismissErrors => self.errors.clear(),
+            AppCommand::Back => {
+                if let Some(n) = self.back.pop() {
+                    self.forward.push(self.sel.command);
+                    self.select_no_history(n);
+                }
+            }
+            AppCommand::Forward => {
+                if let Some(n) = self.forward.pop() {
+                    self.back.push(self.sel.command);
+                    self.select_no_history(n);
+                }
+            }
             AppCommand::Tab(t) => self.prefs.tab = t,
             AppCommand::ShowImage(src) => {
                 self.prefs.image.source = src;
@@ -740,6 +1040,17 @@ impl ViewerApp {
     fn select(&mut self, n: u64) {
         let total = self.trace().map_or(0, TraceSession::total_commands);
         let n = n.min(total);
+        if n != self.sel.command {
+            self.back.push(self.sel.command);
+            if self.back.len() > MAX_HISTORY {
+                self.back.remove(0);
+            }
+            self.forward.clear();
+        }
+        self.select_no_history(n);
+    }
+
+    fn select_no_history(&mut self, n: u64) {
         let old_draw = self
             .trace()
             .and_then(|s| s.draw_at_or_before(self.sel.command));
@@ -798,6 +1109,17 @@ impl ViewerApp {
                 c.request_repaint();
             });
         }
+    }
+}
+
+/// Moves the text cursor of the text field `id` to the end of `text`.
+fn set_cursor_end(ctx: &egui::Context, id: egui::Id, text: &str) {
+    if let Some(mut state) = egui::TextEdit::load_state(ctx, id) {
+        let end = egui::text::CCursor::new(text.chars().count());
+        state
+            .cursor
+            .set_char_range(Some(egui::text::CCursorRange::one(end)));
+        state.store(ctx, id);
     }
 }
 

@@ -27,8 +27,10 @@ pub struct Selection {
 pub enum AppCommand {
     /// Open a file.
     Open(PathBuf),
-    /// Show the native file dialog.
+    /// Show the native file dialog (or the path field when no native dialog can appear).
     OpenDialog,
+    /// Show the path field of File > Open (no native dialog).
+    OpenPathField,
     /// Close the document.
     Close,
     /// Cancel the running long operation.
@@ -57,6 +59,10 @@ pub enum AppCommand {
     ShaderStep(Option<usize>),
     /// Move the shader step by this many instructions.
     ShaderMove(i64),
+    /// Go back in the selection history (Alt+←).
+    Back,
+    /// Go forward in the selection history (Alt+→).
+    Forward,
     /// Dismiss the error banner.
     DismissErrors,
     /// Quit.

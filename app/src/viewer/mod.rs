@@ -15,12 +15,15 @@ pub mod command;
 pub mod images;
 pub mod listing;
 pub mod load;
+pub mod open_path;
 pub mod panels;
+pub mod ports;
 pub mod prefs;
 pub mod protocol;
 pub mod provenance;
 pub mod session;
 pub mod shader_debug;
+pub mod shbin_debug;
 pub mod widgets;
 pub mod worker;
 

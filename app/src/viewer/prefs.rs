@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::protocol::{CustomFormat, CustomImage, ImageSource};
+use super::shbin_debug::ShaderInputs;
 
 /// Key of the preferences in eframe's storage.
 pub const STORAGE_KEY: &str = "picaview.prefs";
@@ -111,7 +112,8 @@ impl Default for ImagePrefs {
                 height: 256,
                 format: CustomFormat::Tiled(0),
             },
-            export_path: "picaview-image.png".into(),
+            // Empty: Save writes next to the trace under a new unique name.
+            export_path: String::new(),
         }
     }
 }
@@ -142,7 +144,13 @@ pub struct Prefs {
     pub show_fields: bool,
     /// Rotate thumbnails and the screens panel's colour buffer like the image view.
     pub rotate_thumbs: bool,
+    /// Shader debugger inputs and uniforms per `.shbin` file and DVLE (`path#dvle`), most
+    /// recent first, at most [`MAX_SHADER_MEMOS`].
+    pub shader_inputs: Vec<(String, ShaderInputs)>,
 }
+
+/// Shader binaries whose debugger inputs are remembered.
+pub const MAX_SHADER_MEMOS: usize = 32;
 
 impl Default for Prefs {
     fn default() -> Self {
@@ -158,6 +166,7 @@ impl Default for Prefs {
             command_filter: String::new(),
             show_fields: true,
             rotate_thumbs: true,
+            shader_inputs: Vec::new(),
         }
     }
 }
@@ -165,14 +174,35 @@ impl Default for Prefs {
 impl Prefs {
     /// Reads the preferences from eframe storage (defaults when absent or unreadable).
     pub fn load(storage: Option<&dyn eframe::Storage>) -> Self {
-        storage
+        let mut p: Self = storage
             .and_then(|s| eframe::get_value(s, STORAGE_KEY))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        // Earlier versions defaulted to a fixed file name in the working directory, which
+        // Save then overwrote silently.
+        if p.image.export_path == "picaview-image.png" {
+            p.image.export_path.clear();
+        }
+        p
     }
 
     /// Writes the preferences.
     pub fn save(&self, storage: &mut dyn eframe::Storage) {
         eframe::set_value(storage, STORAGE_KEY, self);
+    }
+
+    /// The remembered shader debugger inputs for `key` (`path#dvle`).
+    pub fn shader_memo(&self, key: &str) -> Option<ShaderInputs> {
+        self.shader_inputs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone().normalized())
+    }
+
+    /// Remembers shader debugger inputs for `key`, most recent first, bounded.
+    pub fn remember_shader(&mut self, key: String, inputs: ShaderInputs) {
+        self.shader_inputs.retain(|(k, _)| *k != key);
+        self.shader_inputs.insert(0, (key, inputs));
+        self.shader_inputs.truncate(MAX_SHADER_MEMOS);
     }
 
     /// Puts `path` first in the recent-file list.

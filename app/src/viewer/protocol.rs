@@ -205,6 +205,8 @@ pub struct CommandPage {
     pub first: u64,
     /// The writes as executed (old and new values, mask, source address).
     pub writes: Vec<RegWriteEvent>,
+    /// Per write, what it did if it fed a data port (uniform, code, LUT, fixed attribute).
+    pub effects: Vec<Option<super::ports::PortEffect>>,
 }
 
 /// Everything the vertex and shader views need about one draw.
@@ -222,6 +224,8 @@ pub struct DrawInspection {
     pub vertex_ids: Vec<u32>,
     /// The vertex shader as the draw ran it.
     pub vs: Arc<VsContext>,
+    /// Disassembly of the geometry shader, when the draw ran one.
+    pub gs_listing: Option<Arc<ShaderListing>>,
 }
 
 /// Most vertex ids a [`DrawInspection`] lists.

@@ -448,6 +448,13 @@ impl TraceSession {
         }
     }
 
+    /// What command `n` did to a data port, if its page is here and it fed one.
+    pub fn command_effect(&self, n: u64) -> Option<&super::ports::PortEffect> {
+        let key = n.checked_sub(1)? / PAGE;
+        let p = self.pages.get(&key)?;
+        p.effects.get(usize::try_from(n - p.first).ok()?)?.as_ref()
+    }
+
     /// Draw detail of `draw` (requested when missing).
     pub fn want_detail(&mut self, draw: u64) -> Option<&Result<Arc<DrawInspection>, String>> {
         let have = self.detail.as_ref().is_some_and(|(d, _)| *d == draw);
@@ -580,10 +587,19 @@ pub struct ShaderSession {
     pub doc: ShaderDoc,
     /// Selected DVLE.
     pub dvle: usize,
-    /// Input registers v0-v15 as edited.
-    pub inputs: [[f32; 4]; 16],
-    /// Text of the input editors.
-    pub input_text: Vec<String>,
+    /// Inputs, uniforms and budget as edited.
+    pub edits: super::shbin_debug::ShaderInputs,
     /// The newest run.
     pub trace: Option<Result<Arc<ShaderTrace>, String>>,
+    /// Runs so far (a new run starts the views at the top).
+    pub runs: u64,
+    /// Set by Run: the app stores `edits` in the preferences, then clears it.
+    pub remember: bool,
+}
+
+impl ShaderSession {
+    /// The preferences key of the edits of DVLE `dvle` of this file.
+    pub fn prefs_key(&self, dvle: usize) -> String {
+        format!("{}#{dvle}", self.doc.path.display())
+    }
 }

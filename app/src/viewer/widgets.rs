@@ -119,25 +119,28 @@ pub fn register_block(
                 desc.name,
                 desc.value
             );
-            let r = ui.label(RichText::new(head).monospace().strong());
-            if !desc.doc.is_empty() {
-                r.on_hover_text(
-                    desc.doc
-                        .lines()
-                        .map(str::trim)
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                );
-            }
-            match set_by {
-                Some(n) => {
-                    ui.weak("set by");
-                    command_link(ui, n, queue);
+            // Wraps ("set by" goes to the next line) instead of running past a narrow panel.
+            ui.horizontal_wrapped(|ui| {
+                let r = ui.label(RichText::new(head).monospace().strong());
+                if !desc.doc.is_empty() {
+                    r.on_hover_text(
+                        desc.doc
+                            .lines()
+                            .map(str::trim)
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                    );
                 }
-                None => {
-                    ui.weak("(initial state)");
+                match set_by {
+                    Some(n) => {
+                        ui.weak("set by");
+                        command_link(ui, n, queue);
+                    }
+                    None => {
+                        ui.weak("(initial state)");
+                    }
                 }
-            }
+            });
         })
         .body(|ui| {
             egui::Grid::new(("fields", desc.id))

@@ -36,6 +36,7 @@ use shader_unit::interp::Uniforms;
 
 use super::images;
 use super::listing::ShaderListing;
+use super::ports::{PortEffect, PortTracker};
 use super::protocol::{
     CommandPage, DrawInspection, ImageSource, MAX_VERTEX_IDS, Progress, Request, Response,
     StateSnapshot, Thumb, UnitSnapshot, VsContext,
@@ -209,6 +210,8 @@ struct Worker<S: TraceSource> {
 /// Collects register writes (bounded).
 struct Collector {
     writes: Vec<RegWriteEvent>,
+    effects: Vec<Option<PortEffect>>,
+    ports: PortTracker,
     limit: usize,
 }
 
@@ -216,6 +219,7 @@ impl Observer for Collector {
     fn reg_write(&mut self, ev: &RegWriteEvent) {
         if self.writes.len() < self.limit {
             self.writes.push(*ev);
+            self.effects.push(self.ports.write(ev));
         }
     }
 }
@@ -439,6 +443,8 @@ impl<S: TraceSource> Worker<S> {
         let last = first + u64::from(count) - 1;
         let mut c = Collector {
             writes: Vec::with_capacity(count as usize),
+            effects: Vec::with_capacity(count as usize),
+            ports: PortTracker::new(self.replay.gpu()),
             limit: count as usize,
         };
         self.replay.run_until(Target::AfterWrite(last), &mut c);
@@ -446,6 +452,7 @@ impl<S: TraceSource> Worker<S> {
         CommandPage {
             first,
             writes: c.writes,
+            effects: c.effects,
         }
     }
 
@@ -466,6 +473,12 @@ impl<S: TraceSource> Worker<S> {
         self.at = None;
         let entry = self.replay.gpu().regs[0x2BA] & 0xFFFF;
         let listing = self.listing(UnitKind::Vertex, entry);
+        let gs_listing = if rec.info.geometry_shader {
+            let gs_entry = self.replay.gpu().regs[0x28A] & 0xFFFF;
+            Some(self.listing(UnitKind::Geometry, gs_entry))
+        } else {
+            None
+        };
         let gpu = self.replay.gpu();
         let regs = gpu.regs.clone();
         let mut uniforms = Uniforms {
@@ -515,6 +528,7 @@ impl<S: TraceSource> Worker<S> {
             diagnostics,
             vertex_ids,
             vs: Arc::new(vs),
+            gs_listing,
         });
         self.inspection = Some(insp.clone());
         Ok(insp)

@@ -572,6 +572,8 @@ impl Gpu {
                 unit.float_count = 0;
             }
             reg::SH_FLOATUNIFORM_DATA0..=reg::SH_FLOATUNIFORM_DATA7 => {
+                // UNVERIFIED(SH-19): writes to c96 and above are dropped, not wrapped (azahar
+                // `shader_setup.cpp` says so of real hardware; no test is cited).
                 if let Err(idx) = unit.write_float(param) {
                     obs.diagnostic(&Diagnostic {
                         kind: DiagKind::UploadOverflow,

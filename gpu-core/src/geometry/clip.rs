@@ -184,7 +184,8 @@ pub fn clip_triangle(tri: &[OutputVertex; 3], params: &ClipParams) -> ClippedPol
     }
 
     let mut input = *tri;
-    // HW: [C] aligns the quaternion signs of v1 and v2 to v0 before clipping.
+    // UNVERIFIED(CR-5, related claim graded C): [C] aligns the quaternion signs of v1 and v2 to
+    // v0 before clipping (azahar `rasterizer_accelerated.cpp` comment); no hardware test.
     for i in 1..3 {
         if dot4(&input[i].quat, &input[0].quat) < 0.0 {
             input[i].quat = input[i].quat.map(|c| -c);

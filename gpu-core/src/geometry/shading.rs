@@ -284,13 +284,16 @@ impl OutputMap {
     }
 
     /// Builds the vertex from the first `slot_count` compacted output slots. Slots at or past
-    /// `slot_count` read as 0; semantics nothing maps to are 0; the colour is `min(|c|, 1)`.
+    /// `slot_count` read as 0; semantics nothing maps to are [`UNMAPPED_SEMANTIC_VALUE`]; the
+    /// colour is `min(|c|, 1)`.
     ///
     /// Components mapped to the same semantic twice: the later slot/component wins (the order
     /// \[C\] writes them in).
     #[inline]
     pub fn to_vertex(&self, slots: &[Vec4; NUM_REGS], slot_count: usize) -> OutputVertex {
-        let mut rec = [0.0f32; record::LEN];
+        // HW: hardware fact SH-15 (Citra PR #6966, GPUCode's hardware test): a semantic that no
+        // SH_OUTMAP entry maps reads 1.0 in every component.
+        let mut rec = [UNMAPPED_SEMANTIC_VALUE; record::LEN];
         for r in &self.routes[..self.route_count] {
             let s = usize::from(r.slot);
             let value = if s < slot_count {
@@ -319,6 +322,11 @@ impl OutputMap {
         }
     }
 }
+
+/// The value of every component of a rasterizer semantic (colour, texture coordinates,
+/// quaternion, view, …) that no SH_OUTMAP entry maps: 1.0 (hardware fact SH-15; zero-initialising,
+/// as picaview did before, is wrong).
+pub const UNMAPPED_SEMANTIC_VALUE: f32 = 1.0;
 
 /// Vertex colour clamp: `min(|c|, 1)`.
 ///

@@ -19,7 +19,10 @@
 //! aligned up to the element size of attribute `a`'s format, attribute `a` is fetched from
 //! `base + loader offset + offset + stride × vertex`, and the offset advances by the attribute's
 //! size. Entries 12-15 are padding: align to 4, then skip 4, 8, 12 or 16 bytes. **The entry value
-//! selects both the format (from 0x201/0x202) and the destination slot.**
+//! selects both the format (from 0x201/0x202) and the destination slot.** Alignment was checked on
+//! hardware for aligned buffers (fact VL-3); UNVERIFIED(VL-3): that it is relative to the vertex
+//! start (not the absolute address) when a buffer base is unaligned ([C] PR #1535, inferred from a
+//! game).
 //!
 //! # Which value a slot gets (§3.3)
 //!

@@ -41,11 +41,15 @@ use crate::pixel::raster::{Fragment, RasterConfig, TriangleOutcome, rasterize_tr
 use crate::pixel::tev::{TevConfig, TevIssue, TevProgram, TevSource};
 use crate::pixel::texture::TextureError;
 
+pub mod specialized;
 pub mod textures;
+pub mod timing;
 use crate::vertex::ScreenVertex;
 use pica_cmd::regs::Regs;
 use pica_cmd::regs::framebuffer::BlendMode;
+pub use specialized::{ColorStage, PixelPath};
 pub use textures::{NoTextures, TextureCache, TextureSampler, TextureUnits};
+pub use timing::PixelTimer;
 // The hooks are defined next to their implementation; re-exported here, where they are called.
 pub use crate::pixel::stages::{FragmentHooks, lighting_enabled};
 
@@ -162,9 +166,10 @@ pub enum BlendEquation {
     Subtract,
     /// 2: `(d·df − s·sf) / 255`.
     ReverseSubtract,
-    /// 3: `min(s, d)`. UNVERIFIED: factors ignored (Citra, as OpenGL); hardware unknown.
+    /// 3: `min(s·sf, d·df) / 255`. HW: hardware fact FO-5 (Subv's gpu_blend_factors test,
+    /// Citra issue #2684 / PR #6925): the factors apply first, unlike OpenGL.
     Min,
-    /// 4: `max(s, d)`. UNVERIFIED: factors ignored, as for [`BlendEquation::Min`].
+    /// 4: `max(s·sf, d·df) / 255` (FO-5, as [`BlendEquation::Min`]).
     Max,
     /// 5-7: behave as [`BlendEquation::Add`] on hardware according to \[3DB-I\] (Citra leaves them
     /// unimplemented).
@@ -412,8 +417,10 @@ impl Blend {
                 // `/` truncates toward zero, then the clamp removes negatives (as Citra).
                 BlendEquation::Subtract => (sp - dp) / 255,
                 BlendEquation::ReverseSubtract => (dp - sp) / 255,
-                BlendEquation::Min => s.min(d) as i32,
-                BlendEquation::Max => s.max(d) as i32,
+                // HW: FO-5: MIN/MAX compare the products (a MAX with factors Zero/One keeps
+                // the destination: libstarlight's "knockout").
+                BlendEquation::Min => sp.min(dp) / 255,
+                BlendEquation::Max => sp.max(dp) / 255,
             };
             *o = r.clamp(0, 255) as u8;
         }
@@ -816,6 +823,10 @@ pub struct PixelPipeline<S: TextureSampler = NoTextures> {
     /// Bit per [`Feature`] already reported as not implemented.
     reported: u32,
     invalid_triangles: u64,
+    /// The specialised colour stage, or `None` on the [`PixelPath::Reference`] path.
+    color_stage: Option<ColorStage>,
+    /// Stage timing (benchmarks only).
+    timer: Option<PixelTimer>,
 }
 
 impl PixelPipeline<NoTextures> {
@@ -923,6 +934,8 @@ impl<S: TextureSampler> PixelPipeline<S> {
             diags: Vec::new(),
             reported: 0,
             invalid_triangles: 0,
+            color_stage: Some(ColorStage::new(cfg.ops.output, cfg.ops.color_mask)),
+            timer: None,
         };
         p.static_diagnostics();
         p
@@ -966,6 +979,37 @@ impl<S: TextureSampler> PixelPipeline<S> {
         if self.reported & bit == 0 {
             self.reported |= bit;
             self.diags.push(PipelineDiag::NotImplemented(f));
+        }
+    }
+
+    /// Selects the implementation of the per-fragment operations (default:
+    /// [`PixelPath::Specialized`]); both give bit-identical results.
+    pub fn set_path(&mut self, path: PixelPath) {
+        self.color_stage = match path {
+            PixelPath::Specialized => Some(ColorStage::new(
+                self.cfg.ops.output,
+                self.cfg.ops.color_mask,
+            )),
+            PixelPath::Reference => None,
+        };
+    }
+
+    /// Starts timing the pipeline's stages (see [`PixelTimer`]); off by default.
+    pub fn enable_timing(&mut self) {
+        self.timer.get_or_insert_with(PixelTimer::default);
+    }
+
+    /// The times so far, if timing is enabled.
+    pub fn timer(&self) -> Option<&PixelTimer> {
+        self.timer.as_ref()
+    }
+
+    /// The implementation of the per-fragment operations in use.
+    pub fn path(&self) -> PixelPath {
+        if self.color_stage.is_some() {
+            PixelPath::Specialized
+        } else {
+            PixelPath::Reference
         }
     }
 
@@ -1019,6 +1063,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
     ) -> TriangleOutcome {
         let cfg = self.cfg;
         let mut missing = 0u32;
+        let start = self.timer.is_some().then(std::time::Instant::now);
         let outcome = {
             let mut ctx = FragCtx {
                 cfg: &cfg,
@@ -1031,11 +1076,31 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 missing: &mut missing,
                 mem: &mut *mem,
                 hooks: &mut *hooks,
+                color_stage: self.color_stage,
+                sampling: false,
+                input_time: std::time::Duration::ZERO,
             };
-            rasterize_triangle(&cfg.raster, tri, |f| ctx.process(f))
+            if let Some(timer) = self.timer.as_mut() {
+                let o = rasterize_triangle(&cfg.raster, tri, |f| {
+                    if timer.tick() {
+                        ctx.sampling = true;
+                        timer.sample(|| ctx.process(f));
+                        ctx.sampling = false;
+                    } else {
+                        ctx.process(f);
+                    }
+                });
+                timer.texture += PixelTimer::scaled(ctx.input_time);
+                o
+            } else {
+                rasterize_triangle(&cfg.raster, tri, |f| ctx.process(f))
+            }
         };
         self.color_cache.flush(mem);
         self.depth_cache.flush(mem);
+        if let (Some(timer), Some(t)) = (self.timer.as_mut(), start) {
+            timer.total += t.elapsed();
+        }
         match outcome {
             TriangleOutcome::Drawn { fragments } => {
                 self.stats.triangles_drawn += 1;
@@ -1104,6 +1169,12 @@ struct FragCtx<'a, S: TextureSampler, H: FragmentHooks> {
     missing: &'a mut u32,
     mem: &'a mut PhysMem,
     hooks: &'a mut H,
+    /// The specialised colour stage (`None`: the generic reference code).
+    color_stage: Option<ColorStage>,
+    /// True while a fragment sampled by the [`PixelTimer`] runs.
+    sampling: bool,
+    /// Time of the sampled fragments' texture and lighting inputs (unscaled).
+    input_time: std::time::Duration,
 }
 
 impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
@@ -1120,6 +1191,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         // 1-2 fragment lighting, 3-6 textures 0-3, 7-12 zero.
         let mut t: [Rgba; 16] = [[0; 4]; 16];
         t[0] = frag.color;
+        let inputs_start = self.sampling.then(std::time::Instant::now);
 
         // Texture units 0-2 and 3.
         for unit in 0..3 {
@@ -1146,6 +1218,9 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             }
         }
 
+        if let Some(s) = inputs_start {
+            self.input_time += s.elapsed();
+        }
         let mut color = self.tev.run_table(&mut t);
 
         match ops.mode {
@@ -1206,9 +1281,14 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             // Unmapped depth buffer: counted by the cache; the fragment proceeds untested.
             return true;
         };
+        let fast = self.color_stage.is_some();
         let mut b = [0u8; 4];
         let n = px.len().min(4);
-        b[..n].copy_from_slice(&px[..n]);
+        if fast {
+            b = specialized::load_pixel(px);
+        } else {
+            b[..n].copy_from_slice(&px[..n]);
+        }
         let old_stencil = df.decode_stencil(b);
         let stored_z = df.decode_depth(b);
         let mut new = b;
@@ -1241,8 +1321,12 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             }
         }
         if dirty && new != b {
-            px[..n].copy_from_slice(&new[..n]);
-            self.depth_cache.mark_dirty();
+            if !fast {
+                px[..n].copy_from_slice(&new[..n]);
+                self.depth_cache.mark_dirty();
+            } else if specialized::store_pixel(px, new) {
+                self.depth_cache.mark_dirty();
+            }
         }
         result
     }
@@ -1263,6 +1347,13 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             return;
         };
         // UNVERIFIED: the destination is always read, ignoring COLORBUFFER_READ (as Citra).
+        if let Some(stage) = self.color_stage {
+            let dst = cf.decode_word(specialized::load_pixel(px));
+            if specialized::store_pixel(px, cf.encode_word(stage.apply(src, dst))) {
+                self.color_cache.mark_dirty();
+            }
+            return;
+        }
         let mut b = [0u8; 4];
         let n = px.len().min(4);
         b[..n].copy_from_slice(&px[..n]);

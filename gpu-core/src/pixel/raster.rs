@@ -263,11 +263,26 @@ const A_VIEW: usize = 15;
 #[inline]
 fn attr_array(v: &ScreenVertex) -> [f32; N_ATTR] {
     let a = &v.attrs;
+    let q = unit_quaternion(a.quat);
     [
         a.color[0], a.color[1], a.color[2], a.color[3], a.tc0[0], a.tc0[1], a.tc1[0], a.tc1[1],
-        a.tc2[0], a.tc2[1], a.tc0_w, a.quat[0], a.quat[1], a.quat[2], a.quat[3], a.view[0],
-        a.view[1], a.view[2],
+        a.tc2[0], a.tc2[1], a.tc0_w, q[0], q[1], q[2], q[3], a.view[0], a.view[1], a.view[2],
     ]
+}
+
+/// A vertex's normal quaternion normalised before interpolation.
+///
+/// HW: hardware fact CR-5 (yuriks' test, Citra PRs #2726/#2729): each vertex quaternion is
+/// normalised, the unit quaternions are interpolated linearly and the fragment renormalises.
+/// A zero, NaN or infinite length leaves the quaternion as it is (the fragment then gets 0).
+#[inline]
+fn unit_quaternion(q: [f32; 4]) -> [f32; 4] {
+    let len = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
+    if len > 0.0 && len.is_finite() {
+        q.map(|c| c / len)
+    } else {
+        q
+    }
 }
 
 /// Converts a window coordinate to signed 12.4 fixed point (`round(v·16)`).

@@ -15,7 +15,8 @@
 //! saturates at 255. UNVERIFIED: Citra's GL path and Panda compute in float and round instead of
 //! truncating, which differs by ±1 in places; which is bit-exact on hardware is not established.
 //! The integer path is the one Citra checked against hardware screenshots for DOT3 (PR #767,
-//! PR #2671), so it is our choice.
+//! PR #2671), so it is our choice. DOT3 itself has its own, measured arithmetic (one's-complement
+//! sign and magnitude, products rounded to nearest over 255; hardware fact TE-4): see [`dot3`].
 
 use crate::pixel::color::Rgba;
 use pica_cmd::regs::Regs;
@@ -263,19 +264,41 @@ fn op_channel(op: TevOp, a: u32, b: u32, c: u32) -> u8 {
     r as u8
 }
 
-/// The DOT3 value of two RGB triples:
-/// `clamp(Σ ((2a − 255)·(2b − 255) + 128) / 256, 0, 255)` with division truncating toward zero.
+/// The DOT3 value of two RGB triples: a sum of three signed per-channel terms, clamped to
+/// 0..=255.
 ///
-/// HW: \[C\] PR #767 compared this against hardware; worst-case error ±3 (the per-component
-/// precision of the hardware is not known exactly). Dot3_RGBA verified in PR #2671.
+/// Number format: each 8-bit channel `x` stands for `(2x − 255)/255` in [−1, 1], held as a
+/// sign and a magnitude (units of 1/255) in **one's complement**: with `d = 2x − 255`, it is `d`
+/// for `x ≥ 0x80` and `!d = −d − 1 = 254 − 2x` for `x < 0x80` (so 0x7F has magnitude 0 and
+/// 0x00 has 254, while 0x80 is +1 and 0xFF is +255). Each term multiplies the two magnitudes,
+/// rounds the product divided by 255 to nearest (`(m·n + 127) / 255`; no ties are possible), and
+/// if the two signs differ applies the one's complement again: `!r = −r − 1`. So a negative
+/// product is one lower than its magnitude says, and 0x80·0x7F is −1, not 0.
+///
+/// HW: hardware fact TE-4 (`docs/hardware-behaviour.md`, Lectem's measured table in
+/// `tests/fixtures/hw/dot3_rgb.tsv`): this reproduces all 2,816 measured entries (11 patterns ×
+/// 256 inputs). The table pins the magnitudes (both signs, through (x,x,x)·(x,x,x)), the
+/// rounding of positive products (divisor 255, not 256: 0x83·0xE4 = 7·201/255 = 5.52 → 6), and
+/// `!0 = −1` for a negative zero-magnitude product. UNVERIFIED(TE-4): negative products with a
+/// non-zero magnitude are only ever seen clamped away to 0 in the table, so `−r − 1` (rather than
+/// `−r`) for them is the one's-complement reading, not a measurement; likewise the exact
+/// divide-by-255 rounding is only checked on the products the table contains (an approximation
+/// such as `(p + (p >> 8) + 128) >> 8` differs on 12 other products). Dot3_RGBA verified in
+/// PR #2671.
 #[inline]
 pub fn dot3(a: [u8; 3], b: [u8; 3]) -> u8 {
+    /// (negative, magnitude) of a channel in the one's-complement format above.
+    #[inline]
+    fn sign_magnitude(x: u8) -> (bool, i32) {
+        let d = 2 * i32::from(x) - 255;
+        if d < 0 { (true, !d) } else { (false, d) }
+    }
     let mut sum = 0i32;
     for ch in 0..3 {
-        let x = 2 * i32::from(a[ch]) - 255;
-        let y = 2 * i32::from(b[ch]) - 255;
-        // Rust's `/` on i32 truncates toward zero, like C.
-        sum += (x * y + 128) / 256;
+        let (neg_a, mag_a) = sign_magnitude(a[ch]);
+        let (neg_b, mag_b) = sign_magnitude(b[ch]);
+        let r = (mag_a * mag_b + 127) / 255;
+        sum += if neg_a != neg_b { !r } else { r };
     }
     sum.clamp(0, 255) as u8
 }
@@ -283,18 +306,18 @@ pub fn dot3(a: [u8; 3], b: [u8; 3]) -> u8 {
 /// What "Previous" (source 15) reads in stage 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PreviousInStage0 {
-    /// (0, 0, 0, 0): Citra GL.
+    /// (0, 0, 0, 0): Citra GL before PR #6921.
     Zero,
-    /// The primary (vertex) colour: Panda3DS.
+    /// The primary (vertex) colour: the console, Panda3DS, Citra since PR #6921.
     PrimaryColor,
 }
 
 /// The stage-0 "Previous" behaviour in use.
 ///
-/// UNVERIFIED (`pica-raster.md` §6.6): Citra GL uses 0, Citra SW leaves it uninitialised, Panda
-/// uses the primary colour, 3dbrew says it returns "the value of source 3". Zero is the
-/// conservative choice that `pica-raster.md` recommends.
-pub const PREVIOUS_IN_STAGE0: PreviousInStage0 = PreviousInStage0::Zero;
+/// HW: hardware fact TE-1 (`docs/hardware-behaviour.md`): GPUCode's tev_test (Citra PR #6921)
+/// draws the vertex colour on a 3DS where Citra drew black. (Before that fact, `pica-raster.md`
+/// §6.6 recommended 0 for want of evidence.)
+pub const PREVIOUS_IN_STAGE0: PreviousInStage0 = PreviousInStage0::PrimaryColor;
 
 /// What DOT3 selected as the **alpha** operation (without Dot3_RGBA as the RGB operation) gives.
 ///
@@ -456,8 +479,6 @@ pub enum TevIssue {
         /// Stage 0-5.
         stage: u8,
     },
-    /// Stage 0 reads "Previous" (see [`PREVIOUS_IN_STAGE0`]).
-    PreviousInStage0,
 }
 
 /// The combiner configuration of a draw.
@@ -508,9 +529,6 @@ impl TevConfig {
             for src in s.sources_read() {
                 if let TevSource::Unknown(value) = src {
                     out.push(TevIssue::UnknownSource { stage, value });
-                }
-                if i == 0 && src == TevSource::Previous {
-                    out.push(TevIssue::PreviousInStage0);
                 }
             }
             for o in &s.rgb_operand[..s.rgb_op.arity()] {

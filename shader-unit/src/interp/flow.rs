@@ -18,6 +18,10 @@
 //!   third one is used);
 //! - BREAK with an empty LOOP stack hangs the GPU (we report an error instead).
 //!
+//! UNVERIFIED(SH-18): the three edge cases of hardware fact SH-18 (the lost fourth CALL pop, a JMP
+//! at the end of a scope not being taken, the CALL → IF → LOOP check order) come from this same
+//! [3DB] text (Citra PR #6844, fincs' research), not from a published hardware test.
+//!
 //! UNVERIFIED choices (documented where made): CALL/IF-false targets share the JMP priority;
 //! a CALL with NUM = 0 does nothing (both emulators return immediately); a false IF pushes
 //! nothing ([P]; [C] pushes an entry that pops at DST+NUM with no effect); nested-loop aL restore

@@ -17,10 +17,13 @@ use gpu_core::replay::TraceIndex;
 use pica_cmd::regs::RegDescription;
 
 use crate::viewer::command::AppCommand;
-use crate::viewer::panels::timeline::{event_text, parse_register};
+use crate::viewer::panels::timeline::{draw_label, event_text, parse_register, tri_summary};
 use crate::viewer::prefs::Prefs;
 use crate::viewer::session::TraceSession;
 use crate::viewer::widgets::{self, CHANGED, WARN};
+
+/// Background of command rows that match the search.
+pub const SEARCH_HIT: Color32 = Color32::from_rgb(90, 70, 0);
 
 /// One row of the command list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +62,22 @@ pub struct CommandsView {
     /// Frames left in which the list is scrolled to the selection (the first frames after a
     /// change may not know the full content height yet).
     scroll_pending: u8,
+    /// Query and range of the newest search started here.
+    searched: Option<(String, (u64, u64))>,
+    /// Select the first match when the newest search's answer arrives.
+    jump_on_result: bool,
+}
+
+/// Selects the next (or previous) search match after (before) `cmd`, wrapping around.
+fn step_match(matches: &[u64], cmd: u64, forward: bool, queue: &mut Vec<AppCommand>) {
+    let target = if forward {
+        matches.iter().find(|&&m| m > cmd).or(matches.first())
+    } else {
+        matches.iter().rev().find(|&&m| m < cmd).or(matches.last())
+    };
+    if let Some(&t) = target {
+        queue.push(AppCommand::SelectCommand(t));
+    }
 }
 
 /// Decodes a write's stored value (and its previous value).
@@ -92,13 +111,20 @@ pub fn write_flags(ev: &RegWriteEvent) -> Vec<(&'static str, &'static str)> {
             "the byte-enable mask enables only some bytes; the other bytes kept their value",
         ));
     }
-    if ev.is_redundant() && !ev.is_ineffective() {
+    if is_redundant(ev) {
         f.push((
             "redundant",
-            "the register already held this value (data ports and triggers still act)",
+            "the register already held this value and is state, not a trigger or data port: the write changed nothing",
         ));
     }
     f
+}
+
+/// True if the write stored the value the register already had and the register is state:
+/// writes to triggers, data ports, FIFO index registers and command-list jumps/kicks act every
+/// time, so they are never redundant.
+pub fn is_redundant(ev: &RegWriteEvent) -> bool {
+    ev.is_redundant() && !ev.is_ineffective() && !crate::viewer::ports::acts_on_write(ev)
 }
 
 impl CommandsView {
@@ -203,6 +229,9 @@ impl CommandsView {
                 .strong(),
             );
             ui.checkbox(&mut prefs.show_fields, "Decoded fields");
+            ui.weak("* = value changed").on_hover_text(
+                "A * after the value: the write changed the register. Hover a row for old → new.",
+            );
             let l = ui.label("Only register:");
             ui.add(
                 egui::TextEdit::singleline(&mut prefs.command_filter)
@@ -230,28 +259,51 @@ impl CommandsView {
                         .hint_text("register, value or field text")
                         .desired_width(180.0),
                 )
-                .labelled_by(l.id);
-            let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-            ui.checkbox(&mut self.whole_trace, "whole trace");
-            let go = ui.button("Find").clicked() || enter;
-            if go && !self.query.trim().is_empty() {
-                let (first, last) = if self.whole_trace {
-                    (1, s.total_commands())
+                .labelled_by(l.id)
+                .on_hover_text("Enter: find / next match, Shift+Enter: previous match");
+            let (enter, shift) = ui.input(|i| (i.key_pressed(egui::Key::Enter), i.modifiers.shift));
+            let enter = enter && r.lost_focus();
+            if enter {
+                // Keep the focus in the field so that Enter steps through the matches.
+                r.request_focus();
+            }
+            if ui.checkbox(&mut self.whole_trace, "whole trace").changed() {
+                self.searched = None;
+            }
+            let cmd = self.last_command.unwrap_or(0);
+            let query = self.query.trim().to_string();
+            let range = if self.whole_trace {
+                (1, s.total_commands())
+            } else {
+                (frame.start.writes + 1, frame.end.writes)
+            };
+            let same = self.searched.as_ref() == Some(&(query.clone(), range))
+                && !s.search.pending
+                && s.search.query == query;
+            let find = ui.button("Find").clicked();
+            if (find || enter) && !query.is_empty() {
+                if same && enter {
+                    step_match(&s.search.matches, cmd, !shift, queue);
                 } else {
-                    (frame.start.writes + 1, frame.end.writes)
-                };
-                s.search(self.query.trim(), first, last);
+                    s.search(&query, range.0, range.1);
+                    self.searched = Some((query.clone(), range));
+                    self.jump_on_result = true;
+                }
+            }
+            if self.jump_on_result && !s.search.pending {
+                // First answer of a new search: go to the first match at or after the
+                // selection (wrapping to the first one).
+                self.jump_on_result = false;
+                let m = &s.search.matches;
+                if let Some(&t) = m.iter().find(|&&m| m >= cmd).or(m.first()) {
+                    queue.push(AppCommand::SelectCommand(t));
+                }
             }
             let sr = &s.search;
             if sr.pending {
                 ui.spinner();
             } else if !sr.query.is_empty() {
-                let cur = s.total_commands();
-                let here = s
-                    .search
-                    .matches
-                    .iter()
-                    .position(|&m| m == self.last_command.unwrap_or(cur));
+                let here = sr.matches.binary_search(&cmd).ok();
                 ui.label(format!(
                     "{} match(es){}{}",
                     sr.matches.len(),
@@ -262,19 +314,19 @@ impl CommandsView {
                     },
                     here.map(|i| format!(", at {}", i + 1)).unwrap_or_default()
                 ));
-                let cmd = self.last_command.unwrap_or(0);
                 if ui
                     .small_button("◀")
-                    .on_hover_text("Previous match")
+                    .on_hover_text("Previous match (Shift+Enter)")
                     .clicked()
-                    && let Some(&m) = sr.matches.iter().rev().find(|&&m| m < cmd)
                 {
-                    queue.push(AppCommand::SelectCommand(m));
+                    step_match(&sr.matches, cmd, false, queue);
                 }
-                if ui.small_button("▶").on_hover_text("Next match").clicked()
-                    && let Some(&m) = sr.matches.iter().find(|&&m| m > cmd)
+                if ui
+                    .small_button("▶")
+                    .on_hover_text("Next match (Enter)")
+                    .clicked()
                 {
-                    queue.push(AppCommand::SelectCommand(m));
+                    step_match(&sr.matches, cmd, true, queue);
                 }
             }
         });
@@ -308,10 +360,10 @@ impl CommandsView {
                         }
                     }
                     let t = format!(
-                        "Draw #{m}: {:?} {:?}, {} vertices (triggered by #{})",
-                        rec.info.kind,
-                        rec.info.topology,
+                        "{} · {} vtx → {} (triggered by #{})",
+                        draw_label(m, rec),
                         rec.info.count,
+                        tri_summary(&rec.stats),
                         rec.before.writes + 1
                     );
                     if ui.link(RichText::new(t).strong()).clicked() {
@@ -345,31 +397,54 @@ impl CommandsView {
                     RegSpace::Pica => format!("0x{:03X}", ev.id),
                     RegSpace::External => format!("{:08X}", ev.id),
                 };
-                let mut text = format!(
-                    "#{n:<7} {loc} {:<26} {:08X} → {:08X}",
-                    desc.name, ev.old, ev.new
-                );
+                let effect = s.command_effect(n).cloned();
+                // Compact columns (the previous value is in the tooltip and the detail below):
+                // number, register, name, stored value, then what it means.
+                let mut text = match &effect {
+                    // A data-port word: what it set, not the raw port register's value.
+                    Some(e) => format!(
+                        "#{n:<6} {loc} {:<24} {:08X} ⇒ {}",
+                        desc.name, ev.param, e.text
+                    ),
+                    None => format!(
+                        "#{n:<6} {loc} {:<24} {:08X}{}",
+                        desc.name,
+                        ev.new,
+                        if ev.old != ev.new { "*" } else { " " }
+                    ),
+                };
                 let flags = write_flags(&ev);
                 for (f, _) in &flags {
                     text.push_str(&format!(" [{f}]"));
                 }
-                if show_fields && desc.known {
+                if show_fields && desc.known && effect.is_none() {
                     let fields: Vec<String> = desc
                         .fields
                         .iter()
                         .map(|f| format!("{}: {}", f.name, f.meaning))
                         .collect();
-                    text.push_str("  ");
+                    text.push(' ');
                     text.push_str(&fields.join(", "));
                 }
+                let full = text.clone();
                 let mut rt = RichText::new(text).monospace();
-                if ev.is_ineffective() || ev.is_redundant() {
+                if ev.is_ineffective() || is_redundant(&ev) {
                     rt = rt.weak();
                 } else if desc.name.starts_with("unknown") {
                     rt = rt.color(WARN);
                 }
+                if s.search.matches.binary_search(&n).is_ok() {
+                    rt = rt.background_color(SEARCH_HIT);
+                }
+                // The row elides at the panel's edge; the tooltip has everything.
                 let r = ui.add(egui::Button::selectable(selected, rt).truncate());
                 let r = r.on_hover_ui(|ui| {
+                    ui.set_max_width(720.0);
+                    ui.label(RichText::new(full).monospace());
+                    ui.label(
+                        RichText::new(format!("0x{:08X} → 0x{:08X}", ev.old, ev.new)).monospace(),
+                    );
+                    ui.separator();
                     ui.label(RichText::new(format!("{desc:#}")).monospace());
                     for (f, why) in &flags {
                         ui.colored_label(CHANGED, format!("{f}: {why}"));
@@ -520,6 +595,12 @@ fn selected_detail(
             ))
             .monospace(),
         );
+        if let Some(e) = s.command_effect(command) {
+            ui.colored_label(
+                widgets::GOOD,
+                RichText::new(format!("⇒ {}", e.text)).monospace(),
+            );
+        }
         if let Some(a) = ev.source_addr {
             ui.weak(format!("from command-list word at 0x{a:08X}"));
         }

@@ -30,6 +30,8 @@ pub struct ImageView {
     processed: Option<(ProcessedKey, egui::TextureHandle)>,
     /// Last export message.
     pub status: Option<String>,
+    /// A typed export path that exists: Save waits for "Overwrite".
+    pub confirm: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for ImageView {
@@ -200,7 +202,7 @@ impl ImageView {
                 ui.weak(format!("(showing command #{at}, updating)"));
             }
         });
-        self.export_bar(ui, &img, ip);
+        self.export_bar(ui, &img, ip, &s.info.path, at);
         let tex_id = self.processed_texture(ui.ctx(), at, source, &img, &tex, ip);
         // Pixel info on the right.
         egui::Panel::right("pixel_info")
@@ -298,41 +300,70 @@ impl ImageView {
         }
     }
 
-    fn export_bar(&mut self, ui: &mut egui::Ui, img: &Arc<ImageData>, ip: &mut ImagePrefs) {
+    fn export_bar(
+        &mut self,
+        ui: &mut egui::Ui,
+        img: &Arc<ImageData>,
+        ip: &mut ImagePrefs,
+        trace: &Path,
+        at: u64,
+    ) {
         ui.horizontal_wrapped(|ui| {
             let l = ui.label("Export PNG:");
-            ui.add(egui::TextEdit::singleline(&mut ip.export_path).desired_width(220.0))
-                .labelled_by(l.id);
+            ui.add(
+                egui::TextEdit::singleline(&mut ip.export_path)
+                    .hint_text("empty: next to the trace, unique name")
+                    .desired_width(240.0),
+            )
+            .labelled_by(l.id)
+            .on_hover_text("Where Save writes the PNG. Empty: a new file next to the trace (never overwriting one)");
             if ui.button("Save").clicked() {
-                if ip.export_path.trim().is_empty() {
-                    ip.export_path = default_export_name(&ip.source, 0).display().to_string();
+                let typed = ip.export_path.trim();
+                if typed.is_empty() {
+                    let p = unique_export_path(trace, &ip.source, at);
+                    self.status = Some(save_status(img, &p));
+                } else {
+                    let p = PathBuf::from(typed);
+                    if p.exists() {
+                        self.confirm = Some(p);
+                    } else {
+                        self.status = Some(save_status(img, &p));
+                    }
                 }
-                self.status = Some(match export_png(img, Path::new(&ip.export_path)) {
-                    Ok(()) => format!("saved {}", ip.export_path),
-                    Err(e) => e,
-                });
             }
             if ui.button("Save as…").clicked() {
-                match rfd::FileDialog::new()
-                    .add_filter("PNG image", &["png"])
-                    .set_file_name("picaview-image.png")
-                    .save_file()
-                {
+                let suggested = unique_export_path(trace, &ip.source, at);
+                let mut dialog = rfd::FileDialog::new().add_filter("PNG image", &["png"]);
+                if let Some(dir) = suggested.parent() {
+                    dialog = dialog.set_directory(dir);
+                }
+                if let Some(name) = suggested.file_name() {
+                    dialog = dialog.set_file_name(name.to_string_lossy());
+                }
+                match dialog.save_file() {
                     Some(p) => {
+                        // The dialog asked about overwriting already.
                         ip.export_path = p.display().to_string();
-                        self.status = Some(match export_png(img, &p) {
-                            Ok(()) => format!("saved {}", p.display()),
-                            Err(e) => e,
-                        });
+                        self.status = Some(save_status(img, &p));
                     }
                     None => {
                         self.status = Some(
-                            "no file chosen (without a desktop portal or zenity the dialog cannot open; type a path and press Save)".into(),
+                            "no file chosen (without a desktop portal or zenity the dialog cannot open; type a path, or leave the field empty, and press Save)".into(),
                         );
                     }
                 }
             }
-            if let Some(st) = &self.status {
+            if let Some(p) = self.confirm.clone() {
+                ui.colored_label(widgets::WARN, format!("{} exists.", p.display()));
+                if ui.button("Overwrite").clicked() {
+                    self.status = Some(save_status(img, &p));
+                    self.confirm = None;
+                }
+                if ui.button("Cancel").clicked() {
+                    self.confirm = None;
+                    self.status = Some("not saved".into());
+                }
+            } else if let Some(st) = &self.status {
                 ui.weak(st);
             }
         });
@@ -501,7 +532,45 @@ pub fn parse_addr(text: &str) -> Option<u32> {
     u32::from_str_radix(t, 16).ok()
 }
 
-/// Default export file name for an image.
+/// Saves and says what happened.
+fn save_status(img: &ImageData, path: &Path) -> String {
+    match export_png(img, path) {
+        Ok(()) => format!("saved {}", path.display()),
+        Err(e) => e,
+    }
+}
+
+/// A path next to `trace` named after the trace, the image and the command
+/// (`cube-top-1234.png`), with `-2`, `-3`, … added until no file of that name exists.
+pub fn unique_export_path(trace: &Path, source: &ImageSource, at: u64) -> PathBuf {
+    let dir = trace
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let stem = trace.file_stem().map_or_else(
+        || "picaview".to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    );
+    let base = default_export_name(source, at);
+    let base = base.to_string_lossy();
+    let tail = base.strip_prefix("picaview-").unwrap_or(&base);
+    let tail = tail.strip_suffix(".png").unwrap_or(tail);
+    let first = dir.join(format!("{stem}-{tail}.png"));
+    if !first.exists() {
+        return first;
+    }
+    // Bounded: after this many taken names the last candidate is returned (and Save then
+    // reports the overwrite risk through the caller's checks no more than any other name).
+    for i in 2..10_000u32 {
+        let p = dir.join(format!("{stem}-{tail}-{i}.png"));
+        if !p.exists() {
+            return p;
+        }
+    }
+    dir.join(format!("{stem}-{tail}-{}.png", std::process::id()))
+}
+
+/// The default file name of an exported image.
 pub fn default_export_name(source: &ImageSource, at: u64) -> PathBuf {
     let name = match source {
         ImageSource::TopScreen => "top".to_string(),

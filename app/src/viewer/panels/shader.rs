@@ -16,16 +16,25 @@ use shader_unit::interp::{ExecConfig, UnitState};
 use crate::viewer::command::{AppCommand, Selection};
 use crate::viewer::listing::ShaderListing;
 use crate::viewer::panels::state::listing_ui;
+use crate::viewer::panels::timeline::draw_label;
 use crate::viewer::protocol::ShaderTrace;
 use crate::viewer::session::{ShaderSession, TraceSession};
-use crate::viewer::shader_debug::{dvle_uniforms, outputs_match, record};
+use crate::viewer::shader_debug::{MAX_TRACE_STEPS, outputs_match, record};
+use crate::viewer::shbin_debug::{RegNames, outmap_names};
 use crate::viewer::widgets::{self, CHANGED, GOOD, WARN, fmt_vec4};
+
+/// Width of the `.shbin` debugger's vector fields (room for four 10-digit numbers).
+const FIELD_WIDTH: f32 = 300.0;
 
 /// Shader view UI state.
 #[derive(Debug, Default)]
 pub struct ShaderView {
     /// Show v registers the program may not use too.
     pub all_inputs: bool,
+    /// `.shbin` debugger: show all float uniforms, not only the named ones and constants.
+    pub all_uniforms: bool,
+    /// Register names for the register table while it is drawn.
+    names: Option<RegNames>,
 }
 
 fn reg_name(r: DstReg) -> String {
@@ -71,8 +80,16 @@ impl ShaderView {
         if sel.vertex.is_none() {
             queue.push(AppCommand::SelectVertex(first));
         }
+        let rec = s
+            .index
+            .as_ref()
+            .and_then(|i| i.draws.get(usize::try_from(draw).ok()?))
+            .cloned();
+        let title = rec
+            .as_ref()
+            .map_or_else(|| format!("Draw #{draw}"), |r| draw_label(draw, r));
         ui.horizontal_wrapped(|ui| {
-            ui.label(RichText::new(format!("Vertex shader of draw #{draw}")).heading());
+            ui.label(RichText::new(format!("{title}: vertex shader")).heading());
             let l = ui.label("Vertex:");
             let mut v = k;
             let r = ui
@@ -108,11 +125,37 @@ impl ShaderView {
             }
             Some(Ok(t)) => t.clone(),
         };
+        if let Some(gs) = &insp.gs_listing {
+            // A GS draw: its geometry shader runs on the vertex shader's outputs.
+            egui::CollapsingHeader::new(
+                "Geometry shader of this draw (disassembly; it runs on the vertex shader's outputs)",
+            )
+            .id_salt(("gs_listing", draw))
+            .default_open(false)
+            .show(ui, |ui| listing_ui(ui, &format!("gs-{draw}"), gs, None, 220.0));
+        }
         let mask = insp.vs.setup.input.register_mask();
-        self.trace_body(ui, &trace, &insp.vs.listing, sel.shader_step, mask, queue);
+        // Keyed by draw and vertex: a new selection starts at the top of both scroll views.
+        let key = format!("{draw}-{k}");
+        // Outputs named by the output map the draw used (`o1 color`).
+        self.names = Some(RegNames {
+            outputs: outmap_names(&insp.detail.regs, 0x2BD),
+            ..RegNames::default()
+        });
+        self.trace_body(
+            ui,
+            &trace,
+            &insp.vs.listing,
+            sel.shader_step,
+            mask,
+            &key,
+            queue,
+        );
+        self.names = None;
     }
 
-    /// The debugger for a `.shbin` file.
+    /// The debugger for a `.shbin` file: inputs and every uniform editable on the left
+    /// (remembered per file and DVLE), the program and the stepped run on the right.
     pub fn doc_ui(
         &mut self,
         ui: &mut egui::Ui,
@@ -120,9 +163,14 @@ impl ShaderView {
         sel: &Selection,
         queue: &mut Vec<AppCommand>,
     ) {
+        let count = doc.doc.dvlb.dvles.len();
         ui.horizontal_wrapped(|ui| {
-            ui.label(RichText::new(doc.doc.path.display().to_string()).heading());
-            let count = doc.doc.dvlb.dvles.len();
+            let name = doc.doc.path.file_name().map_or_else(
+                || doc.doc.path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+            ui.label(RichText::new(name).heading())
+                .on_hover_text(doc.doc.path.display().to_string());
             let mut dvle = doc.dvle;
             egui::ComboBox::from_label("executable")
                 .selected_text(format!("DVLE {dvle}"))
@@ -143,7 +191,33 @@ impl ShaderView {
                 doc.trace = None;
                 queue.push(AppCommand::ShaderStep(None));
             }
+            if ui
+                .button("Run")
+                .on_hover_text("Run the entry point on these inputs and uniforms and record every step")
+                .clicked()
+            {
+                doc.trace = Some(run_doc(doc).map(Arc::new));
+                doc.runs += 1;
+                doc.remember = true;
+                queue.push(AppCommand::ShaderStep(None));
+            }
+            let l = ui.label("budget:");
+            ui.add(
+                egui::DragValue::new(&mut doc.edits.budget)
+                    .range(1..=MAX_TRACE_STEPS)
+                    .speed(100.0),
+            )
+            .labelled_by(l.id)
+            .on_hover_text(format!(
+                "Most instructions one run executes (the hardware has no limit; an endless loop stops here). At most {MAX_TRACE_STEPS} are recorded."
+            ));
+            ui.weak("instructions");
         });
+        let Some(dvle) = doc.doc.dvlb.dvles.get(doc.dvle).cloned() else {
+            ui.label("The file has no executable (DVLE).");
+            return;
+        };
+        let names = RegNames::of(&dvle);
         let listing = match doc.doc.listings.get(doc.dvle) {
             Some(Ok(l)) => l.clone(),
             Some(Err(e)) => {
@@ -155,63 +229,139 @@ impl ShaderView {
                 return;
             }
         };
-        egui::CollapsingHeader::new("Inputs v0-v15")
-            .default_open(true)
+        egui::Panel::left("shbin_inputs")
+            .resizable(true)
+            .default_size(530.0)
             .show(ui, |ui| {
-                for (pair, texts) in doc.input_text.chunks_mut(2).enumerate() {
-                    ui.horizontal(|ui| {
-                        for (j, text) in texts.iter_mut().enumerate() {
-                            let i = pair * 2 + j;
-                            let l = ui.add_sized(
-                                [32.0, 18.0],
-                                egui::Label::new(RichText::new(format!("v{i}")).monospace()),
-                            );
-                            ui.add(egui::TextEdit::singleline(text).desired_width(180.0))
-                                .labelled_by(l.id);
-                        }
-                    });
-                }
+                egui::ScrollArea::vertical()
+                    .id_salt(("shbin_inputs_scroll", doc.dvle))
+                    .auto_shrink([false, false])
+                    .show(ui, |ui| self.inputs_ui(ui, doc, &dvle, &names));
             });
-        ui.horizontal(|ui| {
-            if ui
-                .button("Run")
-                .on_hover_text("Run the entry point on these inputs and record every step")
-                .clicked()
-            {
-                let mut bad = Vec::new();
-                for (i, t) in doc.input_text.iter().enumerate() {
-                    match parse_vec4(t) {
-                        Some(v) => doc.inputs[i] = v,
-                        None => bad.push(format!("v{i}")),
-                    }
-                }
-                if bad.is_empty() {
-                    doc.trace = Some(run_doc(doc).map(Arc::new));
-                    queue.push(AppCommand::ShaderStep(None));
-                } else {
-                    doc.trace = Some(Err(format!(
-                        "cannot read {} (write four numbers separated by commas)",
-                        bad.join(", ")
-                    )));
-                }
-            }
-            ui.weak("uniforms: the DVLE's constant table; everything else zero");
-        });
         match &doc.trace {
             None => {
-                listing_ui(ui, "doc", &listing, None, 500.0);
+                ui.weak("Set the inputs and uniforms on the left, then Run.");
+                listing_ui(ui, "doc", &listing, None, ui.available_height());
             }
             Some(Err(e)) => {
                 ui.colored_label(WARN, e);
-                listing_ui(ui, "doc", &listing, None, 500.0);
+                listing_ui(ui, "doc", &listing, None, ui.available_height());
             }
             Some(Ok(t)) => {
                 let t = t.clone();
-                self.trace_body(ui, &t, &listing, sel.shader_step, 0xFFFF, queue);
+                let key = format!("doc-{}-{}", doc.dvle, doc.runs);
+                let mask = if dvle.input_mask != 0 {
+                    dvle.input_mask
+                } else {
+                    0xFFFF
+                };
+                self.names = Some(names);
+                self.trace_body(ui, &t, &listing, sel.shader_step, mask, &key, queue);
+                self.names = None;
             }
         }
     }
 
+    fn inputs_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        doc: &mut ShaderSession,
+        dvle: &shader_unit::dvlb::Dvle,
+        names: &RegNames,
+    ) {
+        let e = &mut doc.edits;
+        ui.horizontal(|ui| {
+            ui.strong("Inputs");
+            ui.checkbox(&mut self.all_inputs, "all v0-v15");
+        });
+        egui::Grid::new("shbin_input_grid")
+            .num_columns(2)
+            .show(ui, |ui| {
+                for (i, text) in e.inputs.iter_mut().enumerate().take(16) {
+                    let used = dvle.input_mask == 0 || dvle.input_mask & (1 << i) != 0;
+                    if !used && !self.all_inputs {
+                        continue;
+                    }
+                    let l = ui.label(RichText::new(names.input_label(i)).monospace());
+                    ui.add(
+                        egui::TextEdit::singleline(text)
+                            .desired_width(ui.available_width().max(FIELD_WIDTH)),
+                    )
+                    .labelled_by(l.id);
+                    ui.end_row();
+                }
+            });
+        ui.separator();
+        ui.horizontal(|ui| {
+            ui.strong("Float uniforms");
+            ui.checkbox(&mut self.all_uniforms, "all c0-c95");
+        });
+        let consts: Vec<usize> = dvle
+            .constants
+            .iter()
+            .filter(|c| matches!(c.value, shader_unit::dvlb::ConstantValue::Float(_)))
+            .map(|c| usize::from(c.register))
+            .collect();
+        egui::Grid::new("shbin_float_grid")
+            .num_columns(2)
+            .show(ui, |ui| {
+                for (i, text) in e.floats.iter_mut().enumerate().take(96) {
+                    let named = names.floats.get(i).is_some_and(|n| !n.is_empty());
+                    let is_const = consts.contains(&i);
+                    if !self.all_uniforms && !named && !is_const {
+                        continue;
+                    }
+                    let name = match names.floats.get(i).filter(|n| !n.is_empty()) {
+                        Some(n) => format!("c{i} {n}"),
+                        None if is_const => format!("c{i} const"),
+                        None => format!("c{i}"),
+                    };
+                    let l = ui.label(RichText::new(name).monospace());
+                    ui.add(
+                        egui::TextEdit::singleline(text)
+                            .desired_width(ui.available_width().max(FIELD_WIDTH)),
+                    )
+                    .labelled_by(l.id);
+                    ui.end_row();
+                }
+            });
+        ui.separator();
+        ui.strong("Integer uniforms (iterations − 1, aL start, aL step)");
+        egui::Grid::new("shbin_int_grid")
+            .num_columns(2)
+            .show(ui, |ui| {
+                for (i, text) in e.ints.iter_mut().enumerate().take(4) {
+                    let name = match names.ints.get(i).filter(|n| !n.is_empty()) {
+                        Some(n) => format!("i{i} {n}"),
+                        None => format!("i{i}"),
+                    };
+                    let l = ui.label(RichText::new(name).monospace());
+                    ui.add(
+                        egui::TextEdit::singleline(text)
+                            .desired_width(ui.available_width().max(FIELD_WIDTH)),
+                    )
+                    .labelled_by(l.id);
+                    ui.end_row();
+                }
+            });
+        ui.separator();
+        ui.strong("Boolean uniforms");
+        ui.horizontal_wrapped(|ui| {
+            for i in 0..16 {
+                let mut on = e.bools & (1 << i) != 0;
+                let name = match names.bools.get(i).filter(|n| !n.is_empty()) {
+                    Some(n) => format!("b{i} {n}"),
+                    None => format!("b{i}"),
+                };
+                if ui.checkbox(&mut on, name).changed() {
+                    e.bools = (e.bools & !(1 << i)) | (u16::from(on) << i);
+                }
+            }
+        });
+        ui.weak("Remembered for this file when you press Run.");
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn trace_body(
         &mut self,
         ui: &mut egui::Ui,
@@ -219,6 +369,7 @@ impl ShaderView {
         listing: &ShaderListing,
         step: Option<usize>,
         input_mask: u16,
+        key: &str,
         queue: &mut Vec<AppCommand>,
     ) {
         let n = t.steps.len();
@@ -293,14 +444,21 @@ impl ShaderView {
             }
         });
         ui.separator();
-        ui.columns(2, |cols| {
-            let [left, right] = cols else {
-                return;
-            };
-            left.strong("Program");
-            listing_ui(left, "trace", listing, highlight, left.available_height().max(200.0));
-            egui::ScrollArea::vertical()
-                .id_salt("shader_regs")
+        // The program on the left (a listing needs less width), the registers on the right.
+        let program_w = (ui.available_width() * 0.4).max(220.0);
+        egui::Panel::left("shader_program")
+            .resizable(true)
+            .default_size(program_w)
+            .show(ui, |left| {
+                left.strong("Program");
+                let h = left.available_height().max(200.0);
+                listing_ui(left, &format!("trace-{key}"), listing, highlight, h);
+            });
+        {
+            let right = ui;
+            // Both ways: long vectors scroll sideways instead of running past the edge.
+            egui::ScrollArea::both()
+                .id_salt(("shader_regs", key))
                 .auto_shrink([false, false])
                 .show(right, |ui| {
                     if let Some(r) = rec {
@@ -353,7 +511,11 @@ impl ShaderView {
                                 if !self.all_inputs && input_mask & (1 << i) == 0 {
                                     continue;
                                 }
-                                ui.monospace(format!("v{i}"));
+                                let name = self
+                                    .names
+                                    .as_ref()
+                                    .map_or_else(|| format!("v{i}"), |n| n.input_label(i));
+                                ui.monospace(name);
                                 ui.monospace(fmt_vec4(v)).on_hover_text(widgets::fmt_vec4_bits(v));
                                 ui.end_row();
                             }
@@ -367,7 +529,11 @@ impl ShaderView {
                                         Some(DstReg::Output(j)) => kind == 1 && usize::from(j) == i,
                                         None => false,
                                     };
-                                    let mut label = RichText::new(format!("{name}{i}")).monospace();
+                                    let text = match (&self.names, kind) {
+                                        (Some(n), 1) => n.output_label(i),
+                                        _ => format!("{name}{i}"),
+                                    };
+                                    let mut label = RichText::new(text).monospace();
                                     let mut val = RichText::new(fmt_vec4(v)).monospace();
                                     if is_changed {
                                         label = label.color(CHANGED).strong();
@@ -404,25 +570,8 @@ impl ShaderView {
                         }
                     });
                 });
-        });
+        }
     }
-}
-
-/// Parses `x, y, z, w` (missing components are 0, `w` defaults to 1 when only three are given).
-pub fn parse_vec4(text: &str) -> Option<[f32; 4]> {
-    let parts: Vec<&str> = text
-        .split([',', ' '])
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .collect();
-    if parts.is_empty() || parts.len() > 4 {
-        return None;
-    }
-    let mut v = [0.0, 0.0, 0.0, if parts.len() == 3 { 1.0 } else { 0.0 }];
-    for (slot, p) in v.iter_mut().zip(&parts) {
-        *slot = p.parse().ok()?;
-    }
-    Some(v)
 }
 
 /// Runs the selected DVLE of a shader file on the typed inputs.
@@ -433,10 +582,14 @@ fn run_doc(doc: &ShaderSession) -> Result<ShaderTrace, String> {
         .get(doc.dvle)
         .ok_or_else(|| format!("DVLE {} does not exist", doc.dvle))?;
     let program = Program::new(&dvlb.dvlp.code, &dvlb.operand_descriptors());
-    let uniforms = dvle_uniforms(dvle);
+    let (inputs, uniforms) = doc.edits.parse()?;
     let state = UnitState {
-        inputs: doc.inputs,
+        inputs,
         ..UnitState::default()
+    };
+    let config = ExecConfig {
+        budget: doc.edits.effective_budget(),
+        ..ExecConfig::default()
     };
     let mask = if dvle.output_mask != 0 {
         dvle.output_mask
@@ -450,23 +603,8 @@ fn run_doc(doc: &ShaderSession) -> Result<ShaderTrace, String> {
         &uniforms,
         state,
         dvle.main_start,
-        ExecConfig::default(),
+        config,
         mask,
         None,
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn vec4_parsing() {
-        assert_eq!(parse_vec4("1, 2, 3, 4"), Some([1.0, 2.0, 3.0, 4.0]));
-        assert_eq!(parse_vec4("1 2 3"), Some([1.0, 2.0, 3.0, 1.0]));
-        assert_eq!(parse_vec4("0.5"), Some([0.5, 0.0, 0.0, 0.0]));
-        assert_eq!(parse_vec4(""), None);
-        assert_eq!(parse_vec4("a, b"), None);
-        assert_eq!(parse_vec4("1,2,3,4,5"), None);
-    }
 }

@@ -18,10 +18,14 @@ use pica_cmd::regs::{Block, Regs};
 
 use crate::viewer::command::AppCommand;
 use crate::viewer::listing::{LineKind, ShaderListing};
+use crate::viewer::panels::timeline::{draw_label, tri_summary};
 use crate::viewer::protocol::{ImageSource, StateSnapshot};
 use crate::viewer::provenance::Provenance;
 use crate::viewer::session::{ImageEntry, TraceSession};
 use crate::viewer::widgets::{self, fmt_vec4, register_block};
+
+/// Width from which the State panel shows its sections in two columns.
+pub const TWO_COLUMNS_FROM: f32 = 640.0;
 
 /// State panel UI state.
 #[derive(Debug, Default)]
@@ -179,6 +183,25 @@ impl StateView {
                 ui.weak(format!("(updating to #{command})"));
             }
         });
+        if let Some(d) = s.draw_at_or_before(snap.at)
+            && let Some(rec) = s
+                .index
+                .as_ref()
+                .and_then(|i| i.draws.get(usize::try_from(d).ok()?))
+        {
+            // The same name and counts as the timeline and the Vertices view.
+            ui.label(format!(
+                "{} · {} vtx → {}{}",
+                draw_label(d, rec),
+                rec.info.count,
+                tri_summary(&rec.stats),
+                if rec.before.writes + 1 == snap.at {
+                    " (its trigger is the selected command)"
+                } else {
+                    " (the last draw at or before the selected command)"
+                }
+            ));
+        }
         ui.weak(format!(
             "replay position: {} commands, {} draws, frame {}, stream element {}{}",
             snap.pos.writes,
@@ -192,46 +215,101 @@ impl StateView {
             }
         ));
         ui.separator();
-        egui::ScrollArea::vertical()
-            .id_salt("state_scroll")
-            .auto_shrink([false, false])
-            .show(ui, |ui| {
-                egui::CollapsingHeader::new("Vertex input")
-                    .default_open(true)
-                    .show(ui, |ui| vertex_input(ui, &snap, prov, queue));
-                egui::CollapsingHeader::new("Vertex shader")
-                    .default_open(true)
-                    .show(ui, |ui| self.shader_unit(ui, &snap, prov, false, queue));
-                egui::CollapsingHeader::new("Geometry shader")
-                    .default_open(false)
-                    .show(ui, |ui| self.shader_unit(ui, &snap, prov, true, queue));
-                egui::CollapsingHeader::new("Rasterizer")
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        ui.weak("Viewport, depth map, culling, clipping, scissor, output map");
-                        registers_of(ui, &snap, prov, |id| Block::of(id) == Block::Rasterizer, queue);
-                    });
-                egui::CollapsingHeader::new("Texture units")
-                    .default_open(true)
-                    .show(ui, |ui| texture_units(ui, s, &snap, prov, queue));
-                egui::CollapsingHeader::new("TEV (colour combiners)")
-                    .default_open(true)
-                    .show(ui, |ui| tev(ui, &snap, prov, queue));
-                egui::CollapsingHeader::new("Fragment operations")
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        ui.weak("Blending, logic op, alpha/stencil/depth tests, write masks, render target");
-                        registers_of(ui, &snap, prov, |id| Block::of(id) == Block::Framebuffer, queue);
-                    });
-                egui::CollapsingHeader::new("Fragment lighting")
-                    .default_open(false)
-                    .show(ui, |ui| {
-                        registers_of(ui, &snap, prov, |id| Block::of(id) == Block::Lighting, queue);
-                    });
-                egui::CollapsingHeader::new("All registers (raw)")
-                    .default_open(false)
-                    .show(ui, |ui| raw_registers(ui, &snap, prov, queue));
+        // Wide panels show the sections in two columns, each scrolling on its own.
+        let two = ui.available_width() >= TWO_COLUMNS_FROM;
+        let mut left = |ui: &mut egui::Ui, s: &mut TraceSession| {
+            let _ = &s;
+            egui::CollapsingHeader::new("Vertex input")
+                .default_open(true)
+                .show(ui, |ui| vertex_input(ui, &snap, prov, queue));
+            egui::CollapsingHeader::new("Vertex shader")
+                .default_open(true)
+                .show(ui, |ui| self.shader_unit(ui, &snap, prov, false, queue));
+            egui::CollapsingHeader::new("Geometry shader")
+                .default_open(false)
+                .show(ui, |ui| self.shader_unit(ui, &snap, prov, true, queue));
+            egui::CollapsingHeader::new("Rasterizer")
+                .default_open(true)
+                .show(ui, |ui| {
+                    ui.weak("Viewport, depth map, culling, clipping, scissor, output map");
+                    registers_of(
+                        ui,
+                        &snap,
+                        prov,
+                        |id| Block::of(id) == Block::Rasterizer,
+                        queue,
+                    );
+                });
+        };
+        let right = |ui: &mut egui::Ui, s: &mut TraceSession, queue: &mut Vec<AppCommand>| {
+            egui::CollapsingHeader::new("Texture units")
+                .default_open(true)
+                .show(ui, |ui| texture_units(ui, s, &snap, prov, queue));
+            egui::CollapsingHeader::new("TEV (colour combiners)")
+                .default_open(true)
+                .show(ui, |ui| tev(ui, &snap, prov, queue));
+            egui::CollapsingHeader::new("Fragment operations")
+                .default_open(true)
+                .show(ui, |ui| {
+                    ui.weak(
+                        "Blending, logic op, alpha/stencil/depth tests, write masks, render target",
+                    );
+                    registers_of(
+                        ui,
+                        &snap,
+                        prov,
+                        |id| Block::of(id) == Block::Framebuffer,
+                        queue,
+                    );
+                });
+            egui::CollapsingHeader::new("Fragment lighting")
+                .default_open(false)
+                .show(ui, |ui| {
+                    registers_of(
+                        ui,
+                        &snap,
+                        prov,
+                        |id| Block::of(id) == Block::Lighting,
+                        queue,
+                    );
+                });
+            egui::CollapsingHeader::new("All registers (raw)")
+                .default_open(false)
+                .show(ui, |ui| raw_registers(ui, &snap, prov, queue));
+        };
+        if two {
+            let mut deferred: Vec<AppCommand> = Vec::new();
+            ui.columns(2, |cols| {
+                let [l, r] = cols else {
+                    return;
+                };
+                // Each column scrolls on its own and clips at its edge (a wide grid never
+                // spills into the other column); content wraps to the column's width.
+                let clip = l.max_rect().intersect(l.clip_rect());
+                l.set_clip_rect(clip);
+                egui::ScrollArea::vertical()
+                    .id_salt("state_scroll_left")
+                    .auto_shrink([false, false])
+                    .show(l, |ui| left(ui, s));
+                let clip = r.max_rect().intersect(r.clip_rect());
+                r.set_clip_rect(clip);
+                egui::ScrollArea::vertical()
+                    .id_salt("state_scroll_right")
+                    .auto_shrink([false, false])
+                    .show(r, |ui| right(ui, s, &mut deferred));
             });
+            queue.append(&mut deferred);
+        } else {
+            let mut deferred: Vec<AppCommand> = Vec::new();
+            egui::ScrollArea::vertical()
+                .id_salt("state_scroll")
+                .auto_shrink([false, false])
+                .show(ui, |ui| {
+                    left(ui, s);
+                    right(ui, s, &mut deferred);
+                });
+            queue.append(&mut deferred);
+        }
     }
 
     fn shader_unit(
@@ -378,12 +456,11 @@ fn vertex_input(
         cfg.index_format
     ));
     egui::Grid::new("slots")
-        .num_columns(3)
+        .num_columns(2)
         .striped(true)
         .show(ui, |ui| {
             ui.strong("slot");
-            ui.strong("source");
-            ui.strong("fixed value");
+            ui.strong("source, fixed value");
             ui.end_row();
             for i in 0..usize::from(cfg.attribute_count).min(16) {
                 ui.monospace(format!("{i}"));
@@ -400,14 +477,18 @@ fn vertex_input(
                     Some(SlotSource::Fixed) => "fixed attribute".into(),
                     Some(SlotSource::Undefined) | None => "undefined (keeps old value)".into(),
                 };
-                ui.monospace(src);
                 let v = snap.fixed_attribs.get(i).copied().unwrap_or_default();
-                ui.horizontal(|ui| {
-                    ui.monospace(fmt_vec4(&v));
-                    if let Some(n) = prov.and_then(|p| p.fixed_attrib_setter(i, snap.at)) {
-                        ui.weak("set by");
-                        widgets::command_link(ui, n, queue);
-                    }
+                // Stacked and wrapping: fits a narrow column.
+                ui.vertical(|ui| {
+                    ui.add(egui::Label::new(RichText::new(src).monospace()).wrap());
+                    ui.horizontal_wrapped(|ui| {
+                        ui.weak("fixed");
+                        ui.monospace(fmt_vec4(&v));
+                        if let Some(n) = prov.and_then(|p| p.fixed_attrib_setter(i, snap.at)) {
+                            ui.weak("set by");
+                            widgets::command_link(ui, n, queue);
+                        }
+                    });
                 });
                 ui.end_row();
             }
@@ -516,30 +597,62 @@ fn tev(
 ) {
     let r = Regs::new(&snap.regs);
     let upd = r.texenv_update_buffer();
+    // One stage per block, its formulas stacked, so the table fits a narrow column; stages
+    // that only pass the previous stage through are folded into one line.
+    let stages = tev_formulas(&snap.regs);
+    let passthrough = |i: usize, rgb: &str, a: &str| {
+        rgb == "prev.rgb" && a == "prev.a" && !upd.updates_rgb(i) && !upd.updates_alpha(i)
+    };
     egui::Grid::new("tev")
-        .num_columns(4)
+        .num_columns(2)
         .striped(true)
         .show(ui, |ui| {
-            ui.strong("stage");
-            ui.strong("RGB");
-            ui.strong("alpha");
-            ui.strong("constant / buffer");
-            ui.end_row();
-            for (i, (rgb, a, k)) in tev_formulas(&snap.regs).into_iter().enumerate() {
+            let mut i = 0;
+            while i < stages.len() {
+                let (rgb, a, k) = &stages[i];
+                if passthrough(i, rgb, a) {
+                    let mut j = i;
+                    while j + 1 < stages.len()
+                        && passthrough(j + 1, &stages[j + 1].0, &stages[j + 1].1)
+                    {
+                        j += 1;
+                    }
+                    let which = if j > i {
+                        format!("{i}-{j}")
+                    } else {
+                        format!("{i}")
+                    };
+                    ui.monospace(which);
+                    ui.weak("pass the previous stage through (prev.rgb, prev.a)");
+                    ui.end_row();
+                    i = j + 1;
+                    continue;
+                }
                 ui.monospace(format!("{i}"));
-                ui.monospace(rgb);
-                ui.monospace(a);
-                let buf = match (upd.updates_rgb(i), upd.updates_alpha(i)) {
-                    (true, true) => ", buffer ← rgb, a",
-                    (true, false) => ", buffer ← rgb",
-                    (false, true) => ", buffer ← a",
-                    (false, false) => "",
-                };
-                ui.monospace(format!("{k}{buf}"));
+                ui.vertical(|ui| {
+                    let line = |ui: &mut egui::Ui, t: String| {
+                        ui.add(egui::Label::new(RichText::new(t).monospace()).wrap());
+                    };
+                    line(ui, format!("rgb = {rgb}"));
+                    line(ui, format!("a   = {a}"));
+                    let buf = match (upd.updates_rgb(i), upd.updates_alpha(i)) {
+                        (true, true) => "; buffer ← rgb, a",
+                        (true, false) => "; buffer ← rgb",
+                        (false, true) => "; buffer ← a",
+                        (false, false) => "",
+                    };
+                    line(ui, format!("const {k}{buf}"));
+                });
                 ui.end_row();
+                i += 1;
             }
         });
-    ui.weak("prev = the previous stage's output; buffer = the combiner buffer (one stage behind); lerp(x, y, t) = x·(1−t) + y·t");
+    ui.add(
+        egui::Label::new(
+            RichText::new("prev = the previous stage's output; buffer = the combiner buffer (one stage behind); lerp(x, y, t) = x·(1−t) + y·t").weak(),
+        )
+        .wrap(),
+    );
     egui::CollapsingHeader::new("TEV registers")
         .default_open(false)
         .show(ui, |ui| {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use eframe::egui::{self, RichText};
 use gpu_core::debug::{DrawKind, EngineEvent, Topology};
-use gpu_core::replay::TraceIndex;
+use gpu_core::replay::{DrawRecord, TraceIndex};
 
 use crate::viewer::command::AppCommand;
 use crate::viewer::prefs::Prefs;
@@ -60,7 +60,8 @@ pub fn parse_register(text: &str) -> Option<u16> {
     u16::from_str_radix(hex, 16).ok().filter(|&id| id < 0x300)
 }
 
-fn topology(t: Topology) -> &'static str {
+/// Topology name as every panel shows it.
+pub fn topology(t: Topology) -> &'static str {
     match t {
         Topology::List => "list",
         Topology::Strip => "strip",
@@ -71,12 +72,77 @@ fn topology(t: Topology) -> &'static str {
     }
 }
 
-fn kind(k: DrawKind) -> &'static str {
+/// Draw kind name as every panel shows it.
+pub fn kind(k: DrawKind) -> &'static str {
     match k {
         DrawKind::Arrays => "arrays",
         DrawKind::Elements => "elements",
         DrawKind::Immediate => "immediate",
     }
+}
+
+/// The draw's name as the timeline, Commands, State, Vertices and Shader views show it:
+/// `Draw #3 · elements list +GS` (`+GS` when a geometry shader runs).
+pub fn draw_label(d: u64, rec: &DrawRecord) -> String {
+    format!(
+        "Draw #{d} · {} {}{}",
+        kind(rec.info.kind),
+        topology(rec.info.topology),
+        if rec.info.geometry_shader { " +GS" } else { "" }
+    )
+}
+
+/// The triangle counts of a draw, the same everywhere: `12 tri (10 drawn)` = triangles out of
+/// primitive assembly (or the geometry shader), and how many reached the rasterizer after
+/// clipping and culling.
+pub fn tri_summary(stats: &gpu_core::debug::DrawStats) -> String {
+    format!(
+        "{} tri ({} drawn)",
+        stats.triangles_assembled, stats.triangles_rasterized
+    )
+}
+
+/// A selectable row of one or more lines, each elided at the available width.
+fn selectable_lines(
+    ui: &mut egui::Ui,
+    selected: bool,
+    lines: &[String],
+    row_h: f32,
+) -> egui::Response {
+    let width = ui.available_width().max(40.0);
+    let pad = 4.0;
+    let galleys: Vec<_> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut t = RichText::new(l.as_str());
+            if i > 0 {
+                t = t.small();
+            }
+            egui::WidgetText::from(t).into_galley(
+                ui,
+                Some(egui::TextWrapMode::Truncate),
+                width - 2.0 * pad,
+                egui::TextStyle::Body,
+            )
+        })
+        .collect();
+    let (rect, resp) = ui.allocate_exact_size(egui::vec2(width, row_h - 2.0), egui::Sense::click());
+    let all = lines.join(" · ");
+    resp.widget_info(|| egui::WidgetInfo::selected(egui::Role::Button, true, selected, &all));
+    let v = ui.style().interact_selectable(&resp, selected);
+    if selected || resp.hovered() {
+        ui.painter().rect_filled(rect, 2.0, v.weak_bg_fill);
+    }
+    let total: f32 = galleys.iter().map(|g| g.size().y).sum();
+    let mut y = rect.center().y - total / 2.0;
+    for g in galleys {
+        let h = g.size().y;
+        ui.painter()
+            .galley(egui::pos2(rect.left() + pad, y), g, v.text_color());
+        y += h;
+    }
+    resp
 }
 
 /// One-line description of an engine event.
@@ -367,14 +433,8 @@ fn draw_row(
     let Some(rec) = index.draws.get(d as usize) else {
         return ui.label("");
     };
-    let text = format!(
-        "Draw #{d}  {} {}{} · {} vtx → {} tri",
-        kind(rec.info.kind),
-        topology(rec.info.topology),
-        if rec.info.geometry_shader { " +GS" } else { "" },
-        rec.info.count,
-        rec.stats.triangles_rasterized
-    );
+    let label = draw_label(d, rec);
+    let counts = format!("{} vtx → {}", rec.info.count, tri_summary(&rec.stats));
     let r = ui
         .horizontal(|ui| {
             ui.set_height(row_h);
@@ -393,10 +453,14 @@ fn draw_row(
                     paint_image(ui.painter(), tex.id(), r, rotate, egui::Color32::WHITE);
                 }
             }
-            ui.add(egui::Button::selectable(
-                selected,
-                RichText::new(text).monospace(),
-            ))
+            // With thumbnails the row has room for two lines: the draw, then its counts; each
+            // line elides at the panel's edge (the tooltip has everything).
+            let lines: Vec<String> = if prefs.thumbnails {
+                vec![label.clone(), counts.clone()]
+            } else {
+                vec![format!("{label} · {counts}")]
+            };
+            selectable_lines(ui, selected, &lines, row_h)
         })
         .inner;
     let r = r.on_hover_text(format!(

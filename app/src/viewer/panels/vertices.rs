@@ -11,6 +11,7 @@ use egui_extras::{Column, TableBuilder};
 use gpu_core::debug::AttribSource;
 
 use crate::viewer::command::AppCommand;
+use crate::viewer::panels::timeline::{draw_label, tri_summary};
 use crate::viewer::prefs::Tab;
 use crate::viewer::session::TraceSession;
 use crate::viewer::widgets::{self, fmt_vec4};
@@ -70,10 +71,21 @@ impl VerticesView {
             Some(Ok(i)) => i.clone(),
         };
         let d = &insp.detail;
+        let rec = s
+            .index
+            .as_ref()
+            .and_then(|i| i.draws.get(usize::try_from(draw).ok()?))
+            .cloned();
         ui.horizontal_wrapped(|ui| {
-            ui.label(RichText::new(format!("Draw #{draw}")).heading());
+            let title = rec
+                .as_ref()
+                .map_or_else(|| format!("Draw #{draw}"), |r| draw_label(draw, r));
+            ui.label(RichText::new(title).heading());
+            // The same triangle counts as the timeline (from the draw's counters), then what
+            // this view lists.
+            let tris = rec.as_ref().map(|r| tri_summary(&r.stats)).unwrap_or_default();
             ui.label(format!(
-                "{} vertices ({} shader invocations), {} triangles assembled, {} after clipping",
+                "{} vertices ({} shader invocations) → {tris}; listed: {} assembled, {} after clipping",
                 d.shaded.len(),
                 d.loaded.len(),
                 d.assembled.len(),
@@ -140,83 +152,93 @@ impl VerticesView {
             .collect();
         let n_in = d.loaded.iter().map(|l| l.attrs.len()).max().unwrap_or(0);
         let n_out = d.shaded.iter().map(|v| v.outputs.len()).max().unwrap_or(0);
-        let mut table = TableBuilder::new(ui)
-            .id_salt("vertex_table")
-            .striped(true)
-            .sense(egui::Sense::click())
-            .column(Column::exact(50.0))
-            .column(Column::exact(60.0))
-            .columns(
-                Column::auto().at_least(120.0).resizable(true).clip(true),
-                n_in + n_out,
-            )
-            .min_scrolled_height(100.0);
-        if let Some(k) = selected
-            && let Some(row) = d.shaded.iter().position(|v| v.index_in_draw == k)
-        {
-            table = table.scroll_to_row(row, None);
-        }
-        let shaded = &d.shaded;
-        let loaded = &d.loaded;
-        table
-            .header(20.0, |mut h| {
-                h.col(|ui| {
-                    ui.strong("k");
-                });
-                h.col(|ui| {
-                    ui.strong("id");
-                });
-                for i in 0..n_in {
-                    h.col(|ui| {
-                        ui.strong(format!("in v-slot {i}")).on_hover_text(
-                            "Attribute slot as loaded (before the input permutation)",
-                        );
-                    });
+        // Many attribute/output columns scroll sideways instead of being cut at the edge.
+        egui::ScrollArea::horizontal()
+            .id_salt("vertex_table_h")
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                let mut table = TableBuilder::new(ui)
+                    .id_salt("vertex_table")
+                    .striped(true)
+                    .sense(egui::Sense::click())
+                    .column(Column::exact(50.0))
+                    .column(Column::exact(60.0))
+                    .columns(
+                        Column::auto().at_least(120.0).resizable(true).clip(true),
+                        n_in + n_out,
+                    )
+                    .min_scrolled_height(100.0);
+                if let Some(k) = selected
+                    && let Some(row) = d.shaded.iter().position(|v| v.index_in_draw == k)
+                {
+                    table = table.scroll_to_row(row, None);
                 }
-                for i in 0..n_out {
-                    h.col(|ui| {
-                        ui.strong(format!("out slot {i}")).on_hover_text(
-                            "Compacted output register (the i-th enabled o register)",
-                        );
-                    });
-                }
-            })
-            .body(|body| {
-                body.rows(18.0, shaded.len(), |mut row| {
-                    let r = row.index();
-                    let Some(sv) = shaded.get(r) else {
-                        return;
-                    };
-                    row.set_selected(selected == Some(sv.index_in_draw));
-                    let l = inputs.get(r).copied().flatten().and_then(|i| loaded.get(i));
-                    row.col(|ui| {
-                        cell(ui, sv.index_in_draw.to_string());
-                    });
-                    row.col(|ui| {
-                        cell(ui, l.map_or("-".into(), |l| l.vertex_id.to_string()));
-                    });
-                    for i in 0..n_in {
-                        row.col(|ui| {
-                            if let Some(l) = l
-                                && let Some(v) = l.attrs.get(i)
-                            {
-                                let src = l.sources.get(i).map(source_text).unwrap_or_default();
-                                cell(ui, fmt_vec4(v))
-                                    .on_hover_text(format!("{src}\n{}", widgets::fmt_vec4_bits(v)));
+                let shaded = &d.shaded;
+                let loaded = &d.loaded;
+                table
+                    .header(20.0, |mut h| {
+                        h.col(|ui| {
+                            ui.strong("k");
+                        });
+                        h.col(|ui| {
+                            ui.strong("id");
+                        });
+                        for i in 0..n_in {
+                            h.col(|ui| {
+                                ui.strong(format!("in v-slot {i}")).on_hover_text(
+                                    "Attribute slot as loaded (before the input permutation)",
+                                );
+                            });
+                        }
+                        for i in 0..n_out {
+                            h.col(|ui| {
+                                ui.strong(format!("out slot {i}")).on_hover_text(
+                                    "Compacted output register (the i-th enabled o register)",
+                                );
+                            });
+                        }
+                    })
+                    .body(|body| {
+                        body.rows(18.0, shaded.len(), |mut row| {
+                            let r = row.index();
+                            let Some(sv) = shaded.get(r) else {
+                                return;
+                            };
+                            row.set_selected(selected == Some(sv.index_in_draw));
+                            let l = inputs.get(r).copied().flatten().and_then(|i| loaded.get(i));
+                            row.col(|ui| {
+                                cell(ui, sv.index_in_draw.to_string());
+                            });
+                            row.col(|ui| {
+                                cell(ui, l.map_or("-".into(), |l| l.vertex_id.to_string()));
+                            });
+                            for i in 0..n_in {
+                                row.col(|ui| {
+                                    if let Some(l) = l
+                                        && let Some(v) = l.attrs.get(i)
+                                    {
+                                        let src =
+                                            l.sources.get(i).map(source_text).unwrap_or_default();
+                                        cell(ui, fmt_vec4(v)).on_hover_text(format!(
+                                            "{src}\n{}",
+                                            widgets::fmt_vec4_bits(v)
+                                        ));
+                                    }
+                                });
+                            }
+                            for i in 0..n_out {
+                                row.col(|ui| {
+                                    if let Some(v) = sv.outputs.get(i) {
+                                        cell(ui, fmt_vec4(v))
+                                            .on_hover_text(widgets::fmt_vec4_bits(v));
+                                    }
+                                });
+                            }
+                            if row.response().clicked() {
+                                queue.push(AppCommand::SelectVertex(sv.index_in_draw));
                             }
                         });
-                    }
-                    for i in 0..n_out {
-                        row.col(|ui| {
-                            if let Some(v) = sv.outputs.get(i) {
-                                cell(ui, fmt_vec4(v)).on_hover_text(widgets::fmt_vec4_bits(v));
-                            }
-                        });
-                    }
-                    if row.response().clicked() {
-                        queue.push(AppCommand::SelectVertex(sv.index_in_draw));
-                    }
-                });
+                    });
             });
     }
 }

@@ -128,18 +128,32 @@ fn output_map_routes_every_semantic() {
     );
 }
 
+/// A vertex whose every semantic is unmapped: all components read 1.0 (hardware fact SH-15).
+fn unmapped_vertex() -> OutputVertex {
+    OutputVertex {
+        pos: [1.0; 4],
+        quat: [1.0; 4],
+        color: [1.0; 4],
+        tc0: [1.0; 2],
+        tc1: [1.0; 2],
+        tc2: [1.0; 2],
+        tc0_w: 1.0,
+        view: [1.0; 3],
+    }
+}
+
 #[test]
-fn unmapped_semantics_are_zero_and_total_limits_slots() {
+fn unmapped_semantics_read_one_and_total_limits_slots() {
     let mut r = typical_regs();
     r[REG_SH_OUTMAP_TOTAL] = 1; // only the position
     let map = OutputMap::from_regs(&r);
-    let slots = vec_slots(&[[1.0; 4], [0.5; 4], [2.0; 4]]);
+    let slots = vec_slots(&[[0.25; 4], [0.5; 4], [2.0; 4]]);
     let v = map.to_vertex(&slots, 3);
     assert_eq!(
         v,
         OutputVertex {
-            pos: [1.0; 4],
-            ..Default::default()
+            pos: [0.25; 4],
+            ..unmapped_vertex()
         }
     );
 }
@@ -192,9 +206,9 @@ fn invalid_and_padding_semantics() {
     assert_eq!(
         v,
         OutputVertex {
-            pos: [1.0, 0.0, 0.0, 0.0],
-            color: [0.5, 0.0, 0.0, 0.0],
-            ..Default::default()
+            pos: [1.0, 1.0, 1.0, 1.0],
+            color: [0.5, 1.0, 1.0, 1.0],
+            ..unmapped_vertex()
         }
     );
     let d = map.diagnostics[0].to_diagnostic(Some(2));

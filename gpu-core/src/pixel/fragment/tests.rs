@@ -99,11 +99,18 @@ fn blend_equations_exact() {
     // reverse subtract: 0; (25400 − 12800)/255 = 49.4 → 49; 0; alpha 64 − 128 < 0 → 0.
     let b = blend(2, 2, 6, 7, 1, 1, [0; 4]);
     assert_eq!(b.apply(src, dst), [0, 49, 0, 0]);
-    // min / max ignore the factors.
-    let b = blend(3, 4, 0, 0, 0, 0, [0; 4]);
+    // min / max compare the products with the factors (hardware fact FO-5); with One/One that
+    // is the plain min / max.
+    let b = blend(3, 4, 1, 1, 1, 1, [0; 4]);
     assert_eq!(b.apply(src, dst), [100, 100, 10, 128]);
-    let b = blend(4, 3, 0, 0, 0, 0, [0; 4]);
+    let b = blend(4, 3, 1, 1, 1, 1, [0; 4]);
     assert_eq!(b.apply(src, dst), [200, 200, 50, 64]);
+    // max with source factor Zero and destination factor One keeps the destination.
+    let b = blend(4, 4, 0, 1, 0, 1, [0; 4]);
+    assert_eq!(b.apply(src, dst), dst);
+    // min(s·sa, d·(1 − sa)): (25600, 12700) → 49; (12800, 25400) → 50; (6400, 1270) → 4.
+    let b = blend(3, 3, 6, 7, 1, 1, [0; 4]);
+    assert_eq!(b.apply(src, dst), [49, 50, 4, 64]);
     // 5-7 behave as add.
     for eq in 5..=7 {
         let b = blend(eq, eq, 6, 7, 1, 1, [0; 4]);

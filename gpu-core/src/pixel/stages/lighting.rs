@@ -60,7 +60,7 @@ pub enum AbsInputRule {
 }
 
 /// The abs-mode rule in use.
-// UNVERIFIED: Citra ([C] lighting.cpp, still in 2024) ties abs mode to the two-sided flag;
+// UNVERIFIED(LI-9): Citra ([C] lighting.cpp, still in 2024) ties abs mode to the two-sided flag;
 // issue #3482 shows a hardware difference with two-sided lights and reflection LUTs that was
 // never explained. Alternative: AbsInputRule::AlwaysAbs. We keep Citra's rule because most
 // reference images come from it.

@@ -135,20 +135,30 @@ fn multiply_add_and_add_multiply() {
 
 #[test]
 fn dot3_rgb_exact_values() {
-    // Each term ((2a − 255)(2b − 255) + 128) / 256, truncating toward zero.
-    assert_eq!(dot3([255; 3], [255; 3]), 255); // 3 · 254 = 762 → 255
-    assert_eq!(dot3([128; 3], [255; 3]), 3); // (255 + 128)/256 = 1 each
-    assert_eq!(dot3([0; 3], [255; 3]), 0); // negative → 0
-    // (192,128,64)·(160,96,64): 8513/256 = 33, 65/256 = 0, 16257/256 = 63 → 96.
-    assert_eq!(dot3([192, 128, 64], [160, 96, 64]), 96);
-    // A negative term truncates toward zero: −8127/256 = −31.7 → −31 (not −32): 33 − 31 + 0 = 2.
-    assert_eq!(dot3([192, 64, 128], [160, 160, 128]), 2);
+    // Each term: one's-complement sign and magnitude (|2x − 255|, or 254 − 2x below 0x80), the
+    // magnitudes' product rounded over 255, complemented (−r − 1) when the signs differ (TE-4).
+    assert_eq!(dot3([255; 3], [255; 3]), 255); // 3 · 255 = 765 → 255
+    assert_eq!(dot3([128; 3], [255; 3]), 3); // 1·255/255 = 1 each
+    assert_eq!(dot3([0; 3], [255; 3]), 0); // 254·255/255 = 254 → −255 each → 0
+    // 0x80 is +1 and 0x7F a negative zero: their product is !0 = −1.
+    assert_eq!(dot3([0x83, 128, 128], [0x89, 127, 128]), 0); // 7·19/255 = 0.52 → 1, −1, 0
+    assert_eq!(dot3([0x83, 128, 128], [0x89, 128, 128]), 1);
+    // Negative magnitudes are one lower: (0x40,..)² = 126²/255 = 62.3 → 62 each, while
+    // (0xBF,..)² = 127²/255 = 63.3 → 63 each (measured 0xBA and 0xBD).
+    assert_eq!(dot3([0x40; 3], [0x40; 3]), 186);
+    assert_eq!(dot3([0xBF; 3], [0xBF; 3]), 189);
+    // (192,128,64)·(160,96,64): 129·65/255 = 32.9 → 33; +1 · (96: −63, magnitude 62) gives
+    // 62/255 → 0, complemented to −1; 126²/255 = 62.3 → 62: 33 − 1 + 62 = 94.
+    assert_eq!(dot3([192, 128, 64], [160, 96, 64]), 94);
+    // A negative term: 126·65/255 = 32.1 → 32, complemented to −33: 33 − 33 + 0 = 0.
+    assert_eq!(dot3([192, 64, 128], [160, 160, 128]), 0);
+    assert_eq!(dot3([192, 64, 255], [160, 160, 129]), 3); // 33 − 33 + 255·3/255
     // Through the combiner: replicated to RGB; alpha comes from the alpha combiner (Dot3_RGB
     // in the alpha op gives 0 here, see the next test); with Replace as alpha op it is a.a.
     let mut cfg = one_stage(TevOp::Dot3Rgb);
     cfg.stages[0].alpha_op = TevOp::Replace;
     let out = cfg.combine(&inputs([192, 128, 64, 7], [160, 96, 64, 9], [0; 4]));
-    assert_eq!(out, [96, 96, 96, 7]);
+    assert_eq!(out, [94, 94, 94, 7]);
 }
 
 #[test]
@@ -156,11 +166,11 @@ fn dot3_rgba_writes_alpha_and_skips_alpha_combiner() {
     let mut cfg = one_stage(TevOp::Dot3Rgba);
     cfg.stages[0].alpha_op = TevOp::Replace; // ignored
     let out = cfg.combine(&inputs([192, 128, 64, 7], [160, 96, 64, 9], [0; 4]));
-    assert_eq!(out, [96, 96, 96, 96]);
+    assert_eq!(out, [94, 94, 94, 94]);
     // The alpha scale still applies to the DOT3 alpha.
     cfg.stages[0].alpha_scale = 2;
     let out = cfg.combine(&inputs([192, 128, 64, 7], [160, 96, 64, 9], [0; 4]));
-    assert_eq!(out, [96, 96, 96, 192]);
+    assert_eq!(out, [94, 94, 94, 188]);
     // DOT3 as the alpha operation alone: 0 (reported).
     let mut cfg = one_stage(TevOp::Replace);
     cfg.stages[0].alpha_op = TevOp::Dot3Rgb;
@@ -285,8 +295,8 @@ fn every_source() {
 }
 
 #[test]
-fn previous_chains_stages_and_is_zero_in_stage_zero() {
-    // Stage 0 reads Previous: 0 (PREVIOUS_IN_STAGE0 = Zero).
+fn previous_chains_stages_and_is_the_primary_colour_in_stage_zero() {
+    // Stage 0 reads Previous: the primary colour (hardware fact TE-1; default inputs: 0).
     let mut cfg = one_stage(TevOp::Add);
     cfg.stages[0].rgb_source = [
         TevSource::Previous,
@@ -296,7 +306,11 @@ fn previous_chains_stages_and_is_zero_in_stage_zero() {
     cfg.stages[0].alpha_source = cfg.stages[0].rgb_source;
     cfg.stages[0].constant = [5, 6, 7, 8];
     assert_eq!(cfg.combine(&TevInputs::default()), [5, 6, 7, 8]);
-    assert!(cfg.issues().contains(&TevIssue::PreviousInStage0));
+    let primary = TevInputs {
+        primary: [1, 2, 3, 4],
+        ..TevInputs::default()
+    };
+    assert_eq!(cfg.combine(&primary), [6, 8, 10, 12]);
     // Stage 1 adds its constant to stage 0's output.
     cfg.stages[1] = cfg.stages[0];
     cfg.stages[1].constant = [10, 10, 10, 10];
