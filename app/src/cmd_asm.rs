@@ -12,6 +12,7 @@ use std::io::{Read as _, Write as _};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
+use pica_cmd::filekind::{self, FileKind};
 use shader_unit::asm::{AsmOptions, assemble_with};
 
 /// Arguments of `picaview asm`.
@@ -27,6 +28,11 @@ pub struct AsmArgs {
     #[arg(short = 'n', long)]
     pub no_nop: bool,
 }
+
+/// Source files (and standard input) larger than this are refused before they are read: the
+/// PICA200 holds 4096 instructions, and the disassembly of the largest possible program with
+/// every table is a few MiB.
+pub const MAX_SOURCE_FILE: u64 = 64 << 20;
 
 /// Marker line that `picaview disasm` puts before each DVLE's source when a file has several.
 const SECTION_MARKER: &str = "; ======== file ";
@@ -58,12 +64,28 @@ pub fn run(args: &AsmArgs) -> Result<()> {
         if path.as_os_str() == "-" {
             let mut text = String::new();
             std::io::stdin()
+                .take(MAX_SOURCE_FILE + 1)
                 .read_to_string(&mut text)
                 .context("cannot read standard input")?;
+            if text.len() as u64 > MAX_SOURCE_FILE {
+                bail!("standard input holds more than {MAX_SOURCE_FILE} bytes of shader source");
+            }
             sources.extend(split_disassembly(&text));
         } else {
-            let bytes =
-                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            let (kind, _, _, _) = filekind::sniff_file(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            if matches!(
+                kind,
+                FileKind::CiTrace | FileKind::ShaderBinary | FileKind::ShaderObject
+            ) {
+                bail!(
+                    "{} is {kind}, not shader source; use `{}`",
+                    path.display(),
+                    kind.suggested_command().unwrap_or("another subcommand")
+                );
+            }
+            let bytes = filekind::read_limited(path, MAX_SOURCE_FILE, "shader source")
+                .with_context(|| format!("cannot read {}", path.display()))?;
             // Keep going on invalid UTF-8 (picasso reads bytes); identifiers are ASCII anyway.
             let text = String::from_utf8_lossy(&bytes).into_owned();
             sources.push((path.display().to_string(), text));
@@ -79,7 +101,18 @@ pub fn run(args: &AsmArgs) -> Result<()> {
     let assembly = match assemble_with(&refs, options) {
         Ok(a) => a,
         Err(errors) => {
-            eprintln!("{}", errors.render());
+            // One diagnostic at a time (the assembler keeps at most MAX_DIAGNOSTICS of them).
+            {
+                let stderr = std::io::stderr();
+                let mut err = std::io::BufWriter::new(stderr.lock());
+                for (i, e) in errors.iter().enumerate() {
+                    if i > 0 {
+                        let _ = writeln!(err);
+                    }
+                    let _ = write!(err, "{}", e.render());
+                }
+                let _ = writeln!(err);
+            }
             let n = errors.errors().count();
             bail!(
                 "assembly failed with {n} error{}",
@@ -154,6 +187,14 @@ mod tests {
         })
         .unwrap_err();
         assert!(err.to_string().contains("1 error"));
+        // A compiled binary given as source is refused by its magic.
+        let err = run(&AsmArgs {
+            inputs: vec![out],
+            output: dir.join("again.shbin"),
+            no_nop: false,
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("picaview disasm"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

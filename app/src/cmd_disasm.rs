@@ -6,14 +6,18 @@
 //! listing instead (address, program word, operand descriptor, one-line rendering, and the
 //! operand-descriptor table). `--json` prints the parsed tables (the `shader_unit::dvlb` model)
 //! as JSON: the whole file, or with `--entry N` the program plus DVLE `N`.
+//!
+//! Hostile input: the magic is checked before the file is read ([`load_shader`]), files above
+//! [`MAX_SHADER_FILE`] are refused, the parser's decode budget bounds the tables, and text and
+//! JSON are written to stdout as they are produced.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use serde_json::json;
+use pica_cmd::filekind::{self, FileKind};
 use shader_unit::disasm;
-use shader_unit::dvlb::{Dvlb, ShaderFile, parse_shader_file};
+use shader_unit::dvlb::{Dvlb, Dvle, Dvlp, Dvoj, ShaderFile, parse_shader_file};
 
 /// Arguments of `picaview disasm`.
 #[derive(clap::Args, Debug)]
@@ -31,39 +35,112 @@ pub struct DisasmArgs {
     pub json: bool,
 }
 
+/// Shader files larger than this are refused before they are read (real ones are a few KiB;
+/// the PICA200 has 4096 instruction words and 128 operand descriptors).
+pub const MAX_SHADER_FILE: u64 = 64 << 20;
+
+/// Reads and parses a shader file, checking its first bytes (and its length) before reading
+/// the rest: anything that is not a DVLB or DVOJ is refused with what it is and which
+/// subcommand reads it. Shared by `disasm` and `shader run`.
+pub fn load_shader(path: &Path) -> Result<ShaderFile> {
+    let (kind, _, _, _) =
+        filekind::sniff_file(path).with_context(|| format!("cannot read {}", path.display()))?;
+    match kind {
+        FileKind::ShaderBinary | FileKind::ShaderObject => {}
+        other => {
+            let hint = match other.suggested_command() {
+                Some(cmd) => format!("; use `{cmd}`"),
+                None if other == FileKind::Unknown => {
+                    "; if it is a raw command list, use `picaview cmdlist FILE`".to_string()
+                }
+                None => String::new(),
+            };
+            bail!(
+                "{} is {other}, not a shader binary (no \"DVLB\" or \"DVOJ\" magic){hint}",
+                path.display()
+            );
+        }
+    }
+    let bytes = filekind::read_limited(path, MAX_SHADER_FILE, "a shader binary")
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    parse_shader_file(&bytes)
+        .with_context(|| format!("{} is not a valid shader binary", path.display()))
+}
+
 /// Runs `picaview disasm`.
 pub fn run(args: &DisasmArgs) -> Result<()> {
-    let bytes = std::fs::read(&args.file)
-        .with_context(|| format!("cannot read {}", args.file.display()))?;
-    let parsed = parse_shader_file(&bytes)
-        .with_context(|| format!("{} is not a valid shader binary", args.file.display()))?;
-    let text = render(&parsed, args)?;
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .context("cannot write to stdout")?;
+    let parsed = load_shader(&args.file)?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    render_to(&parsed, args, &mut out)?;
+    out.flush().context("cannot write to stdout")?;
     Ok(())
 }
 
-/// The text `picaview disasm` prints for an already parsed file.
-pub fn render(parsed: &ShaderFile, args: &DisasmArgs) -> Result<String> {
+/// The JSON document of `--json` for the whole file (keys in alphabetical order, as before).
+#[derive(serde::Serialize)]
+struct WholeJson<'a, T: serde::Serialize> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dvlb: Option<&'a T>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dvoj: Option<&'a Dvoj>,
+    format: &'static str,
+}
+
+/// The JSON document of `--json --entry N`.
+#[derive(serde::Serialize)]
+struct EntryJson<'a> {
+    dvle: &'a Dvle,
+    dvle_index: usize,
+    dvlp: &'a Dvlp,
+    format: &'static str,
+}
+
+/// Writes what `picaview disasm` prints for an already parsed file to `out`, as it is produced
+/// (JSON is serialised straight from the parsed tables, the source DVLE by DVLE).
+pub fn render_to(parsed: &ShaderFile, args: &DisasmArgs, out: &mut dyn Write) -> Result<()> {
     if args.json {
-        let value = match (parsed, args.entry) {
+        match (parsed, args.entry) {
             (ShaderFile::Dvlb(d), Some(n)) => {
                 let dvle = d.dvles.get(n).with_context(|| {
                     format!("DVLE {n} does not exist (the file has {})", d.dvles.len())
                 })?;
-                json!({ "format": "DVLB", "dvlp": d.dvlp, "dvle_index": n, "dvle": dvle })
+                let doc = EntryJson {
+                    dvle,
+                    dvle_index: n,
+                    dvlp: &d.dvlp,
+                    format: "DVLB",
+                };
+                serde_json::to_writer_pretty(&mut *out, &doc)
             }
-            (ShaderFile::Dvlb(d), None) => json!({ "format": "DVLB", "dvlb": d }),
-            (ShaderFile::Dvoj(d), _) => json!({ "format": "DVOJ", "dvoj": d }),
-        };
-        let mut s = serde_json::to_string_pretty(&value).context("cannot serialise the tables")?;
-        s.push('\n');
-        return Ok(s);
+            (ShaderFile::Dvlb(d), None) => serde_json::to_writer_pretty(
+                &mut *out,
+                &WholeJson {
+                    dvlb: Some(d),
+                    dvoj: None,
+                    format: "DVLB",
+                },
+            ),
+            (ShaderFile::Dvoj(d), _) => serde_json::to_writer_pretty(
+                &mut *out,
+                &WholeJson::<Dvlb> {
+                    dvlb: None,
+                    dvoj: Some(d),
+                    format: "DVOJ",
+                },
+            ),
+        }
+        .context("cannot write the tables")?;
+        writeln!(out).context("cannot write to stdout")?;
+        return Ok(());
     }
-    let dvlb: Dvlb = match parsed {
-        ShaderFile::Dvlb(d) => d.clone(),
-        ShaderFile::Dvoj(d) => d.to_dvlb(),
+    let converted;
+    let dvlb: &Dvlb = match parsed {
+        ShaderFile::Dvlb(d) => d,
+        ShaderFile::Dvoj(d) => {
+            converted = d.to_dvlb();
+            &converted
+        }
     };
     if args.raw {
         if let Some(n) = args.entry
@@ -74,12 +151,22 @@ pub fn render(parsed: &ShaderFile, args: &DisasmArgs) -> Result<String> {
                 dvlb.dvles.len()
             );
         }
-        return Ok(disasm::raw_listing(&dvlb));
+        out.write_all(disasm::raw_listing(dvlb).as_bytes())?;
+        return Ok(());
     }
     match args.entry {
-        Some(n) => Ok(disasm::disassemble(&dvlb, n)?),
-        None => Ok(disasm::disassemble_all(&dvlb)),
+        Some(n) => out.write_all(disasm::disassemble(dvlb, n)?.as_bytes())?,
+        None => disasm::disassemble_all_to(dvlb, out)?,
     }
+    Ok(())
+}
+
+/// The text `picaview disasm` prints for an already parsed file (for tests).
+#[cfg(test)]
+pub fn render(parsed: &ShaderFile, args: &DisasmArgs) -> Result<String> {
+    let mut out = Vec::new();
+    render_to(parsed, args, &mut out)?;
+    Ok(String::from_utf8(out)?)
 }
 
 #[cfg(test)]

@@ -4,7 +4,13 @@
 //!
 //! The DVLE's constant table is applied first (as the loader does when it binds the program);
 //! values given on the command line are applied after it and win. Registers may be named by
-//! number (`v0`, `c4`, `i0`, `b3`) or by the names in the DVLE's uniform table.
+//! number (`v0`, `c4`, `i0`, `b3`), by the names in the DVLE's uniform table, or by an element
+//! of an array uniform (`mtx[2]=...` is the third register of the array `mtx`).
+//!
+//! Bounded output: `--trace` keeps the first `--trace-limit` steps (default
+//! [`DEFAULT_TRACE_LIMIT`]) and counts the rest; a geometry shader's primitives are kept up to
+//! [`MAX_PRIMITIVES`] and counted beyond. JSON names registers as strings (`"reg": "o1"`), as
+//! the rest of picaview's JSON does.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -14,12 +20,11 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 use shader_unit::decode::{DstReg, Instr, Program, RegRef};
 use shader_unit::disasm::instruction_text;
-use shader_unit::dvlb::{
-    ConstantValue, Dvle, ShaderFile, ShaderKind, UniformRegister, parse_shader_file,
-};
+use shader_unit::dvlb::{ConstantValue, Dvle, ShaderFile, ShaderKind, UniformRegister};
 use shader_unit::float::F24;
 use shader_unit::interp::{
-    EmittedPrimitive, ExecConfig, Interpreter, Recorder, RunStats, StepRecord, Uniforms, Vec4,
+    EmitSink, EmittedPrimitive, ExecConfig, Interpreter, RunStats, ShaderTracer, StepRecord,
+    Uniforms, Vec4,
 };
 
 /// Arguments of `picaview shader`.
@@ -55,9 +60,13 @@ pub struct RunArgs {
     /// Bool uniform value, `b3=1` (1/0/true/false). Repeatable.
     #[arg(long = "bool", value_name = "bN=0|1")]
     pub bools: Vec<String>,
-    /// Print every executed instruction with its operands and results.
+    /// Print every executed instruction with its operands and results (the first
+    /// `--trace-limit` of them; the rest are counted).
     #[arg(long)]
     pub trace: bool,
+    /// With `--trace`: how many steps to keep and print.
+    #[arg(long, default_value_t = DEFAULT_TRACE_LIMIT)]
+    pub trace_limit: usize,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -67,6 +76,49 @@ pub struct RunArgs {
     /// Plain IEEE arithmetic (keep -0 and subnormals) instead of the hardware's flushing.
     #[arg(long)]
     pub ieee: bool,
+}
+
+/// Steps `--trace` keeps by default.
+pub const DEFAULT_TRACE_LIMIT: usize = 10_000;
+
+/// Geometry-shader primitives kept for printing; later ones are only counted.
+pub const MAX_PRIMITIVES: usize = 10_000;
+
+/// A tracer that keeps the first `limit` steps and counts all of them.
+struct BoundedRecorder {
+    steps: Vec<StepRecord>,
+    total: u64,
+    limit: usize,
+}
+
+impl ShaderTracer for BoundedRecorder {
+    const ENABLED: bool = true;
+
+    fn step(&mut self, record: &StepRecord) {
+        self.total += 1;
+        if self.steps.len() < self.limit {
+            self.steps.push(*record);
+        }
+    }
+}
+
+/// An emit sink that keeps the first [`MAX_PRIMITIVES`] primitives and counts all of them.
+#[derive(Default)]
+struct BoundedPrimitives {
+    kept: Vec<EmittedPrimitive>,
+    total: u64,
+}
+
+impl EmitSink for BoundedPrimitives {
+    fn primitive(&mut self, vertices: [&[Vec4; 16]; 3], winding: bool) {
+        self.total += 1;
+        if self.kept.len() < MAX_PRIMITIVES {
+            self.kept.push(EmittedPrimitive {
+                vertices: [*vertices[0], *vertices[1], *vertices[2]],
+                winding,
+            });
+        }
+    }
 }
 
 /// Runs `picaview shader …`.
@@ -87,15 +139,16 @@ struct Outcome {
     stats: RunStats,
     outputs: Vec<(usize, Option<String>, u16, Vec4)>,
     trace: Vec<StepRecord>,
+    /// Steps executed while tracing (may exceed `trace.len()`).
+    trace_total: u64,
     primitives: Vec<EmittedPrimitive>,
+    /// Primitives emitted (may exceed `primitives.len()`).
+    primitives_total: u64,
 }
 
 /// Runs the shader described by `args` and renders the result (text or JSON).
 pub fn run_shader(args: &RunArgs) -> Result<String> {
-    let bytes = std::fs::read(&args.file)
-        .with_context(|| format!("cannot read {}", args.file.display()))?;
-    let parsed = parse_shader_file(&bytes)
-        .with_context(|| format!("{} is not a valid shader binary", args.file.display()))?;
+    let parsed = crate::cmd_disasm::load_shader(&args.file)?;
     let dvlb = match parsed {
         ShaderFile::Dvlb(d) => d,
         ShaderFile::Dvoj(o) => o.to_dvlb(),
@@ -154,8 +207,12 @@ pub fn run_shader(args: &RunArgs) -> Result<String> {
         };
     }
 
-    let mut recorder = Recorder::new();
-    let mut primitives: Vec<EmittedPrimitive> = Vec::new();
+    let mut recorder = BoundedRecorder {
+        steps: Vec::new(),
+        total: 0,
+        limit: args.trace_limit,
+    };
+    let mut primitives = BoundedPrimitives::default();
     let entry = dvle.main_start;
     let result = if args.trace {
         interp.run_with(&program, &uniforms, entry, &mut recorder, &mut primitives)
@@ -177,7 +234,9 @@ pub fn run_shader(args: &RunArgs) -> Result<String> {
         stats,
         outputs,
         trace: recorder.steps,
-        primitives,
+        trace_total: recorder.total,
+        primitives: primitives.kept,
+        primitives_total: primitives.total,
     };
     let kind = dvle.kind;
     Ok(if args.json {
@@ -267,8 +326,19 @@ fn parse_assignment<'a>(spec: &'a str, prefix: char, dvle: &Dvle) -> Result<(usi
     {
         return Ok((n, value));
     }
+    // `array[k]`: element k of an array uniform.
+    let (base, element) = match name.strip_suffix(']').and_then(|n| n.split_once('[')) {
+        Some((base, k)) => {
+            let k = k
+                .trim()
+                .parse::<u32>()
+                .with_context(|| format!("`{name}`: the index in [] must be a number"))?;
+            (base.trim(), Some(k))
+        }
+        None => (name, None),
+    };
     for u in &dvle.uniforms {
-        if u.name == name {
+        if u.name == base {
             let reg = match (prefix, u.start_register()) {
                 ('v', UniformRegister::Input(n))
                 | ('c', UniformRegister::Float(n))
@@ -276,12 +346,18 @@ fn parse_assignment<'a>(spec: &'a str, prefix: char, dvle: &Dvle) -> Result<(usi
                 | ('b', UniformRegister::Bool(n)) => Some(usize::from(n)),
                 _ => None,
             };
-            return reg
-                .map(|r| (r, value))
-                .with_context(|| format!("`{name}` is not a {prefix} register"));
+            let reg = reg.with_context(|| format!("`{base}` is not a {prefix} register"))?;
+            return match element {
+                None => Ok((reg, value)),
+                Some(k) if k < u.len() => Ok((reg + k as usize, value)),
+                Some(k) => bail!(
+                    "`{name}`: `{base}` has {} register(s), so index {k} is out of range",
+                    u.len()
+                ),
+            };
         }
     }
-    bail!("`{name}`: expected {prefix}N or a name from the DVLE uniform table")
+    bail!("`{name}`: expected {prefix}N, a name from the DVLE uniform table or name[index]")
 }
 
 fn parse_vec4(s: &str) -> Result<Vec4> {
@@ -385,6 +461,14 @@ fn render_text(o: &Outcome, kind: ShaderKind) -> String {
             s.push_str(&step_text(step));
             s.push('\n');
         }
+        let more = o.trace_total.saturating_sub(o.trace.len() as u64);
+        if more > 0 {
+            let _ = writeln!(
+                s,
+                "... {more} more steps not shown ({} executed; raise --trace-limit to see them)",
+                o.trace_total
+            );
+        }
         s.push('\n');
     }
     let _ = writeln!(
@@ -411,8 +495,7 @@ fn render_text(o: &Outcome, kind: ShaderKind) -> String {
         let _ = writeln!(
             s,
             "{} EMIT, {} primitives",
-            o.stats.emits,
-            o.primitives.len()
+            o.stats.emits, o.primitives_total
         );
         for (n, p) in o.primitives.iter().enumerate() {
             let _ = writeln!(s, "primitive {n} (winding {}):", p.winding);
@@ -424,6 +507,10 @@ fn render_text(o: &Outcome, kind: ShaderKind) -> String {
                     .collect();
                 let _ = writeln!(s, "  v{k}: {}", regs.join(" "));
             }
+        }
+        let more = o.primitives_total.saturating_sub(o.primitives.len() as u64);
+        if more > 0 {
+            let _ = writeln!(s, "... {more} more primitives not shown");
         }
     }
     s
@@ -456,7 +543,7 @@ fn render_json(o: &Outcome, kind: ShaderKind) -> String {
     let outputs: Vec<Value> = o
         .outputs
         .iter()
-        .map(|(reg, sem, mask, v)| json!({ "register": reg, "semantic": sem, "mask": mask, "value": jvec(v) }))
+        .map(|(reg, sem, mask, v)| json!({ "reg": format!("o{reg}"), "semantic": sem, "mask": mask, "value": jvec(v) }))
         .collect();
     let trace: Vec<Value> = o
         .trace
@@ -482,7 +569,7 @@ fn render_json(o: &Outcome, kind: ShaderKind) -> String {
         .map(|p| {
             json!({
                 "winding": p.winding,
-                "vertices": p.vertices.iter().map(|v| o.outputs.iter().map(|(r, _, _, _)| json!({ "register": r, "value": jvec(&v[*r]) })).collect::<Vec<_>>()).collect::<Vec<_>>(),
+                "vertices": p.vertices.iter().map(|v| o.outputs.iter().map(|(r, _, _, _)| json!({ "reg": format!("o{r}"), "value": jvec(&v[*r]) })).collect::<Vec<_>>()).collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -494,10 +581,13 @@ fn render_json(o: &Outcome, kind: ShaderKind) -> String {
     });
     if !trace.is_empty() {
         v["trace"] = Value::Array(trace);
+        v["trace_steps"] = json!(o.trace_total);
+        v["trace_truncated"] = json!(o.trace_total > o.trace.len() as u64);
     }
     if o.stats.emits > 0 {
         v["emits"] = json!(o.stats.emits);
         v["primitives"] = Value::Array(primitives);
+        v["primitives_total"] = json!(o.primitives_total);
     }
     let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
     s.push('\n');
@@ -523,6 +613,7 @@ mod tests {
             ints: vec![],
             bools: vec![],
             trace: false,
+            trace_limit: DEFAULT_TRACE_LIMIT,
             json: false,
             budget: shader_unit::interp::DEFAULT_BUDGET,
             ieee: false,
@@ -561,6 +652,55 @@ mod tests {
         assert_eq!(json["trace"].as_array().unwrap().len(), 12);
         assert_eq!(json["outputs"][0]["semantic"], "position");
         assert_eq!(json["trace"][0]["text"], "mul r0.xyz, c95.wwwx, v3.xyzx");
+    }
+
+    #[test]
+    fn array_elements_json_register_names_and_bounded_trace() {
+        // Craftus world.shbin (picasso): `projection` is the 4-register array c0-c3.
+        let file = fixture("Lukas1h+Craftus-Rehabilitated/7d0e9b1/build/world.shbin");
+        let bytes = std::fs::read(&file).unwrap();
+        let dvlb = match shader_unit::dvlb::parse_shader_file(&bytes).unwrap() {
+            ShaderFile::Dvlb(d) => d,
+            ShaderFile::Dvoj(o) => o.to_dvlb(),
+        };
+        let dvle = &dvlb.dvles[0];
+        let proj = dvle
+            .uniforms
+            .iter()
+            .find(|u| u.name == "projection")
+            .unwrap();
+        let UniformRegister::Float(base) = proj.start_register() else {
+            panic!("projection is a float uniform")
+        };
+        let base = usize::from(base);
+        assert_eq!(
+            parse_assignment("projection[2]=1,2", 'c', dvle).unwrap(),
+            (base + 2, "1,2")
+        );
+        assert_eq!(
+            parse_assignment(" projection [ 0 ] =1", 'c', dvle)
+                .unwrap()
+                .0,
+            base
+        );
+        let e = parse_assignment("projection[4]=1", 'c', dvle).unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
+        assert!(parse_assignment("projection[x]=1", 'c', dvle).is_err());
+        assert!(parse_assignment("nosuch[1]=1", 'c', dvle).is_err());
+
+        let mut a = args(file);
+        a.uniforms = vec!["projection[0]=1,0,0,0".into()];
+        a.json = true;
+        a.trace = true;
+        a.trace_limit = 3;
+        let json: Value = serde_json::from_str(&run_shader(&a).unwrap()).unwrap();
+        assert_eq!(json["outputs"][0]["reg"], "o0");
+        assert_eq!(json["trace"].as_array().unwrap().len(), 3);
+        assert_eq!(json["trace_truncated"], true);
+        assert!(json["trace_steps"].as_u64().unwrap() > 3);
+        a.json = false;
+        let text = run_shader(&a).unwrap();
+        assert!(text.contains("more steps not shown"), "{text}");
     }
 
     #[test]

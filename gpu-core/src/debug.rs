@@ -246,6 +246,92 @@ pub struct DrawDetail {
     pub assembled: Vec<[OutputVertex; 3]>,
     /// Triangles after clipping and the viewport transform.
     pub clipped: Vec<[ScreenVertex; 3]>,
+    /// How many records of each list are kept ([`Observer::draw_detail_limits`]).
+    #[serde(default)]
+    pub limits: DetailLimits,
+    /// Records not kept because of `limits`: loaded, shaded, assembled, clipped.
+    #[serde(default)]
+    pub dropped: [u64; 4],
+}
+
+/// Per-list caps on [`DrawDetail`]: the first N records of each list are kept, the rest only
+/// counted (in [`DrawDetail::dropped`]), so that a draw of 2^20 vertices cannot make an
+/// observer hold gigabytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DetailLimits {
+    /// Loaded vertices kept.
+    pub loaded: usize,
+    /// Shaded vertices kept.
+    pub shaded: usize,
+    /// Assembled and clipped triangles kept (each list).
+    pub triangles: usize,
+}
+
+impl DetailLimits {
+    /// The default caps: 2^18 records per list (about 100 MB for the largest list).
+    pub const DEFAULT: DetailLimits = DetailLimits {
+        loaded: 1 << 18,
+        shaded: 1 << 18,
+        triangles: 1 << 18,
+    };
+}
+
+impl Default for DetailLimits {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+impl DrawDetail {
+    /// Empty detail for a draw that saw `regs`, keeping at most `limits` records per list.
+    pub fn new(regs: &[u32], limits: DetailLimits) -> Self {
+        Self {
+            regs: regs.to_vec(),
+            limits,
+            ..Self::default()
+        }
+    }
+
+    /// Adds a loaded vertex (or counts it when the list is full).
+    pub fn push_loaded(&mut self, v: LoadedVertex) {
+        if self.loaded.len() < self.limits.loaded {
+            self.loaded.push(v);
+        } else {
+            self.dropped[0] += 1;
+        }
+    }
+
+    /// Adds a shaded vertex (or counts it when the list is full).
+    pub fn push_shaded(&mut self, v: ShadedVertex) {
+        if self.shaded.len() < self.limits.shaded {
+            self.shaded.push(v);
+        } else {
+            self.dropped[1] += 1;
+        }
+    }
+
+    /// Adds an assembled triangle (or counts it when the list is full).
+    pub fn push_assembled(&mut self, t: [OutputVertex; 3]) {
+        if self.assembled.len() < self.limits.triangles {
+            self.assembled.push(t);
+        } else {
+            self.dropped[2] += 1;
+        }
+    }
+
+    /// Adds a clipped triangle (or counts it when the list is full).
+    pub fn push_clipped(&mut self, t: [ScreenVertex; 3]) {
+        if self.clipped.len() < self.limits.triangles {
+            self.clipped.push(t);
+        } else {
+            self.dropped[3] += 1;
+        }
+    }
+
+    /// True when some record was not kept.
+    pub fn truncated(&self) -> bool {
+        self.dropped.iter().any(|&n| n > 0)
+    }
 }
 
 /// Receives what the GPU does. Every method has a no-op default.
@@ -253,6 +339,10 @@ pub trait Observer {
     /// True if the observer wants [`DrawDetail`] (costly: one record per vertex and triangle).
     fn wants_draw_detail(&self) -> bool {
         false
+    }
+    /// How much [`DrawDetail`] to keep per draw when [`Observer::wants_draw_detail`] is true.
+    fn draw_detail_limits(&self) -> DetailLimits {
+        DetailLimits::DEFAULT
     }
     /// A register write was executed.
     fn reg_write(&mut self, _ev: &RegWriteEvent) {}

@@ -348,14 +348,14 @@ fn rasterize_all(
     for tri in tris.drain(..) {
         stats.triangles_assembled += 1;
         if let Some(d) = detail.as_mut() {
-            d.assembled.push(tri);
+            d.push_assembled(tri);
         }
         let poly = clip::clip_triangle(&tri, &ds.clip);
         for t in poly.triangles() {
             stats.triangles_clipped += 1;
             let screen = t.map(|v| viewport::to_screen(&v, &ds.viewport));
             if let Some(d) = detail.as_mut() {
-                d.clipped.push(screen);
+                d.push_clipped(screen);
             }
             if let TriangleOutcome::Drawn { .. } = pixels.draw_triangle_with(mem, &screen, stages) {
                 stats.triangles_rasterized += 1;
@@ -368,7 +368,7 @@ fn rasterize_all(
 fn record_shaded(detail: &mut Option<DrawDetail>, ds: &DrawSetup, k: u32, slots: &OutputSlots) {
     if let Some(d) = detail.as_mut() {
         let n = ds.setup.vs.outputs.count();
-        d.shaded.push(ShadedVertex {
+        d.push_shaded(ShadedVertex {
             index_in_draw: k,
             outputs: slots[..n.min(16)].to_vec(),
             vertex: ds.setup.output_map.to_vertex(slots, n),
@@ -478,10 +478,9 @@ impl PipelineState {
             obs.diagnostic(&d.to_diagnostic(Some(draw)));
         }
         let mut stats = DrawStats::default();
-        let mut detail = obs.wants_draw_detail().then(|| DrawDetail {
-            regs: ds.regs.to_vec(),
-            ..DrawDetail::default()
-        });
+        let mut detail = obs
+            .wants_draw_detail()
+            .then(|| DrawDetail::new(&ds.regs[..], obs.draw_detail_limits()));
         let mut pixels = self.textures.pipeline(mem, &ds.regs);
         pixels.set_path(self.pixel_path);
         if obs.wants_stage_times() {
@@ -558,7 +557,7 @@ impl PipelineState {
                     break;
                 }
                 if let Some(d) = detail.as_mut() {
-                    d.loaded.push(scratch.attrs[n_shade].to_loaded(k, id));
+                    d.push_loaded(scratch.attrs[n_shade].to_loaded(k, id));
                 }
                 scratch.pending.push((k, id, Pending::Shaded(n_shade)));
                 n_shade += 1;
@@ -685,10 +684,9 @@ impl PipelineState {
             self.immediate = Some(ImmediateDraw {
                 info,
                 stats: DrawStats::default(),
-                detail: obs.wants_draw_detail().then(|| DrawDetail {
-                    regs: ds.regs.to_vec(),
-                    ..DrawDetail::default()
-                }),
+                detail: obs
+                    .wants_draw_detail()
+                    .then(|| DrawDetail::new(&ds.regs[..], obs.draw_detail_limits())),
                 vertices: 0,
             });
         }
@@ -703,7 +701,7 @@ impl PipelineState {
         imm.info.count = imm.vertices;
         imm.stats.vertices_loaded += 1;
         if let Some(d) = imm.detail.as_mut() {
-            d.loaded.push(set.to_loaded(k, k));
+            d.push_loaded(set.to_loaded(k, k));
         }
         let p = &mut *self;
         let mut scratch = std::mem::take(&mut p.scratch);

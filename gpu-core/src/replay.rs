@@ -196,6 +196,9 @@ impl<O: Observer> Observer for Driver<'_, O> {
     fn wants_draw_detail(&self) -> bool {
         self.inner.wants_draw_detail()
     }
+    fn draw_detail_limits(&self) -> crate::debug::DetailLimits {
+        self.inner.draw_detail_limits()
+    }
     fn reg_write(&mut self, ev: &RegWriteEvent) {
         self.pos.writes += 1;
         self.inner.reg_write(ev);

@@ -884,6 +884,21 @@ pub enum TraceWarning {
         /// Length in bytes.
         len: u64,
     },
+    /// A section is larger than any recorder writes: only its first [`MAX_SECTION_WORDS`]
+    /// words are loaded (the rest is kept on disk for the byte-exact round trip).
+    SectionTruncated {
+        /// The section.
+        section: Section,
+        /// Its size in words, as the header says.
+        words: u32,
+        /// Words loaded.
+        kept: u32,
+    },
+    /// More than [`MAX_WARNINGS`] warnings: the rest were counted, not kept.
+    WarningsOmitted {
+        /// Number of warnings not kept.
+        count: u64,
+    },
 }
 
 impl core::fmt::Display for TraceWarning {
@@ -925,7 +940,53 @@ impl core::fmt::Display for TraceWarning {
                     "{len} byte(s) at offset 0x{offset:X} are not referenced by the header or stream"
                 )
             }
+            Self::SectionTruncated {
+                section,
+                words,
+                kept,
+            } => write!(
+                f,
+                "section {} declares {words} words; only the first {kept} are loaded (no recorder writes more)",
+                section.name()
+            ),
+            Self::WarningsOmitted { count } => {
+                write!(f, "{count} more warning(s) not listed")
+            }
         }
+    }
+}
+
+/// Sections are loaded up to this many words each (16 times the largest one Citra writes, the
+/// 0x1000-word external register block); the rest of a larger section stays on disk.
+pub const MAX_SECTION_WORDS: u32 = 0x1_0000;
+
+/// The reader keeps at most this many warnings; the rest are counted in one
+/// [`TraceWarning::WarningsOmitted`].
+pub const MAX_WARNINGS: usize = 1000;
+
+/// Warnings collected with a bound (see [`MAX_WARNINGS`]).
+#[derive(Default)]
+struct Warnings {
+    kept: Vec<TraceWarning>,
+    omitted: u64,
+}
+
+impl Warnings {
+    fn push(&mut self, w: TraceWarning) {
+        if self.kept.len() < MAX_WARNINGS {
+            self.kept.push(w);
+        } else {
+            self.omitted += 1;
+        }
+    }
+
+    fn finish(mut self) -> Vec<TraceWarning> {
+        if self.omitted > 0 {
+            self.kept.push(TraceWarning::WarningsOmitted {
+                count: self.omitted,
+            });
+        }
+        self.kept
     }
 }
 
@@ -1048,6 +1109,8 @@ pub struct CiTrace<S> {
     elements: Vec<RawElement>,
     layout: RegWriteLayout,
     gaps: Vec<(u64, u64)>,
+    /// Tails of sections longer than [`MAX_SECTION_WORDS`] (byte ranges left on disk).
+    section_tails: Vec<(u64, u64)>,
     warnings: Vec<TraceWarning>,
 }
 
@@ -1124,7 +1187,7 @@ impl<S: TraceSource> CiTrace<S> {
                 version: header.version,
             });
         }
-        let mut warnings = Vec::new();
+        let mut warnings = Warnings::default();
         if header.header_size != HEADER_SIZE {
             warnings.push(TraceWarning::UnexpectedHeaderSize {
                 header_size: header.header_size,
@@ -1146,7 +1209,11 @@ impl<S: TraceSource> CiTrace<S> {
         // Structural regions, for overlap and gap accounting: (start, end).
         let mut regions: Vec<(u64, u64)> = vec![(0, header_end)];
 
-        let mut initial = InitialState::default();
+        // Sections: each checked against the file length, loaded up to MAX_SECTION_WORDS, and
+        // read once per group of overlapping ranges (a file whose sections all point at the same
+        // bytes reads them once).
+        let mut loads: Vec<(u64, u64, Section)> = Vec::new();
+        let mut section_tails = Vec::new();
         for section in Section::ALL {
             let r = header.section(section);
             let end = u64::from(r.offset) + u64::from(r.words) * 4;
@@ -1159,11 +1226,42 @@ impl<S: TraceSource> CiTrace<S> {
                     len,
                 });
             }
-            let bytes = read_exact_at(&mut source, u64::from(r.offset), end - u64::from(r.offset))?;
-            *initial.section_mut(section) = words_from_bytes(&bytes);
             if r.words > 0 {
                 regions.push((u64::from(r.offset), end));
             }
+            let kept = r.words.min(MAX_SECTION_WORDS);
+            let kept_end = u64::from(r.offset) + u64::from(kept) * 4;
+            if kept < r.words {
+                warnings.push(TraceWarning::SectionTruncated {
+                    section,
+                    words: r.words,
+                    kept,
+                });
+                section_tails.push((kept_end, end));
+            }
+            loads.push((u64::from(r.offset), kept_end, section));
+        }
+        let mut initial = InitialState::default();
+        loads.sort_unstable();
+        let mut i = 0;
+        while i < loads.len() {
+            let (start, mut end, _) = loads[i];
+            let mut j = i + 1;
+            while let Some(&(s2, e2, _)) = loads.get(j)
+                && s2 < end
+            {
+                end = end.max(e2);
+                j += 1;
+            }
+            let group = read_exact_at(&mut source, start, end - start)?;
+            for &(s2, e2, section) in loads.get(i..j).unwrap_or(&[]) {
+                // ok: every range of the group lies within `start..end`.
+                let bytes = group
+                    .get((s2 - start) as usize..(e2 - start) as usize)
+                    .unwrap_or(&[]);
+                *initial.section_mut(section) = words_from_bytes(bytes);
+            }
+            i = j;
         }
 
         let stream_start = u64::from(header.stream_offset);
@@ -1253,7 +1351,8 @@ impl<S: TraceSource> CiTrace<S> {
             elements,
             layout,
             gaps,
-            warnings,
+            section_tails,
+            warnings: warnings.finish(),
         })
     }
 
@@ -1499,10 +1598,12 @@ impl<S: TraceSource> CiTrace<S> {
         ));
         for s in Section::ALL {
             let r = self.header.section(s);
-            if r.words > 0 {
+            // The loaded words only; the tail of a truncated section is copied from the source.
+            let loaded = self.initial.section(s).len() as u64;
+            if r.words > 0 && loaded > 0 {
                 pieces.push((
                     u64::from(r.offset),
-                    u64::from(r.offset) + u64::from(r.words) * 4,
+                    u64::from(r.offset) + loaded * 4,
                     Piece::Section(s),
                 ));
             }
@@ -1530,6 +1631,9 @@ impl<S: TraceSource> CiTrace<S> {
         }
         for &(offset, len) in &self.gaps {
             pieces.push((offset, offset + len, Piece::Copy));
+        }
+        for &(start, end) in &self.section_tails {
+            pieces.push((start, end, Piece::Copy));
         }
         pieces.sort_by_key(|p| (p.0, p.1));
 

@@ -767,8 +767,7 @@ pub fn parse_with(bytes: &[u8], options: ParseOptions) -> Result<CmdList, CmdLis
         len: u32::try_from(bytes.len()).unwrap_or(u32::MAX),
         ..CmdList::default()
     };
-    let mut finalize_seen = false;
-    let mut after_finalize_reported = false;
+    let mut checker = ListChecker::new(options);
     for cmd in Commands::with_options(bytes, options) {
         let cmd = match cmd {
             Ok(c) => c,
@@ -780,12 +779,7 @@ pub fn parse_with(bytes: &[u8], options: ParseOptions) -> Result<CmdList, CmdLis
                 });
             }
         };
-        if options.extra_param_width == ExtraParamWidth::Bits8 && cmd.header.reserved_bits() != 0 {
-            list.diagnostics.push(Diagnostic::ReservedHeaderBits {
-                offset: cmd.header_offset,
-                header: cmd.header.0,
-            });
-        }
+        checker.command(&cmd, |d| list.diagnostics.push(d));
         list.commands.push(Command {
             offset: cmd.offset,
             header: cmd.header,
@@ -794,28 +788,213 @@ pub fn parse_with(bytes: &[u8], options: ParseOptions) -> Result<CmdList, CmdLis
             padding: cmd.padding,
         });
         for w in cmd.writes() {
-            if finalize_seen && !after_finalize_reported {
-                list.diagnostics
-                    .push(Diagnostic::WritesAfterFinalize { offset: w.offset });
-                after_finalize_reported = true;
-            }
-            if w.id >= REGISTER_COUNT {
-                list.diagnostics.push(Diagnostic::UnknownRegister {
-                    offset: w.offset,
-                    id: w.id,
-                });
-            }
-            if w.id == FINALIZE_ID {
-                finalize_seen = true;
-            }
+            checker.write(&w, |d| list.diagnostics.push(d));
             list.writes.push(w);
         }
     }
-    if !list.len.is_multiple_of(16) {
-        list.diagnostics
-            .push(Diagnostic::SizeNotMultipleOf16 { len: list.len });
-    }
+    ListChecker::finish(list.len, |d| list.diagnostics.push(d));
     Ok(list)
+}
+
+/// The diagnostics of [`parse_with`], computed command by command, so that streaming decoders
+/// ([`parse_reader`]) report exactly what a whole-list parse reports, in the same order.
+#[derive(Clone, Copy, Debug)]
+pub struct ListChecker {
+    options: ParseOptions,
+    finalize_seen: bool,
+    after_finalize_reported: bool,
+}
+
+impl ListChecker {
+    /// A checker for a list parsed with `options`.
+    pub fn new(options: ParseOptions) -> Self {
+        Self {
+            options,
+            finalize_seen: false,
+            after_finalize_reported: false,
+        }
+    }
+
+    /// Diagnostics about a command header (call before its writes).
+    pub fn command(&mut self, cmd: &CommandRef<'_>, mut report: impl FnMut(Diagnostic)) {
+        if self.options.extra_param_width == ExtraParamWidth::Bits8
+            && cmd.header.reserved_bits() != 0
+        {
+            report(Diagnostic::ReservedHeaderBits {
+                offset: cmd.header_offset,
+                header: cmd.header.0,
+            });
+        }
+    }
+
+    /// Diagnostics about one write, in list order.
+    pub fn write(&mut self, w: &CmdWrite, mut report: impl FnMut(Diagnostic)) {
+        if self.finalize_seen && !self.after_finalize_reported {
+            report(Diagnostic::WritesAfterFinalize { offset: w.offset });
+            self.after_finalize_reported = true;
+        }
+        if w.id >= REGISTER_COUNT {
+            report(Diagnostic::UnknownRegister {
+                offset: w.offset,
+                id: w.id,
+            });
+        }
+        if w.id == FINALIZE_ID {
+            self.finalize_seen = true;
+        }
+    }
+
+    /// The diagnostics about the whole list of `len` bytes (call once, at the end).
+    pub fn finish(len: u32, mut report: impl FnMut(Diagnostic)) {
+        if !len.is_multiple_of(16) {
+            report(Diagnostic::SizeNotMultipleOf16 { len });
+        }
+    }
+}
+
+/// Size of the sections [`parse_reader`] reads at a time.
+pub const READER_SECTION: usize = 1 << 20;
+
+/// The largest command in bytes: first parameter, header, 2047 extra parameters (11-bit
+/// count), padding.
+const MAX_COMMAND_BYTES: usize = 8 + 4 * 0x7FF + 4;
+
+/// Why [`parse_reader`] stopped early.
+#[derive(Debug, Error)]
+pub enum ReaderError {
+    /// Reading the input failed.
+    #[error("read error at byte offset 0x{offset:X}: {source}")]
+    Io {
+        /// Offset of the first byte not read.
+        offset: u64,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The list is malformed (offsets are absolute, as for [`parse_with`]).
+    #[error(transparent)]
+    List(#[from] CmdListStepError),
+    /// The callback failed (e.g. writing the output).
+    #[error("output error: {0}")]
+    Output(std::io::Error),
+}
+
+/// Counts of a list decoded by [`parse_reader`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReaderSummary {
+    /// Length of the list in bytes.
+    pub len: u64,
+    /// Number of commands.
+    pub commands: u64,
+    /// Number of register writes.
+    pub writes: u64,
+}
+
+/// Decodes a command list from any reader in sections of [`READER_SECTION`] bytes, calling
+/// `on_command` for every command in order, with offsets and indices relative to the start of
+/// the whole list (as [`Commands`] over the whole list would give them). Memory use is bounded
+/// by the section size whatever the input length; the result is the same as [`Commands`] over
+/// the whole input: the same commands, then the same error if the list is malformed.
+pub fn parse_reader<R: std::io::Read>(
+    mut reader: R,
+    options: ParseOptions,
+    mut on_command: impl FnMut(&CommandRef<'_>) -> std::io::Result<()>,
+) -> Result<ReaderSummary, ReaderError> {
+    // Small lists never need the whole section: start at 64 KiB and grow when it fills up.
+    let full_size = READER_SECTION + MAX_COMMAND_BYTES;
+    let mut buf = vec![0u8; (64 << 10) + MAX_COMMAND_BYTES];
+    let mut filled = 0usize;
+    let mut base = 0u64;
+    let mut index_base = 0u32;
+    let mut eof = false;
+    let mut summary = ReaderSummary::default();
+    loop {
+        while !eof {
+            if filled == buf.len() {
+                if buf.len() >= full_size {
+                    break;
+                }
+                buf.resize(full_size, 0);
+            }
+            let spare = buf.get_mut(filled..).unwrap_or(&mut []);
+            match reader.read(spare) {
+                Ok(0) => eof = true,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(source) => {
+                    return Err(ReaderError::Io {
+                        offset: base + filled as u64,
+                        source,
+                    });
+                }
+            }
+        }
+        let total = base + filled as u64;
+        if u32::try_from(total).is_err() {
+            return Err(ReaderError::List(CmdListStepError {
+                offset: 0,
+                kind: CmdListErrorKind::TooLarge { len: total },
+            }));
+        }
+        // ok: `total` fits in u32 (checked above), so every offset below does too.
+        let rebase = |o: u32| o + base as u32;
+        let window = buf.get(..filled).unwrap_or(&[]);
+        let consumed;
+        let mut finished = false;
+        let mut iter = Commands::with_options(window, options);
+        let mut count = 0u32;
+        loop {
+            match iter.next() {
+                None => {
+                    consumed = filled;
+                    finished = eof;
+                    break;
+                }
+                Some(Ok(c)) => {
+                    let end = c.end_offset() as usize;
+                    // A command ending at the end of the section may still get a padding word
+                    // (or be followed by data) once the next section is read.
+                    if !eof && end >= filled {
+                        consumed = c.offset as usize;
+                        break;
+                    }
+                    let rebased = CommandRef {
+                        index: index_base.wrapping_add(c.index),
+                        offset: rebase(c.offset),
+                        header_offset: rebase(c.header_offset),
+                        ..c
+                    };
+                    on_command(&rebased).map_err(ReaderError::Output)?;
+                    summary.commands += 1;
+                    summary.writes += u64::from(c.param_count);
+                    count = c.index.wrapping_add(1);
+                }
+                Some(Err(e)) => {
+                    let incomplete = matches!(
+                        e.kind,
+                        CmdListErrorKind::TruncatedParams { .. }
+                            | CmdListErrorKind::MissingHeader
+                            | CmdListErrorKind::TrailingBytes { .. }
+                    );
+                    if !eof && incomplete {
+                        consumed = e.offset as usize;
+                        break;
+                    }
+                    return Err(ReaderError::List(CmdListStepError {
+                        offset: rebase(e.offset),
+                        kind: e.kind,
+                    }));
+                }
+            }
+        }
+        if finished {
+            summary.len = total;
+            return Ok(summary);
+        }
+        buf.copy_within(consumed..filled, 0);
+        filled -= consumed;
+        base += consumed as u64;
+        index_base = index_base.wrapping_add(count);
+    }
 }
 
 /// Errors of the command-list encoder.

@@ -53,6 +53,12 @@ use crate::dvlb::{
 };
 use crate::float::F24;
 
+/// At most this many distinct DVLE entry ranges become procedure candidates (files from real
+/// producers have one DVLE per source file, a handful at most). A DVLE whose range is not among
+/// them enters the longest procedure starting at its entry point, as a DVLE whose range does not
+/// nest does; this keeps the analysis of files that list thousands of DVLEs linear.
+pub const MAX_ENTRY_RANGES: usize = 256;
+
 /// Column at which the `; address` comment of an instruction line starts.
 const COMMENT_COLUMN: usize = 44;
 
@@ -119,28 +125,35 @@ pub fn disassemble_listing(dvlb: &Dvlb, dvle: usize) -> Result<Listing, DisasmEr
 /// directives and an `.entry` naming their procedure, because picasso shares procedures between
 /// the files of one run.
 pub fn disassemble_all(dvlb: &Dvlb) -> String {
+    let mut out = Vec::new();
+    // ok: writing into a Vec cannot fail.
+    let _ = disassemble_all_to(dvlb, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// [`disassemble_all`], written to `out` DVLE by DVLE (memory use does not grow with the number
+/// of DVLEs; the text is identical).
+pub fn disassemble_all_to(dvlb: &Dvlb, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let count = dvlb.dvles.len();
-    let mut text = String::new();
     if count == 0 {
         let analysis = Analysis::new(dvlb, None);
-        let _ = writeln!(
-            text,
+        writeln!(
+            out,
             "; picaview disassembly: the file has no DVLE (no entry point)"
-        );
+        )?;
         let empty = empty_dvle();
-        let mut out = FileWriter::new(&analysis, &empty, 0, 0);
-        out.code();
-        text.push_str(&out.finish().text);
-        return text;
+        let mut file = FileWriter::new(&analysis, &empty, 0, 0);
+        file.code();
+        return out.write_all(file.finish().text.as_bytes());
     }
     let analysis = Analysis::new(dvlb, None);
     let code_file = analysis.code_file(dvlb);
     let mut shared = UniformAlloc::default();
     for (index, exe) in dvlb.dvles.iter().enumerate() {
-        let mut out = FileWriter::new(&analysis, exe, index, count);
+        let mut file = FileWriter::new(&analysis, exe, index, count);
         if count > 1 {
-            let _ = writeln!(
-                text,
+            writeln!(
+                out,
                 "; ======== file {index}: DVLE {index} ({}){} ========",
                 kind_name(exe.kind),
                 if index == code_file {
@@ -148,21 +161,21 @@ pub fn disassemble_all(dvlb: &Dvlb) -> String {
                 } else {
                     ""
                 }
-            );
+            )?;
         }
-        out.header(dvlb);
-        out.directives_with(&mut shared);
+        file.header(dvlb);
+        file.directives_with(&mut shared);
         if index == code_file {
-            out.code();
+            file.code();
         } else {
-            out.entry_only();
+            file.entry_only();
         }
-        text.push_str(&out.finish().text);
+        out.write_all(file.finish().text.as_bytes())?;
         if index + 1 < count {
-            text.push('\n');
+            out.write_all(b"\n")?;
         }
     }
-    text
+    Ok(())
 }
 
 /// A raw listing for debugging: every word with its address, its operand descriptor and a
@@ -694,6 +707,10 @@ struct Analysis {
     jump_label: HashMap<u32, String>,
     /// Whether any word is a SETEMIT (the code must then go into a geometry-shader file).
     uses_setemit: bool,
+    /// Empty entry procedures (`.proc main` / `.end` with nothing in between): address -> name.
+    empty_procs: BTreeMap<u32, String>,
+    /// The empty entry procedure's address each DVLE enters, by DVLE index.
+    empty_entry: Vec<Option<u32>>,
 }
 
 /// A valid picasso identifier: C identifier characters plus `$`, not starting with a digit.
@@ -718,20 +735,53 @@ fn looks_like_register(s: &str) -> bool {
         && b[1].is_ascii_digit()
 }
 
+/// A set of names in use, handing out fresh ones in amortised constant time (a file with
+/// a million uniforms of the same name must not search `u_2`, `u_3`, ... from the start each
+/// time).
+#[derive(Default)]
+struct Names {
+    used: HashSet<String>,
+    /// Next suffix to try for each base name.
+    next: HashMap<String, u32>,
+}
+
+impl Names {
+    fn contains(&self, name: &str) -> bool {
+        self.used.contains(name)
+    }
+
+    fn insert(&mut self, name: String) -> bool {
+        self.used.insert(name)
+    }
+}
+
+impl FromIterator<String> for Names {
+    fn from_iter<I: IntoIterator<Item = String>>(iter: I) -> Self {
+        Names {
+            used: iter.into_iter().collect(),
+            next: HashMap::new(),
+        }
+    }
+}
+
 /// Returns `base`, or `base_2`, `base_3`, ... — the first not in `used`; records it.
-fn unique(base: &str, used: &mut HashSet<String>) -> String {
+fn unique(base: &str, used: &mut Names) -> String {
     if used.insert(base.to_string()) {
         return base.to_string();
     }
-    let mut n = 2;
+    let mut n = used.next.get(base).copied().unwrap_or(2);
     loop {
         let candidate = format!("{base}_{n}");
+        n += 1;
         if used.insert(candidate.clone()) {
+            used.next.insert(base.to_string(), n);
             return candidate;
         }
-        n += 1;
     }
 }
+
+/// At most this many re-assembly notes are listed per DVLE; the rest are counted.
+pub const MAX_NOTES: usize = 1000;
 
 impl Analysis {
     /// Analyses the program; `listed` is the DVLE whose entry procedure is called `main`.
@@ -765,8 +815,18 @@ impl Analysis {
                 .collect(),
             None => (0..dvlb.dvles.len()).collect(),
         };
+        // An empty entry procedure: picasso writes start == end for `.proc main` / `.end` with
+        // nothing in between. nihstro writes end 0, so start == end == 0 with code present is
+        // read as nihstro's "main at 0" instead.
+        let empty_entry_at = |e: &Dvle| -> Option<u32> {
+            (e.main_start == e.main_end
+                && e.main_start <= len
+                && (e.main_start == len || e.main_start > 0))
+                .then_some(e.main_start)
+        };
+        let empty_entry: Vec<Option<u32>> = dvlb.dvles.iter().map(empty_entry_at).collect();
         let entry_range = |e: &Dvle| -> Option<(Range, bool)> {
-            if e.main_start >= len {
+            if e.main_start >= len || empty_entry_at(e).is_some() {
                 return None;
             }
             if e.main_end > e.main_start && e.main_end <= len {
@@ -791,11 +851,23 @@ impl Analysis {
             outer: r,
             kind: BlockKind::Proc(usize::MAX),
         };
+        // Entry ranges: one candidate per distinct range (DVLEs sharing a range share its
+        // procedure below), at most MAX_ENTRY_RANGES of them (see its doc).
+        let mut entry_ranges: HashSet<Range> = HashSet::new();
+        let mut take_entry = |r: Range| {
+            entry_ranges.contains(&r)
+                || (entry_ranges.len() < MAX_ENTRY_RANGES && entry_ranges.insert(r))
+        };
+        let mut entry_candidates: [Vec<(Block, ProcOrigin)>; 2] = [Vec::new(), Vec::new()];
         for &d in &dvle_order {
-            if let Some((r, true)) = dvlb.dvles.get(d).and_then(entry_range) {
-                candidates.push((proc_block(r), ProcOrigin::Entry(d)));
+            if let Some((r, exact)) = dvlb.dvles.get(d).and_then(entry_range)
+                && take_entry(r)
+            {
+                entry_candidates[usize::from(!exact)].push((proc_block(r), ProcOrigin::Entry(d)));
             }
         }
+        let [exact_entries, open_entries] = entry_candidates;
+        candidates.extend(exact_entries);
         for instr in instrs {
             if let Instr::Call { dst, num }
             | Instr::CallC { dst, num, .. }
@@ -810,11 +882,7 @@ impl Analysis {
                 }
             }
         }
-        for &d in &dvle_order {
-            if let Some((r, false)) = dvlb.dvles.get(d).and_then(entry_range) {
-                candidates.push((proc_block(r), ProcOrigin::Entry(d)));
-            }
-        }
+        candidates.extend(open_entries);
         for (pc, instr) in instrs.iter().enumerate() {
             let pc = pc as u32;
             match *instr {
@@ -852,14 +920,22 @@ impl Analysis {
         let mut proc_by_range: HashMap<Range, usize> = HashMap::new();
         let mut proc_origins: Vec<Vec<ProcOrigin>> = Vec::new();
         let mut structured = HashSet::new();
+        // Procedure ranges already refused: each distinct range is checked once.
+        let mut refused: HashSet<Range> = HashSet::new();
         for (block, origin) in candidates {
-            if let BlockKind::Proc(_) = block.kind
-                && let Some(&i) = proc_by_range.get(&block.outer)
-            {
-                proc_origins[i].push(origin);
-                continue;
+            if let BlockKind::Proc(_) = block.kind {
+                if let Some(&i) = proc_by_range.get(&block.outer) {
+                    proc_origins[i].push(origin);
+                    continue;
+                }
+                if refused.contains(&block.outer) {
+                    continue;
+                }
             }
             if !blocks.iter().all(|b| b.compatible(&block)) {
+                if let BlockKind::Proc(_) = block.kind {
+                    refused.insert(block.outer);
+                }
                 continue;
             }
             match block.kind {
@@ -908,27 +984,35 @@ impl Analysis {
         }
 
         // A DVLE whose entry range did not nest enters the longest procedure starting at its
-        // entry point, if any.
+        // entry point, if any. (Linear: one pass over the origins, one over the procedures.)
+        let mut has_own = vec![false; dvlb.dvles.len()];
+        for origins in &proc_origins {
+            for o in origins {
+                if let ProcOrigin::Entry(d) = o
+                    && let Some(slot) = has_own.get_mut(*d)
+                {
+                    *slot = true;
+                }
+            }
+        }
+        let mut longest_at: HashMap<u32, usize> = HashMap::new();
+        for (i, p) in procs.iter().enumerate() {
+            let slot = longest_at.entry(p.range.start).or_insert(i);
+            if procs[*slot].range.len() < p.range.len() {
+                *slot = i;
+            }
+        }
         for (d, e) in dvlb.dvles.iter().enumerate() {
-            let has_own = proc_origins
-                .iter()
-                .any(|o| o.contains(&ProcOrigin::Entry(d)));
-            if has_own {
+            if has_own.get(d).copied().unwrap_or(true) || empty_entry_at(e).is_some() {
                 continue;
             }
-            let best = procs
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| p.range.start == e.main_start)
-                .max_by_key(|(_, p)| p.range.len())
-                .map(|(i, _)| i);
-            if let Some(i) = best {
+            if let Some(&i) = longest_at.get(&e.main_start) {
                 proc_origins[i].push(ProcOrigin::Entry(d));
             }
         }
 
         // Procedure names.
-        let mut used = HashSet::new();
+        let mut used = Names::default();
         let mut main_taken = false;
         let mut entry_proc = vec![None; dvlb.dvles.len()];
         for (i, origins) in proc_origins.iter().enumerate() {
@@ -941,15 +1025,27 @@ impl Analysis {
                 }
             }
         }
+        // An empty entry procedure of the listed (first) DVLE is `main`.
+        let mut empty_procs: BTreeMap<u32, String> = BTreeMap::new();
+        if let Some(&first) = dvle_order.first()
+            && let Some(Some(at)) = empty_entry.get(first)
+        {
+            empty_procs.insert(*at, unique("main", &mut used));
+            main_taken = true;
+        }
         // Entry procedures first so that the listed DVLE's gets `main`.
+        let mut first_entry = vec![usize::MAX; procs.len()];
+        for (pos, &d) in dvle_order.iter().enumerate() {
+            if let Some(Some(i)) = entry_proc.get(d)
+                && let Some(slot) = first_entry.get_mut(*i)
+            {
+                *slot = (*slot).min(pos);
+            }
+        }
         let mut order: Vec<usize> = (0..procs.len()).collect();
         order.sort_by_key(|&i| {
-            let first_entry = dvle_order
-                .iter()
-                .position(|&d| entry_proc.get(d).copied().flatten() == Some(i))
-                .unwrap_or(usize::MAX);
             (
-                first_entry,
+                first_entry[i],
                 procs[i].range.start,
                 std::cmp::Reverse(procs[i].range.end),
             )
@@ -958,7 +1054,7 @@ impl Analysis {
             let start = procs[i].range.start;
             let from_table = table_labels
                 .get(&start)
-                .and_then(|names| names.iter().find(|n| !used.contains(*n)).cloned());
+                .and_then(|names| names.iter().find(|n| !used.contains(n)).cloned());
             let is_entry = proc_origins[i]
                 .iter()
                 .any(|o| matches!(o, ProcOrigin::Entry(_)));
@@ -976,6 +1072,15 @@ impl Analysis {
             procs[i].name = name;
         }
 
+        for &d in &dvle_order {
+            if let Some(Some(at)) = empty_entry.get(d)
+                && !empty_procs.contains_key(at)
+            {
+                let name = unique(&format!("proc_{at:03x}"), &mut used);
+                empty_procs.insert(*at, name);
+            }
+        }
+
         let mut procs_at: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
         for (i, p) in procs.iter().enumerate() {
             procs_at.entry(p.range.start).or_default().push(i);
@@ -985,7 +1090,7 @@ impl Analysis {
         }
 
         // Jump labels: the label table's name at the target, else `l_XXX`.
-        let mut label_names: HashSet<String> = table_labels.values().flatten().cloned().collect();
+        let mut label_names: Names = table_labels.values().flatten().cloned().collect();
         let mut labels_at = table_labels.clone();
         let mut jump_label = HashMap::new();
         for instr in instrs {
@@ -1017,6 +1122,8 @@ impl Analysis {
             labels_at,
             jump_label,
             uses_setemit,
+            empty_procs,
+            empty_entry,
         }
     }
 
@@ -1166,11 +1273,18 @@ struct FileWriter<'a> {
     count: usize,
     names: FileNames,
     lines: Vec<String>,
-    /// Re-assembly notes; `true` marks notes about code, descriptors or constants.
+    /// Re-assembly notes (the first [`MAX_NOTES`]); `true` marks notes about code,
+    /// descriptors or constants.
     notes: Vec<(bool, String)>,
+    /// The notes kept, for de-duplication.
+    note_set: HashSet<String>,
+    /// Notes not kept (beyond [`MAX_NOTES`]; may repeat each other).
+    notes_dropped: usize,
+    /// Whether any note (kept or not) is about code, descriptors or constants.
+    any_code_note: bool,
     address_lines: Vec<usize>,
     header_at: usize,
-    aliases_used: HashSet<String>,
+    aliases_used: Names,
 }
 
 impl<'a> FileWriter<'a> {
@@ -1183,9 +1297,14 @@ impl<'a> FileWriter<'a> {
             names: FileNames::default(),
             lines: Vec::new(),
             notes: Vec::new(),
-            address_lines: vec![0; a.program.len()],
+            note_set: HashSet::new(),
+            notes_dropped: 0,
+            any_code_note: false,
+            // Filled by `code()`; files without code (the other DVLEs of `disassemble_all`)
+            // never allocate it.
+            address_lines: Vec::new(),
             header_at: 0,
-            aliases_used: HashSet::new(),
+            aliases_used: Names::default(),
         }
     }
 
@@ -1204,8 +1323,15 @@ impl<'a> FileWriter<'a> {
     }
 
     fn add_note(&mut self, code: bool, s: String) {
-        if !self.notes.iter().any(|(_, n)| *n == s) {
+        if self.note_set.contains(&s) {
+            return;
+        }
+        self.any_code_note |= code;
+        if self.notes.len() < MAX_NOTES {
+            self.note_set.insert(s.clone());
             self.notes.push((code, s));
+        } else {
+            self.notes_dropped += 1;
         }
     }
 
@@ -1271,6 +1397,16 @@ impl<'a> FileWriter<'a> {
                     e.main_start, e.main_end, r.start, r.end
                 ));
             }
+        } else if let Some(Some(at)) = self.a.empty_entry.get(self.index) {
+            let name = self.a.empty_procs.get(at).cloned().unwrap_or_default();
+            if name != "main" {
+                self.line(format!(".entry {name}"));
+            }
+        } else if (e.main_start as usize) < self.a.program.len() {
+            self.note(format!(
+                "no procedure starts at entry point 0x{:03X}; no `.entry` can express it",
+                e.main_start
+            ));
         } else {
             self.note(format!(
                 "entry point 0x{:03X} is not inside the program; no `.entry` can express it",
@@ -1485,6 +1621,12 @@ impl<'a> FileWriter<'a> {
                         self.note_code(format!("float constant for c{reg} is out of range"));
                         continue;
                     }
+                    if c.type_raw != 2 {
+                        self.note_code(format!(
+                            "float constant c{reg} is stored with type {} (early aemstro); picasso writes type 2",
+                            c.type_raw
+                        ));
+                    }
                     let mut exact = true;
                     let parts: Vec<String> = words
                         .iter()
@@ -1674,6 +1816,7 @@ impl<'a> FileWriter<'a> {
 
     fn code(&mut self) {
         let a = self.a;
+        self.address_lines = vec![0; a.program.len()];
         let len = a.program.len() as u32;
         let geometry = self.dvle.kind == ShaderKind::Geometry;
         if a.dropped_words > 0 {
@@ -1695,6 +1838,10 @@ impl<'a> FileWriter<'a> {
         }
         if len == 0 {
             self.line("; (empty program)");
+            if let Some(name) = a.empty_procs.get(&0) {
+                self.line(format!(".proc {name}"));
+                self.line(".end");
+            }
             return;
         }
         self.line("");
@@ -1750,6 +1897,22 @@ impl<'a> FileWriter<'a> {
                         }
                     }
                     _ => break,
+                }
+            }
+            if let Some(name) = a.empty_procs.get(&addr) {
+                if stack.is_empty() {
+                    if addr > 0 {
+                        self.line("");
+                    }
+                    self.line(format!(".proc {name}"));
+                    self.line(".end");
+                    if addr < len {
+                        self.line("");
+                    }
+                } else {
+                    self.note(format!(
+                        "empty entry procedure `{name}` at 0x{addr:03X} lies inside another block; picasso cannot nest it"
+                    ));
                 }
             }
             if addr < len {
@@ -2009,7 +2172,12 @@ impl<'a> FileWriter<'a> {
 
     fn finish(mut self) -> Listing {
         // Insert the notes into the header, then shift the address map accordingly.
-        let code_exact = !self.notes.iter().any(|(code, _)| *code);
+        let code_exact = !self.any_code_note;
+        let problems = self.notes.len() + self.notes_dropped;
+        if self.notes_dropped > 0 {
+            let more = format!("... and {} more problem(s) not listed", self.notes_dropped);
+            self.notes.push((false, more));
+        }
         let mut header_notes = Vec::new();
         if !self.notes.is_empty() {
             header_notes.push(if code_exact {
@@ -2017,8 +2185,7 @@ impl<'a> FileWriter<'a> {
                     .to_string()
             } else {
                 format!(
-                    "; WARNING: re-assembly will not reproduce this binary exactly ({} problem(s)):",
-                    self.notes.len()
+                    "; WARNING: re-assembly will not reproduce this binary exactly ({problems} problem(s)):"
                 )
             });
             for (code, n) in &self.notes {

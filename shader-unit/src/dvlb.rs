@@ -25,6 +25,33 @@
 //! files, DVLE headers placed before the program (nihstro, picasso 1.x), unpadded file sizes, and
 //! one DVLP shared by several DVLEs.
 //!
+//! # Producers: who writes which field
+//!
+//! Files come from five producers (in the order they appeared); every field of the data model
+//! below names what they write. In short:
+//!
+//! | structure / field | aemstro (smealum, 2014-2015) | picasso 1.x (2015) | nihstro (2014-2016) | picasso 2.x (2015-) |
+//! |---|---|---|---|---|
+//! | order of the parts | DVLB, DVLP, DVLEs | DVLB, DVLE, DVLP (no padding) | DVLB, DVLP, DVLE at DVLP + 0x1C | DVLB, DVLP, DVLEs (4-byte padded) |
+//! | DVLP 0x04 version | 0 | 0 | 0 | 0 |
+//! | DVLP 0x18 | end of the opdesc table ("symbol offset") | same as 2.x | filename symbol offset | DVLP size |
+//! | DVLP 0x1C..0x28 | 0 | 0 | (DVLE header) | 0 |
+//! | opdesc entry word 1 | 0 (or the `.opdesc` value's high word) | 0 | "unknown", 0 | 0 |
+//! | DVLE 0x04 version | 0 | 0 | 0x1002 | 0x1002 |
+//! | DVLE 0x06 kind, 0x07 merge flag | kind (bit 0 of `.gsh`); 0 | kind; 0 | kind; 0 | kind; set for `.gsh` with `dummy` outputs |
+//! | DVLE 0x08/0x0C entry range | `main`/`endmain` labels | entry `.proc` start, end | start, **0** | entry `.proc` start, end (exclusive) |
+//! | DVLE 0x10/0x12 input/output mask | 0 | 0 / outputs | 0 | used inputs / written outputs |
+//! | DVLE 0x14..0x17 GS fields | 0 | 0 | 0 | `.gsh` mode and counts |
+//! | constant type 0 | **float** (before 2014-12-09: every `.const` is a float vector, see [`ConstantValue`]); later bool | bool | bool | bool (u32 0/1) |
+//! | constant types 1, 2 | int, float (from 2014-12-09) | int, float | int, float | int (bytes), float (f24) |
+//! | label table | one entry per label (id = index, size 0) | none | one per label (id, unknown 0, size) | none (empty, points at the outputs) |
+//! | output entry halfword 0x04 mask | 0 before 2014-12-27, then the `.out` mask | mask | mask | mask |
+//! | uniform table | `.uniform first, last, name` (unified indices) | names | names | names (`$` stored as `.`) |
+//!
+//! ctrulib/libctru and Citra only *read* these files: the DVLP code and opdesc tables, and per
+//! DVLE the entry point, the constant table (types 0-2 as bool/int/float), the output table and
+//! the GS fields; they ignore labels, uniform names, masks and the version halfword.
+//!
 //! # Errors and memory
 //!
 //! Every failure is a [`DvlbError`] naming the structure ([`Section`]), the byte offset and what
@@ -79,6 +106,14 @@ pub const DVOJ_BLOCK2_ENTRY_SIZE: u32 = 12;
 pub const DECODE_BUDGET_FACTOR: u64 = 16;
 /// See [`DECODE_BUDGET_FACTOR`].
 pub const DECODE_BUDGET_SLACK: u64 = 64 * 1024;
+
+/// The parsed DVLEs (their in-memory records, not counting their tables, which
+/// [`DECODE_BUDGET_FACTOR`] covers) may take at most `DVLE_BUDGET_FACTOR * input length +
+/// DVLE_BUDGET_SLACK` bytes: about 150,000 DVLEs for a 400 KB file that lists one DVLE over
+/// and over, 700,000 for 16 MiB. Real files have one DVLE per source file.
+pub const DVLE_BUDGET_FACTOR: u64 = 8;
+/// See [`DVLE_BUDGET_FACTOR`].
+pub const DVLE_BUDGET_SLACK: u64 = 32 << 20;
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -241,6 +276,19 @@ pub enum DvlbErrorKind {
         /// Length of the input in bytes.
         input_len: u64,
     },
+    /// The DVLE offset table lists more executables than the input can justify (each parsed
+    /// DVLE takes memory; see [`DVLE_BUDGET_FACTOR`]).
+    #[error(
+        "more than {limit} DVLEs ({count} listed) for a {input_len}-byte input (one DVLE listed over and over?)"
+    )]
+    TooManyDvles {
+        /// DVLEs listed in the offset table.
+        count: u64,
+        /// How many may be parsed for this input.
+        limit: u64,
+        /// Length of the input in bytes.
+        input_len: u64,
+    },
     /// A symbol offset points outside the symbol table.
     #[error("symbol offset 0x{symbol_offset:X} is outside the symbol table ({table_size} bytes)")]
     SymbolOutOfRange {
@@ -283,8 +331,8 @@ pub struct Dvlb {
 pub struct Dvlp {
     /// Absolute byte offset of the DVLP header (always `8 + 4 * dvle_count`).
     pub offset: u32,
-    /// Header word 0x04. Unknown; 3dbrew: "same value as in DVLE, likely a version". picasso and
-    /// nihstro write 0.
+    /// Header word 0x04. Unknown; 3dbrew: "same value as in DVLE, likely a version". Every known
+    /// producer (aemstro, nihstro, picasso 1.x/2.x) writes 0.
     pub version: u32,
     /// Where each table sits, exactly as the header stores it (for layout-preserving writers).
     pub layout: DvlpLayout,
@@ -309,7 +357,9 @@ pub struct DvlpLayout {
     pub opdesc_offset: u32,
     /// Header word 0x14: number of operand-descriptor entries (8 bytes each).
     pub opdesc_count: u32,
-    /// Header word 0x18: byte offset of the line table.
+    /// Header word 0x18: byte offset of the line table. picasso 2.x writes the DVLP size (the
+    /// end of its tables), aemstro the end of the opdesc table, nihstro its filename symbol
+    /// offset; no producer writes a non-empty line table.
     ///
     /// UNVERIFIED: 3dbrew calls 0x18 "unknown (same value as offset to filename symbol table?)"
     /// and 0x1C "unknown (always zero?)"; nihstro reads 0x18 as the filename symbol offset and
@@ -428,39 +478,49 @@ impl GsMode {
 pub struct Dvle {
     /// Absolute byte offset of the DVLE header.
     pub offset: u32,
-    /// Header halfword 0x04: 0x1002 (picasso 2.x, nihstro) or 0x0000 (older tools).
+    /// Header halfword 0x04: 0x1002 (picasso 2.x, nihstro) or 0x0000 (aemstro, picasso 1.x).
     pub version: u16,
-    /// Header byte 0x06: vertex or geometry shader.
+    /// Header byte 0x06: vertex or geometry shader. Every producer writes 0 or 1 (aemstro: bit 0
+    /// of its DVLE type).
     pub kind: ShaderKind,
     /// Header byte 0x07: non-zero = merge the vertex shader's output map into the geometry
-    /// shader's (picasso sets it for a GS with `dummy` outputs). Raw byte.
+    /// shader's (picasso 2.x sets it for a GS with `dummy` outputs; aemstro, nihstro and picasso
+    /// 1.x write 0). Raw byte.
     pub merge_outmaps: u8,
-    /// Header word 0x08: entry point, instruction index into the DVLP program words.
+    /// Header word 0x08: entry point, instruction index into the DVLP program words (picasso:
+    /// the entry `.proc`; nihstro and aemstro: the `main` label).
     pub main_start: u32,
     /// Header word 0x0C: end of the entry procedure, instruction index (exclusive; picasso writes
-    /// start + size of the entry `.proc`). nihstro writes 0.
+    /// start + size of the entry `.proc`, aemstro the `endmain` label). nihstro writes 0.
     pub main_end: u32,
-    /// Header halfword 0x10: bit n set = input register vn is used (0 in older files).
+    /// Header halfword 0x10: bit n set = input register vn is used (picasso 2.x; 0 in files of
+    /// aemstro, nihstro and picasso 1.x).
     pub input_mask: u16,
-    /// Header halfword 0x12: bit n set = output register on is written (0 in older files).
+    /// Header halfword 0x12: bit n set = output register on is written (picasso; 0 in files of
+    /// aemstro and nihstro).
     pub output_mask: u16,
-    /// Header byte 0x14: geometry-shader input mode.
+    /// Header byte 0x14: geometry-shader input mode (picasso 2.x `.gsh`; 0 from every other
+    /// producer and in every vertex-shader DVLE).
     pub gs_mode: GsMode,
-    /// Header byte 0x15: fixed mode, first float uniform (c index) of the vertex array.
+    /// Header byte 0x15: fixed mode, first float uniform (c index) of the vertex array
+    /// (picasso 2.x only).
     pub gs_fixed_start: u8,
-    /// Header byte 0x16: variable mode, number of fully-defined vertices per primitive.
+    /// Header byte 0x16: variable mode, number of fully-defined vertices per primitive
+    /// (picasso 2.x only).
     pub gs_variable_num: u8,
-    /// Header byte 0x17: fixed mode, number of vertices per primitive.
+    /// Header byte 0x17: fixed mode, number of vertices per primitive (picasso 2.x only).
     pub gs_fixed_num: u8,
     /// Where each table sits, exactly as the header stores it (for layout-preserving writers).
     pub layout: DvleLayout,
-    /// Constant uniforms the loader uploads when the executable is selected.
+    /// Constant uniforms the loader uploads when the executable is selected (every producer;
+    /// see [`ConstantValue`] for aemstro's type-0 floats).
     pub constants: Vec<Constant>,
-    /// Code labels (nihstro writes one per label; picasso writes none).
+    /// Code labels (nihstro and aemstro write one per label; picasso writes none).
     pub labels: Vec<Label>,
-    /// Output registers and their semantics (the source of the SH_OUTMAP registers).
+    /// Output registers and their semantics (the source of the SH_OUTMAP registers; every
+    /// producer).
     pub outputs: Vec<OutputEntry>,
-    /// Named input registers and uniforms.
+    /// Named input registers and uniforms (every producer; aemstro only for `.uniform`).
     pub uniforms: Vec<UniformEntry>,
     /// The raw symbol table (NUL-terminated names referenced by labels and uniforms).
     pub symbols: Vec<u8>,
@@ -494,7 +554,8 @@ pub struct DvleLayout {
 /// One constant-table entry: a uniform register and the value the loader uploads to it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Constant {
-    /// Halfword 0x00: the constant type (0 bool, 1 integer vector, 2 float vector), raw.
+    /// Halfword 0x00: the constant type (0 bool, 1 integer vector, 2 float vector), raw. Files
+    /// of aemstro before 2014-12-09 write 0 for their float vectors (see [`ConstantValue`]).
     ///
     /// nihstro's `shader_binary.h` reads bit 0 of the first word as a custom "float32 values" flag
     /// that only its own loader of Citra dumps uses; that extension is not interpreted here.
@@ -516,6 +577,15 @@ pub enum ConstantValue {
     Int([u8; 4]),
     /// Type 2: float vector uniform, words 0x04..0x14 = x, y, z, w as raw float24 (1.7.16) bit
     /// patterns in the low 24 bits of each word.
+    ///
+    /// Also type 0 in DVLEs written by aemstro before its 2014-12-09 commit "added bool and int
+    /// const support", whose `.const` wrote every constant as `register << 16 | 0` followed by
+    /// four float24 words. Such a DVLE is recognised when its version halfword is 0, it has no
+    /// constant of type 1 or 2, and at least one type-0 entry cannot be a boolean (a register
+    /// above b15, a first word other than 0/1, or a non-zero second to fourth word); every
+    /// type-0 entry of it is then a float vector. UNVERIFIED heuristic (\[AEM\] history): a
+    /// DVLE of that era whose constants are all (0/1-ish, 0, 0, 0) vectors of c0-c15 reads as
+    /// booleans.
     Float([u32; 4]),
     /// Any other type value; see `type_raw` and `data`.
     Unknown,
@@ -1001,6 +1071,25 @@ impl Dvlb {
         })?;
         let dvlp = parse_dvlp(&input, dvlp_offset, &dvle_offsets)?;
 
+        // The DVLE records take memory of their own: a table listing one DVLE a million times
+        // is refused up front.
+        let per_dvle = std::mem::size_of::<Dvle>() as u64;
+        let dvle_limit = input
+            .len()
+            .saturating_mul(DVLE_BUDGET_FACTOR)
+            .saturating_add(DVLE_BUDGET_SLACK)
+            / per_dvle;
+        if u64::from(count) > dvle_limit {
+            return Err(input.err(
+                Section::DvleOffsetTable,
+                8,
+                DvlbErrorKind::TooManyDvles {
+                    count: u64::from(count),
+                    limit: dvle_limit,
+                    input_len: input.len(),
+                },
+            ));
+        }
         let mut dvles = Vec::with_capacity(dvle_offsets.len());
         for (index, &offset) in dvle_offsets.iter().enumerate() {
             dvles.push(parse_dvle(&input, index, offset)?);
@@ -1161,9 +1250,18 @@ fn parse_dvle(input: &Input<'_>, index: usize, offset: u32) -> Result<Dvle, Dvlb
             symbols: (abs(offset, layout.symbol_offset), layout.symbol_size),
         },
     )?;
+    let version = rd_u16(h, 0x04);
+    let mut constants = tables.constants;
+    if version == 0 && is_early_aemstro(&constants) {
+        for c in &mut constants {
+            if c.type_raw == 0 {
+                c.value = ConstantValue::Float(c.data);
+            }
+        }
+    }
     Ok(Dvle {
         offset,
-        version: rd_u16(h, 0x04),
+        version,
         kind: ShaderKind::from_raw(rd_u8(h, 0x06)),
         merge_outmaps: rd_u8(h, 0x07),
         main_start: rd_u32(h, 0x08),
@@ -1175,7 +1273,7 @@ fn parse_dvle(input: &Input<'_>, index: usize, offset: u32) -> Result<Dvle, Dvlb
         gs_variable_num: rd_u8(h, 0x16),
         gs_fixed_num: rd_u8(h, 0x17),
         layout,
-        constants: tables.constants,
+        constants,
         labels: tables.labels,
         outputs: tables.outputs,
         uniforms: tables.uniforms,
@@ -1271,6 +1369,16 @@ impl ExecTables {
             symbols,
         })
     }
+}
+
+/// Whether a constant table was written by aemstro before 2014-12-09, when every constant was a
+/// float vector stored with type 0 (see [`ConstantValue::Float`]).
+fn is_early_aemstro(constants: &[Constant]) -> bool {
+    let typed = constants.iter().any(|c| c.type_raw == 1 || c.type_raw == 2);
+    let not_bool = |c: &Constant| {
+        c.type_raw == 0 && (c.register > 15 || c.data[0] > 1 || c.data[1..].iter().any(|&w| w != 0))
+    };
+    !typed && constants.iter().any(not_bool)
 }
 
 fn parse_constant(c: &[u8]) -> Constant {

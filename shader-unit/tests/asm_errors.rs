@@ -118,9 +118,25 @@ fn destination_not_writable() {
     );
 }
 
+/// picasso 2.7.1 accepts the other register file's letter (both share numbers 0x00-0x0F):
+/// reading `o1` reads v1, writing `v0.w` writes o0.w, `.in x o3` is v3 and `.out - color v2`
+/// is o2. They assemble to picasso's bytes with a warning each.
 #[test]
-fn output_register_read() {
-    check("output_register_read", &in_main("\tmov r0, o1"));
+fn swapped_register_files_are_warnings() {
+    let src = ".in x o3\n.out - color v2\n.out outpos position\n.proc main\n\tmov r0, o1\n\tmov v0.w, r0\n\tend\n.end\n";
+    let asm = assemble(&[("test.v.pica", src)]).expect("picasso accepts this source");
+    let warnings: Vec<String> = asm.warnings.iter().map(|w| w.render()).collect();
+    assert_eq!(warnings.len(), 4, "{warnings:?}");
+    assert!(warnings[0].contains("`.in` takes v3"), "{warnings:?}");
+    assert!(warnings[1].contains("`.out` takes o2"), "{warnings:?}");
+    assert!(warnings[2].contains("this reads v1"), "{warnings:?}");
+    assert!(warnings[3].contains("this writes o0"), "{warnings:?}");
+    let same = assemble(&[(
+        "test.v.pica",
+        ".in x v3\n.out - color o2\n.out outpos position\n.proc main\n\tmov r0, v1\n\tmov o0.w, r0\n\tend\n.end\n",
+    )])
+    .unwrap();
+    assert_eq!(asm.to_shbin(), same.to_shbin());
 }
 
 #[test]

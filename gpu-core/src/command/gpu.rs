@@ -183,7 +183,18 @@ pub struct Gpu {
     pub pipeline: PipelineState,
     /// The command list being executed, when one was interrupted by the observer.
     pub list: Option<ListState>,
+    /// The jumps taken in the current submission (target, size and the four CMDBUF address/size
+    /// registers), for loop detection; at most [`MAX_JUMPS_TRACKED`].
+    pub jumps_taken: Vec<JumpState>,
 }
+
+/// What decides where a command-list jump leads and what follows: its target and size, and the
+/// CMDBUF_SIZE0/1 and CMDBUF_ADDR0/1 registers (0x238-0x23B) at the jump.
+pub type JumpState = (u32, u32, [u32; 4]);
+
+/// Jumps remembered per submission for loop detection; later jumps are only bounded by
+/// [`MAX_WRITES_PER_SUBMISSION`].
+pub const MAX_JUMPS_TRACKED: usize = 4096;
 
 impl Default for Gpu {
     fn default() -> Self {
@@ -341,6 +352,7 @@ impl Gpu {
             draw_count: 0,
             pipeline: PipelineState::default(),
             list: None,
+            jumps_taken: Vec::new(),
         }
     }
 
@@ -638,6 +650,7 @@ impl Gpu {
     ) -> bool {
         obs.engine(&EngineEvent::CommandList { addr, size });
         self.list = Some(ListState::new(addr, size, 0));
+        self.jumps_taken.clear();
         self.resume_command_list(mem, obs)
     }
 
@@ -680,11 +693,42 @@ impl Gpu {
                 Flow::Continue => {}
                 Flow::Stop => self.list = None,
                 Flow::Jump(new_addr, new_size) => {
-                    obs.engine(&EngineEvent::CommandList {
-                        addr: new_addr,
-                        size: new_size,
-                    });
-                    self.list = Some(ListState::new(new_addr, new_size, writes));
+                    // Loop detection: command lists are fixed data and only the CMDBUF
+                    // registers steer jumps, so taking the same jump with the same CMDBUF
+                    // registers again repeats forever (the hardware hangs). UNVERIFIED: a draw
+                    // that renders over the list's own memory could break the cycle; no real
+                    // program does that.
+                    let base = reg::CMDBUF_SIZE0 as usize;
+                    let state: JumpState = (
+                        new_addr,
+                        new_size,
+                        [
+                            self.regs[base],
+                            self.regs[base + 1],
+                            self.regs[base + 2],
+                            self.regs[base + 3],
+                        ],
+                    );
+                    if self.jumps_taken.contains(&state) {
+                        obs.diagnostic(&Diagnostic {
+                            kind: DiagKind::CommandList,
+                            draw: None,
+                            detail: format!(
+                                "command-list loop: the jump at PA 0x{:08X} to 0x{new_addr:08X} ({new_size} bytes) repeats an earlier jump of this submission with the same CMDBUF registers, so the list would run forever; stopped after {writes} writes",
+                                w.addr
+                            ),
+                        });
+                        self.list = None;
+                    } else {
+                        if self.jumps_taken.len() < MAX_JUMPS_TRACKED {
+                            self.jumps_taken.push(state);
+                        }
+                        obs.engine(&EngineEvent::CommandList {
+                            addr: new_addr,
+                            size: new_size,
+                        });
+                        self.list = Some(ListState::new(new_addr, new_size, writes));
+                    }
                 }
             }
             if obs.stop_requested() && self.list.is_some() {

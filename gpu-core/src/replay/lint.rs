@@ -107,14 +107,19 @@ impl RangeSet {
         self.ranges.insert(s, e);
     }
 
-    /// Number of bytes of `[start, start + len)` not covered.
+    /// Number of bytes of `[start, start + len)` not covered (0 for an empty range).
     pub fn uncovered(&self, start: u64, len: u64) -> u64 {
         let end = start.saturating_add(len);
+        // An empty range (a 0-vertex DRAWELEMENTS, a 0x0 texture) covers nothing, and
+        // `range(start + 1..end)` below would be a reversed range.
+        if end <= start {
+            return 0;
+        }
         let mut covered = 0;
         if let Some((_, &pe)) = self.ranges.range(..=start).next_back() {
             covered += pe.min(end).saturating_sub(start);
         }
-        for (&s, &e) in self.ranges.range(start.saturating_add(1)..end) {
+        for (&s, &e) in self.ranges.range(start.saturating_add(1).min(end)..end) {
             covered += e.min(end) - s;
         }
         len - covered.min(len)
@@ -263,6 +268,16 @@ impl Observer for LintObserver<'_> {
     fn wants_draw_detail(&self) -> bool {
         true
     }
+    fn draw_detail_limits(&self) -> crate::debug::DetailLimits {
+        // The linter reads only the loaded vertices (their attribute addresses): shaded
+        // vertices and triangles are not kept at all, and loaded ones up to the same 2^20 the
+        // index-buffer check uses.
+        crate::debug::DetailLimits {
+            loaded: 1 << 20,
+            shaded: 0,
+            triangles: 0,
+        }
+    }
     fn reg_write(&mut self, ev: &RegWriteEvent) {
         if ev.space == RegSpace::Pica {
             if (0x2CC..=0x2D3).contains(&ev.id) {
@@ -359,6 +374,19 @@ pub fn check<S: TraceSource>(replay: &mut Replay<S>) -> LintReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn empty_ranges_are_never_uncovered() {
+        // A DRAWELEMENTS of 0 vertices or a 0x0 texture asks about an empty range: no panic.
+        let mut r = RangeSet::default();
+        assert_eq!(r.uncovered(0x1000, 0), 0);
+        assert_eq!(r.uncovered(u64::MAX, 0), 0);
+        assert!(r.uncovered(u64::MAX - 1, 5) <= 5);
+        r.insert(0x1000, 0x100);
+        assert_eq!(r.uncovered(0x1000, 0), 0);
+        assert_eq!(r.uncovered(0x1080, 0), 0);
+        assert_eq!(r.uncovered(0x10FF, 2), 1);
+    }
 
     #[test]
     fn range_set_merges_and_counts() {

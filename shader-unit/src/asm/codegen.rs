@@ -483,6 +483,8 @@ pub(crate) struct Assembler<'a> {
     diags: Vec<AsmError>,
     /// Sort key per diagnostic: (file index, line, column).
     diag_keys: Vec<(usize, u32, u32)>,
+    /// Errors and warnings not kept (beyond [`super::MAX_DIAGNOSTICS`]).
+    dropped: [u64; 2],
 }
 
 impl<'a> Assembler<'a> {
@@ -515,6 +517,7 @@ impl<'a> Assembler<'a> {
             cur_raw: "",
             diags: Vec::new(),
             diag_keys: Vec::new(),
+            dropped: [0; 2],
         }
     }
 
@@ -529,6 +532,10 @@ impl<'a> Assembler<'a> {
         message: String,
         expected: Option<String>,
     ) {
+        if self.diags.len() >= super::MAX_DIAGNOSTICS {
+            self.dropped[usize::from(severity != Severity::Error)] += 1;
+            return;
+        }
         let column = if loc.line == 0 {
             0
         } else {
@@ -925,13 +932,19 @@ impl<'a> Assembler<'a> {
         })
     }
 
-    /// A source operand: like [`Self::parse_reg`], but an output register is an error (picasso
-    /// would silently read the input register of the same number).
+    /// A source operand: like [`Self::parse_reg`]. An output register is accepted with a
+    /// warning and reads the input register of the same number, as picasso 2.7.1 assembles it
+    /// (both files share register numbers 0x00-0x0F).
     fn src_reg(&mut self, p: Piece<'a>, allow_idx: bool) -> PResult<'a, Reg> {
         let r = self.parse_reg(p, allow_idx)?;
         if r.letter == Some(b'o') {
-            return Err(Problem::new(p, format!("output register `{}` cannot be read", p.text))
-                .expected("an input (v0-v15), temporary (r0-r15) or float uniform (c0-c95) register (picasso would read the v register of the same number)"));
+            self.warn(
+                p,
+                format!(
+                    "output register `{}` cannot be read: this reads v{} (as picasso does)",
+                    p.text, r.reg
+                ),
+            );
         }
         Ok(r)
     }
@@ -945,8 +958,13 @@ impl<'a> Assembler<'a> {
             );
         }
         if r.letter == Some(b'v') {
-            return Err(Problem::new(p, format!("input register `{}` cannot be a destination", p.text))
-                .expected("an output (o0-o15) or temporary (r0-r15) register (picasso would write o-register of the same number)"));
+            self.warn(
+                p,
+                format!(
+                    "input register `{}` cannot be written: this writes o{} (as picasso does)",
+                    p.text, r.reg
+                ),
+            );
         }
         Ok(r)
     }
@@ -2227,11 +2245,20 @@ impl<'a> Assembler<'a> {
         let oid = match reg_p {
             Some(p) => {
                 let r = self.parse_reg(p, false)?;
-                let direct_non_v = r.letter.is_some_and(|l| l != b'v');
-                if !(0..0x10).contains(&r.reg) || direct_non_v {
+                let direct_other = r.letter.is_some_and(|l| l != b'v' && l != b'o');
+                if !(0..0x10).contains(&r.reg) || direct_other {
                     return Err(
                         Problem::new(p, format!("`{}` is not an input register", p.text))
                             .expected("v0-v15"),
+                    );
+                }
+                if r.letter == Some(b'o') {
+                    self.warn(
+                        p,
+                        format!(
+                            "`{}` is an output register: `.in` takes v{} instead (as picasso does)",
+                            p.text, r.reg
+                        ),
                     );
                 }
                 r.reg
@@ -2286,8 +2313,17 @@ impl<'a> Assembler<'a> {
         if let Some(p) = reg_p {
             let r = self.parse_reg(p, false)?;
             let max = self.dvles[d].max_output_reg();
-            let direct_non_o = r.letter.is_some_and(|l| l != b'o');
-            if !(0..max).contains(&r.reg) || direct_non_o {
+            let direct_other = r.letter.is_some_and(|l| l != b'o' && l != b'v');
+            if r.letter == Some(b'v') && (0..max).contains(&r.reg) {
+                self.warn(
+                    p,
+                    format!(
+                        "`{}` is an input register: `.out` takes o{} instead (as picasso does)",
+                        p.text, r.reg
+                    ),
+                );
+            }
+            if !(0..max).contains(&r.reg) || direct_other {
                 return Err(Problem::new(
                     p,
                     format!("`{}` is not an output register here", p.text),
@@ -2528,6 +2564,27 @@ impl<'a> Assembler<'a> {
             .map(Some)
             .collect();
         self.diags = order.iter().filter_map(|&i| slots[i].take()).collect();
+        let [errors, warnings] = self.dropped;
+        if errors + warnings > 0 {
+            self.diags.push(AsmError {
+                severity: if errors > 0 {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                },
+                file: self.files.first().cloned().unwrap_or_default(),
+                line: 0,
+                column: 0,
+                message: format!(
+                    "{errors} more error(s) and {warnings} more warning(s) not listed (at most {} diagnostics are kept)",
+                    super::MAX_DIAGNOSTICS
+                ),
+                token: None,
+                expected: None,
+                source_line: None,
+                span: 0,
+            });
+        }
         if self.diags.iter().any(AsmError::is_error) {
             return Err(self.diags);
         }

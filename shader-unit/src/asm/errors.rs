@@ -10,6 +10,11 @@
 
 use std::fmt;
 
+/// The assembler keeps at most this many diagnostics per run; the rest are counted in one
+/// closing diagnostic (an error if any dropped one was an error), so that a source with a
+/// million bad lines cannot make the error list (and its rendering) take gigabytes.
+pub const MAX_DIAGNOSTICS: usize = 10_000;
+
 /// How serious a diagnostic is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Severity {

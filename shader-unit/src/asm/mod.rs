@@ -33,7 +33,7 @@ mod lexer;
 mod parser;
 mod writer;
 
-pub use errors::{AsmError, AsmErrors, Severity};
+pub use errors::{AsmError, AsmErrors, MAX_DIAGNOSTICS, Severity};
 pub use writer::write_shbin;
 
 /// Assembler options (picasso's command-line switches).

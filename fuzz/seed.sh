@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Fills fuzz/corpus/<target>/ with seeds from files the repository already has (the corpus folder
+# is not committed): the bundled demo traces and shader, the real shader binaries and sources
+# under shader-unit/tests/fixtures/real (provenance: that folder's PROVENANCE.md), the ctrulib
+# command list under pica-cmd/tests/fixtures, and every minimised input under
+# tests/fixtures/hostile/. Optional: $1 = a testdata folder to add (e.g. ../shared/testdata/real).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for t in dvlb asm cmdlist citrace replay; do mkdir -p "fuzz/corpus/$t"; done
+copy() { cp -n "$2" "fuzz/corpus/$1/$(sha1sum "$2" | cut -c1-16)" 2>/dev/null || true; }
+extra="${1:-}"
+for f in $(find assets shader-unit/tests/fixtures pica-cmd/tests/fixtures tests/fixtures/hostile $extra -type f 2>/dev/null); do
+  case "$f" in
+    *.shbin) copy dvlb "$f" ;;
+    *.pica|*.vsh) copy asm "$f" ;;
+    *.ctf) copy citrace "$f"; copy replay "$f" ;;
+    *cmdlist*.bin|*.cmd) copy cmdlist "$f" ;;
+  esac
+done
+for f in tests/fixtures/hostile/*; do
+  [ -f "$f" ] || continue
+  case "$(basename "$f")" in
+    dvlb-*) copy dvlb "$f" ;; asm-*) copy asm "$f" ;;
+    cmdlist-*) copy cmdlist "$f" ;; citrace-*) copy citrace "$f" ;; replay-*) copy replay "$f" ;;
+  esac
+done
+for t in dvlb asm cmdlist citrace replay; do echo "$t: $(ls "fuzz/corpus/$t" | wc -l) seeds"; done

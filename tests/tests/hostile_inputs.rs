@@ -1,0 +1,541 @@
+//! Hostile and huge inputs (issue 18), outside the GPU model: every class of input that made a
+//! parser or a CLI tool panic, hang, run superlinearly or grow memory without bound, built in
+//! code (large ones) or read from `tests/fixtures/hostile/` (minimised fuzzer finds), and the
+//! fuzz targets' checks (`fuzz/src/checks.rs`, included below) run on the repository's seeds
+//! and on random inputs with stable Rust.
+//!
+//! No timing assertions: a regression to quadratic or unbounded behaviour shows up as a test
+//! that does not finish (or runs out of memory) instead.
+
+#[allow(dead_code)]
+#[path = "../../fuzz/src/checks.rs"]
+mod checks;
+
+use std::path::{Path, PathBuf};
+
+use pica_cmd::citrace::{CiTrace, MAX_SECTION_WORDS, MAX_WARNINGS, Section, TraceWarning};
+use pica_cmd::cmdlist::{self, ParseOptions};
+use proptest::prelude::*;
+use shader_unit::asm::assemble;
+use shader_unit::disasm::{disassemble, disassemble_all, disassemble_all_to};
+use shader_unit::dvlb::{ConstantValue, Dvlb, DvlbErrorKind};
+
+fn repo(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(rel)
+}
+
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            files_under(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+/// Every seed file of the repository and every minimised input, through the check of its kind
+/// (by extension, or by the `KIND-` prefix of the files in `tests/fixtures/hostile/`).
+#[test]
+fn fuzz_checks_pass_on_seeds_and_minimised_inputs() {
+    let mut files = Vec::new();
+    for dir in [
+        "assets",
+        "shader-unit/tests/fixtures",
+        "pica-cmd/tests/fixtures",
+        "tests/fixtures/hostile",
+    ] {
+        files_under(&repo(dir), &mut files);
+    }
+    files.sort();
+    let mut ran = 0;
+    for f in &files {
+        let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let ext = f.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let check: fn(&[u8]) = if name.starts_with("dvlb-") || ext == "shbin" {
+            checks::dvlb
+        } else if name.starts_with("asm-") || ext == "pica" || ext == "vsh" {
+            checks::asm
+        } else if name.starts_with("cmdlist-") || name.contains("cmdlist") {
+            checks::cmdlist
+        } else if name.starts_with("replay-") {
+            checks::replay
+        } else if name.starts_with("citrace-") || ext == "ctf" {
+            checks::citrace
+        } else {
+            continue;
+        };
+        let bytes = std::fs::read(f).unwrap();
+        check(&bytes);
+        ran += 1;
+    }
+    assert!(ran >= 20, "only {ran} seed files found");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_command_lists(words in proptest::collection::vec(any::<u32>(), 0..64), tail in 0usize..4) {
+        let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        // Small extra counts so that most headers fit; a few bytes more for trailing-byte cases.
+        for chunk in bytes.chunks_mut(8) {
+            if let Some(b) = chunk.get_mut(6) {
+                *b &= 0x3F;
+            }
+            if let Some(b) = chunk.get_mut(7) {
+                *b &= 0x80;
+            }
+        }
+        bytes.extend(std::iter::repeat_n(0xAB, tail));
+        checks::cmdlist(&bytes);
+    }
+
+    #[test]
+    fn random_shader_binaries(body in proptest::collection::vec(any::<u8>(), 0..400), n in 0u32..4) {
+        let mut b = b"DVLB".to_vec();
+        b.extend_from_slice(&n.to_le_bytes());
+        for k in 0..n {
+            b.extend_from_slice(&(0x40 + 0x30 * k).to_le_bytes());
+        }
+        b.extend_from_slice(b"DVLP");
+        b.extend_from_slice(&body);
+        checks::dvlb(&b);
+    }
+
+    #[test]
+    fn random_sources(text in "[ -~\n]{0,200}") {
+        checks::asm(text.as_bytes());
+    }
+
+    #[test]
+    fn mutated_demo_trace(edits in proptest::collection::vec((0usize..2048, any::<u8>()), 1..6)) {
+        let mut bytes = std::fs::read(repo("assets/demos/geoshader.ctf")).unwrap();
+        for (at, v) in edits {
+            if let Some(b) = bytes.get_mut(at) {
+                *b = v;
+            }
+        }
+        checks::citrace(&bytes);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command lists
+// ---------------------------------------------------------------------------------------------
+
+/// A 4 MiB list of 256-write bursts (what made `cmdlist --json` peak at 2.75 GB): the
+/// sectioned reader decodes it with bounded memory and gives exactly the whole-list parse.
+#[test]
+fn a_4_mib_burst_list_decodes_in_sections_like_the_whole_parse() {
+    let mut b = cmdlist::CmdListBuilder::new();
+    let values: Vec<u32> = (0..256).collect();
+    while b.len_bytes() < 4 << 20 {
+        b.repeated(0x0C0, 0xF, &values).unwrap();
+    }
+    let bytes: Vec<u8> = b.words().iter().flat_map(|w| w.to_le_bytes()).collect();
+    let whole = cmdlist::parse(&bytes).unwrap();
+    let mut n = 0usize;
+    let mut same = true;
+    let summary = cmdlist::parse_reader(&bytes[..], ParseOptions::default(), |c| {
+        for w in c.writes() {
+            same &= whole.writes.get(n) == Some(&w);
+            n += 1;
+        }
+        Ok(())
+    })
+    .unwrap();
+    assert!(same);
+    assert_eq!(n, whole.writes.len());
+    assert_eq!(summary.writes as usize, n);
+    assert_eq!(summary.commands as usize, whole.commands.len());
+    assert_eq!(summary.len, bytes.len() as u64);
+}
+
+/// A malformed list is reported at the same offset by the sectioned reader, after the same
+/// writes, even when the bad command sits past the first section.
+#[test]
+fn sectioned_reader_reports_errors_at_absolute_offsets() {
+    let mut b = cmdlist::CmdListBuilder::new();
+    let values: Vec<u32> = (0..200).collect();
+    while b.len_bytes() < (cmdlist::READER_SECTION * 2 + 100) {
+        b.consecutive(0x100, 0xF, &values).unwrap();
+    }
+    let mut bytes: Vec<u8> = b.words().iter().flat_map(|w| w.to_le_bytes()).collect();
+    // A header that declares 255 extra parameters right at the end.
+    bytes.extend_from_slice(&1u32.to_le_bytes());
+    bytes.extend_from_slice(&0x0FF0_0010u32.to_le_bytes());
+    let whole = cmdlist::parse(&bytes).unwrap_err();
+    let err = cmdlist::parse_reader(&bytes[..], ParseOptions::default(), |_| Ok(())).unwrap_err();
+    match err {
+        cmdlist::ReaderError::List(e) => assert_eq!((e.offset, e.kind), (whole.offset, whole.kind)),
+        other => panic!("{other}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shader binaries
+// ---------------------------------------------------------------------------------------------
+
+fn le(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// A DVLB whose offset table lists the DVLEs at `dvle_offsets` (absolute; pass `None` to get
+/// one DVLE header right after the program, listed `count` times), with `program` as code and
+/// one DVLE per distinct header: entry `start..end`, one constant `(type, reg, data)`.
+fn dvlb_with(
+    program: &[u32],
+    entries: &[(u32, u32)],
+    listed: &[usize],
+    version: u16,
+    constant: Option<(u16, u16, [u32; 4])>,
+) -> Vec<u8> {
+    let count = listed.len() as u32;
+    let dvlp = 8 + 4 * count;
+    let dvlp_size = 0x28 + 4 * program.len() as u32 + 8;
+    let header_size = 0x40 + if constant.is_some() { 0x14 } else { 0 };
+    let first_dvle = dvlp + dvlp_size;
+    let mut b = b"DVLB".to_vec();
+    b.extend(le(&[count]));
+    for &k in listed {
+        b.extend(le(&[first_dvle + header_size * k as u32]));
+    }
+    b.extend_from_slice(b"DVLP");
+    b.extend(le(&[
+        0,
+        0x28,
+        program.len() as u32,
+        0x28 + 4 * program.len() as u32,
+        1,
+        0,
+        0,
+        0,
+        0,
+    ]));
+    b.extend(le(program));
+    b.extend(le(&[0x0000_036F, 0]));
+    for &(start, end) in entries {
+        b.extend_from_slice(b"DVLE");
+        b.extend_from_slice(&version.to_le_bytes());
+        b.extend_from_slice(&[0, 0]);
+        b.extend(le(&[start, end, 0, 0]));
+        let nconst = u32::from(constant.is_some());
+        b.extend(le(&[
+            0x40,
+            nconst,
+            header_size,
+            0,
+            header_size,
+            0,
+            header_size,
+            0,
+            header_size,
+            0,
+        ]));
+        if let Some((ty, reg, data)) = constant {
+            b.extend_from_slice(&ty.to_le_bytes());
+            b.extend_from_slice(&reg.to_le_bytes());
+            b.extend(le(&data));
+        }
+    }
+    b
+}
+
+const MOV_END: [u32; 2] = [0x4C00_0000, 0x8800_0000];
+
+/// One DVLE listed 100,000 times (what made `disasm --json` take 865 MB): parses, and the
+/// streamed disassembly is one section per DVLE.
+#[test]
+fn one_dvle_listed_100000_times_parses_and_streams() {
+    let listed = vec![0usize; 100_000];
+    let bytes = dvlb_with(&MOV_END, &[(0, 2)], &listed, 0x1002, None);
+    let d = Dvlb::parse(&bytes).unwrap();
+    assert_eq!(d.dvles.len(), 100_000);
+    let mut counter = LineCounter::default();
+    disassemble_all_to(&d, &mut counter).unwrap();
+    assert_eq!(counter.sections, 100_000);
+}
+
+/// Counts `; ======== file` section markers without keeping the text.
+#[derive(Default)]
+struct LineCounter {
+    sections: usize,
+    carry: Vec<u8>,
+}
+
+impl std::io::Write for LineCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.carry.extend_from_slice(buf);
+        while let Some(pos) = self.carry.iter().position(|&b| b == b'\n') {
+            if self.carry.starts_with(b"; ======== file ") {
+                self.sections += 1;
+            }
+            self.carry.drain(..=pos);
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Many DVLEs with distinct entry ranges over a long program (the disassembler used to check
+/// each against every procedure: quadratic): the analysis stays linear and every DVLE gets a
+/// section that names the procedure it enters.
+#[test]
+fn thousands_of_distinct_dvle_entry_ranges_disassemble() {
+    let mut program = vec![0x4C00_0000u32; 4095];
+    program.push(0x8800_0000);
+    let entries: Vec<(u32, u32)> = (0..4000u32).map(|k| (k, 4096)).collect();
+    let listed: Vec<usize> = (0..4000).flat_map(|k| [k, k]).collect();
+    let bytes = dvlb_with(&program, &entries, &listed, 0x1002, None);
+    let d = Dvlb::parse(&bytes).unwrap();
+    assert_eq!(d.dvles.len(), 8000);
+    let mut counter = LineCounter::default();
+    disassemble_all_to(&d, &mut counter).unwrap();
+    assert_eq!(counter.sections, 8000);
+    // The listing of one DVLE works the same way.
+    let one = disassemble(&d, 3999).unwrap();
+    assert!(
+        one.contains(".proc main"),
+        "{}",
+        &one[..one.len().min(2000)]
+    );
+}
+
+/// A DVLE table far longer than the input can justify is refused with a typed error before
+/// anything is parsed.
+#[test]
+fn absurd_dvle_counts_are_refused_up_front() {
+    let listed = vec![0usize; 400_000];
+    let bytes = dvlb_with(&MOV_END, &[(0, 2)], &listed, 0x1002, None);
+    let e = Dvlb::parse(&bytes).unwrap_err();
+    assert!(
+        matches!(e.kind, DvlbErrorKind::TooManyDvles { count: 400_000, .. }),
+        "{e}"
+    );
+}
+
+/// aemstro before 2014-12-09 wrote every `.const` as type 0 with four float24 words: those are
+/// float uniforms, while a picasso-style bool (type 0, word 0/1) stays a bool.
+#[test]
+fn early_aemstro_type_0_constants_are_floats() {
+    // `.const 5, 0.0, 1.0, 2.0, 3.0` (aemstro's test.vsh): c5 = (0, 1, 2, 3) as float24.
+    let data = [0, 0x3F_0000, 0x40_0000, 0x40_8000];
+    let bytes = dvlb_with(&MOV_END, &[(0, 2)], &[0], 0, Some((0, 5, data)));
+    let d = Dvlb::parse(&bytes).unwrap();
+    assert_eq!(d.dvles[0].constants[0].value, ConstantValue::Float(data));
+    assert_eq!(d.dvles[0].constants[0].type_raw, 0);
+    let text = disassemble(&d, 0).unwrap();
+    assert!(text.contains(".setf c5(0.0, 1.0, 2.0, 3.0)"), "{text}");
+    assert!(text.contains("early aemstro"), "{text}");
+
+    // picasso: `.setb b5 true` is type 0, word 1, zeros.
+    let bytes = dvlb_with(
+        &MOV_END,
+        &[(0, 2)],
+        &[0],
+        0x1002,
+        Some((0, 5, [1, 0, 0, 0])),
+    );
+    assert_eq!(
+        Dvlb::parse(&bytes).unwrap().dvles[0].constants[0].value,
+        ConstantValue::Bool(true)
+    );
+    // Version 0 (old tools) with a plain bool stays a bool too.
+    let bytes = dvlb_with(&MOV_END, &[(0, 2)], &[0], 0, Some((0, 5, [1, 0, 0, 0])));
+    assert_eq!(
+        Dvlb::parse(&bytes).unwrap().dvles[0].constants[0].value,
+        ConstantValue::Bool(true)
+    );
+}
+
+/// An empty `main` assembles, and its disassembly assembles again to the same bytes.
+#[test]
+fn empty_main_round_trips() {
+    for src in [
+        ".proc main\n.end\n.out o0 position\n",
+        ".out o0 position\n.out o1 color\n.proc main\n.end\n",
+    ] {
+        let first = assemble(&[("a.v.pica", src)]).unwrap().to_shbin();
+        let d = Dvlb::parse(&first).unwrap();
+        let text = disassemble_all(&d);
+        let second = assemble(&[("b.v.pica", text.as_str())])
+            .unwrap_or_else(|e| panic!("{}\n{text}", e.render()))
+            .to_shbin();
+        assert_eq!(first, second, "{text}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CiTrace
+// ---------------------------------------------------------------------------------------------
+
+/// A CiTrace header followed by `body_words` words of `fill`, every section pointing at the
+/// same bytes (offset 0x64, all of them), no stream.
+fn overlapping_sections_trace(body_words: u32, fill: u32) -> Vec<u8> {
+    let mut b = b"CiTr".to_vec();
+    b.extend(le(&[1, 0x64]));
+    for _ in 0..10 {
+        b.extend(le(&[0x64, body_words]));
+    }
+    b.extend(le(&[0x64, 0]));
+    b.extend(std::iter::repeat_n(fill.to_le_bytes(), body_words as usize).flatten());
+    b
+}
+
+/// Ten sections over the same 4 MiB: read once, each loaded only up to MAX_SECTION_WORDS, and
+/// the file still writes back byte for byte.
+#[test]
+fn overlapping_huge_sections_are_read_once_and_bounded() {
+    let words = 1 << 20;
+    let bytes = overlapping_sections_trace(words, 0x1234_5678);
+    let mut t = CiTrace::from_bytes(bytes.clone()).unwrap();
+    for s in Section::ALL {
+        assert_eq!(
+            t.initial_state().section(s).len(),
+            MAX_SECTION_WORDS as usize
+        );
+    }
+    let truncated = t
+        .warnings()
+        .iter()
+        .filter(|w| {
+            matches!(
+                w,
+                TraceWarning::SectionTruncated {
+                    words: 0x10_0000,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(truncated, 10);
+    assert!(
+        t.warnings()
+            .iter()
+            .any(|w| matches!(w, TraceWarning::RegionsOverlap { .. }))
+    );
+    assert_eq!(t.to_bytes().unwrap(), bytes);
+}
+
+/// A stream of 50,000 unknown elements: the warnings stop at MAX_WARNINGS plus one summary.
+#[test]
+fn reader_warnings_are_bounded() {
+    let mut b = overlapping_sections_trace(0, 0);
+    let n = 50_000u32;
+    // Stream right after the header.
+    b[0x5C..0x60].copy_from_slice(&0x64u32.to_le_bytes());
+    b[0x60..0x64].copy_from_slice(&n.to_le_bytes());
+    for k in 0..n {
+        b.extend(le(&[0xEE, k, 0, 0, 0]));
+    }
+    let t = CiTrace::from_bytes(b).unwrap();
+    assert_eq!(t.warnings().len(), MAX_WARNINGS + 1);
+    assert!(matches!(
+        t.warnings().last(),
+        Some(TraceWarning::WarningsOmitted { count }) if *count == u64::from(n) - MAX_WARNINGS as u64
+    ));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command processor
+// ---------------------------------------------------------------------------------------------
+
+/// A command list that jumps back to its own start (with the jump registers unchanged) is
+/// recognised as a loop at the second identical jump, not after 2^26 writes.
+#[test]
+fn a_list_that_jumps_to_its_own_start_is_a_detected_loop() {
+    use gpu_core::debug::{DiagKind, EventLog};
+    use gpu_core::gpu::Gpu;
+    use gpu_core::memory::PhysMem;
+
+    const LIST_ADDR: u32 = 0x2000_0000;
+    let mut b = cmdlist::CmdListBuilder::new();
+    b.write(0x010_u16 + 0x100, 7); // some work in the loop body (a harmless register)
+    b.write(0x238, 0); // size patched below (units of 8 bytes)
+    b.write(0x23A, LIST_ADDR >> 3);
+    b.write(0x23C, 1); // jump on channel 0
+    let mut words = b.words().to_vec();
+    let len = (words.len() * 4) as u32;
+    // The size write is the second command: its parameter is word 2.
+    words[2] = len / 8;
+    let bytes = le(&words);
+    let mut mem = PhysMem::new();
+    mem.write(LIST_ADDR, &bytes).unwrap();
+    let mut gpu = Gpu::new();
+    let mut log = EventLog::new(1000, false);
+    assert!(gpu.run_command_list(&mut mem, LIST_ADDR, len, &mut log));
+    let loops: Vec<_> = log
+        .diagnostics()
+        .filter(|d| d.kind == DiagKind::CommandList && d.detail.contains("command-list loop"))
+        .collect();
+    assert_eq!(
+        loops.len(),
+        1,
+        "{:?}",
+        log.diagnostics().collect::<Vec<_>>()
+    );
+    assert!(
+        loops[0].detail.contains("stopped after 8 writes"),
+        "{}",
+        loops[0].detail
+    );
+}
+
+/// 200,000 uniforms of one name in one DVLE (each needs a fresh alias name and a note): the
+/// disassembler hands out names in constant time and lists at most MAX_NOTES notes.
+#[test]
+fn a_dvle_with_200000_same_named_uniforms_disassembles() {
+    let n = 200_000u32;
+    let mut b = dvlb_with(&MOV_END, &[(0, 2)], &[0], 0x1002, None);
+    // Point the DVLE's uniform table (header word 0x30/0x34) and symbol table at new data.
+    let dvle = u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize;
+    let table = (b.len() - dvle) as u32;
+    b[dvle + 0x30..dvle + 0x34].copy_from_slice(&table.to_le_bytes());
+    b[dvle + 0x34..dvle + 0x38].copy_from_slice(&n.to_le_bytes());
+    for k in 0..n {
+        b.extend(le(&[0]));
+        let reg = 0x10 + (k % 96) as u16;
+        b.extend_from_slice(&reg.to_le_bytes());
+        b.extend_from_slice(&reg.to_le_bytes());
+    }
+    let symbols = (b.len() - dvle) as u32;
+    b[dvle + 0x38..dvle + 0x3C].copy_from_slice(&symbols.to_le_bytes());
+    b[dvle + 0x3C..dvle + 0x40].copy_from_slice(&2u32.to_le_bytes());
+    b.extend_from_slice(b"u\0");
+    let d = Dvlb::parse(&b).unwrap();
+    assert_eq!(d.dvles[0].uniforms.len(), n as usize);
+    let text = disassemble(&d, 0).unwrap();
+    assert!(text.contains("more problem(s) not listed"));
+    assert!(text.contains(&format!("u_{n}")), "the last alias is u_{n}");
+}
+
+/// A source with 50,000 bad lines: the assembler keeps MAX_DIAGNOSTICS diagnostics and one
+/// closing error that counts the rest (the error list used to grow without bound).
+#[test]
+fn assembler_diagnostics_are_bounded() {
+    use shader_unit::asm::MAX_DIAGNOSTICS;
+    let mut src = String::from(".proc main\n");
+    for k in 0..50_000 {
+        src.push_str(&format!("\tbogus{k} r0\n"));
+    }
+    src.push_str("\tend\n.end\n");
+    let errors = assemble(&[("big.v.pica", src.as_str())]).unwrap_err();
+    assert_eq!(errors.len(), MAX_DIAGNOSTICS + 1);
+    let last = errors.last().unwrap();
+    assert!(last.is_error());
+    assert!(
+        last.message
+            .starts_with(&format!("{} more error(s)", 50_000 - MAX_DIAGNOSTICS)),
+        "{}",
+        last.message
+    );
+}
