@@ -164,3 +164,17 @@ fn a_zero_budget_keeps_only_the_first_keyframe_and_still_seeks() {
         assert_seek_matches(&mut r, &bytes, Target::AfterDraw(m));
     }
 }
+
+/// Writes the inputs used to measure `bench replay`'s peak RSS: a 1,200-frame cube capture to
+/// the path in `PICAVIEW_LONG_CUBE` and the cube followed by 20,000 empty frame markers to the
+/// path in `PICAVIEW_EMPTY_FRAMES` (run with `--ignored`; does nothing without the variables).
+#[test]
+#[ignore = "writes a measurement input; run by hand"]
+fn write_long_cube_capture() {
+    if let Some(path) = std::env::var_os("PICAVIEW_LONG_CUBE") {
+        std::fs::write(path, repeated_cube(200, 0)).expect("capture written");
+    }
+    if let Some(path) = std::env::var_os("PICAVIEW_EMPTY_FRAMES") {
+        std::fs::write(path, repeated_cube(1, 20_000)).expect("capture written");
+    }
+}
