@@ -3,8 +3,8 @@
 //! budget, empty frames take no keyframe, and seeks to sampled draws, writes and frames still
 //! land on the state a linear replay reaches.
 
-use gpu_core::memory::FCRAM;
-use gpu_core::replay::{DEFAULT_KEYFRAME_BUDGET, Replay, Target, TraceIndex};
+use gpu_core::memory::{FCRAM, PhysMem};
+use gpu_core::replay::{DEFAULT_KEYFRAME_BUDGET, Position, Replay, Target, TraceIndex};
 use pica_cmd::citrace::{CiTrace, CiTraceBuilder, StreamEvent};
 use picaview_tests::scene::demos::demos_dir;
 
@@ -62,26 +62,49 @@ fn index(bytes: &[u8], budget: u64) -> (Replay<Vec<u8>>, TraceIndex) {
     (r, index)
 }
 
-/// Seeks `indexed` to `target` and compares with a fresh linear replay.
-fn assert_seek_matches(indexed: &mut Replay<Vec<u8>>, bytes: &[u8], target: Target) {
-    let reached = indexed.seek(target, &mut ());
+/// The state a linear replay reaches at `target`: whether it was reached, position, memory,
+/// PICA and external registers.
+type LinearState = (bool, Position, PhysMem, Vec<u32>, Vec<u32>);
+
+/// Seeks `indexed` to each of `targets` (which must be in ascending order) in a scrambled order
+/// (backwards, then every other one forwards) and compares each result with the state one
+/// linear replay reaches on its way through the targets.
+fn assert_seeks_match(indexed: &mut Replay<Vec<u8>>, bytes: &[u8], targets: &[Target]) {
     let mut linear = Replay::new(CiTrace::from_bytes(bytes.to_vec()).expect("trace parses"));
-    assert_eq!(linear.run_until(target, &mut ()), reached, "{target:?}");
-    assert_eq!(indexed.position(), linear.position(), "{target:?}");
-    assert!(
-        indexed.mem().same_contents(linear.mem()),
-        "memory at {target:?}"
-    );
-    assert_eq!(
-        indexed.gpu().regs,
-        linear.gpu().regs,
-        "PICA regs at {target:?}"
-    );
-    assert_eq!(
-        indexed.gpu().ext_regs,
-        linear.gpu().ext_regs,
-        "ext regs at {target:?}"
-    );
+    let states: Vec<LinearState> = targets
+        .iter()
+        .map(|&t| {
+            let reached = linear.run_until(t, &mut ());
+            let g = linear.gpu();
+            (
+                reached,
+                linear.position(),
+                linear.mem().clone(),
+                g.regs.to_vec(),
+                g.ext_regs.to_vec(),
+            )
+        })
+        .collect();
+    let order = (0..targets.len())
+        .rev()
+        .chain((0..targets.len()).step_by(2));
+    for i in order {
+        let target = targets[i];
+        let (reached, pos, mem, regs, ext) = &states[i];
+        assert_eq!(indexed.seek(target, &mut ()), *reached, "{target:?}");
+        assert_eq!(indexed.position(), *pos, "{target:?}");
+        assert!(indexed.mem().same_contents(mem), "memory at {target:?}");
+        assert_eq!(
+            &indexed.gpu().regs[..],
+            &regs[..],
+            "PICA regs at {target:?}"
+        );
+        assert_eq!(
+            &indexed.gpu().ext_regs[..],
+            &ext[..],
+            "ext regs at {target:?}"
+        );
+    }
 }
 
 fn assert_within_budget(index: &TraceIndex, budget: u64) {
@@ -109,10 +132,12 @@ fn empty_frame_markers_take_no_keyframes() {
     );
     assert_eq!(idx.keyframes_dropped, 0);
     assert_within_budget(&idx, DEFAULT_KEYFRAME_BUDGET);
-    for f in [2u32, 6, 7, 2_500, 5_005] {
-        assert_seek_matches(&mut r, &bytes, Target::Frame(f));
-    }
-    assert_seek_matches(&mut r, &bytes, Target::End);
+    let mut targets: Vec<Target> = [2u32, 6, 7, 2_500, 5_005]
+        .into_iter()
+        .map(Target::Frame)
+        .collect();
+    targets.push(Target::End);
+    assert_seeks_match(&mut r, &bytes, &targets);
 }
 
 #[test]
@@ -124,16 +149,17 @@ fn thousands_of_frames_stay_under_a_small_budget() {
     assert_within_budget(&idx, SMALL_BUDGET);
     assert!(idx.keyframes_dropped > 0, "{idx:?}");
     assert!(idx.keyframe_stride > 1);
-    for f in [0u32, 1, 777, 3_001, 5_999] {
-        assert_seek_matches(&mut r, &bytes, Target::Frame(f));
-    }
-    assert_seek_matches(&mut r, &bytes, Target::End);
-    assert_seek_matches(&mut r, &bytes, Target::Frame(2));
+    let mut targets: Vec<Target> = [0u32, 1, 2, 777, 3_001, 5_999]
+        .into_iter()
+        .map(Target::Frame)
+        .collect();
+    targets.push(Target::End);
+    assert_seeks_match(&mut r, &bytes, &targets);
 }
 
 #[test]
 fn many_cube_frames_stay_under_a_small_budget_and_seek_exactly() {
-    let times = 30; // 180 cube frames
+    let times = 16; // 96 cube frames
     let bytes = repeated_cube(times, 0);
     let (mut r, idx) = index(&bytes, SMALL_BUDGET);
     assert_eq!(idx.frames.len(), 6 * times);
@@ -142,11 +168,12 @@ fn many_cube_frames_stay_under_a_small_budget_and_seek_exactly() {
     let n = idx.draws.len() as u64;
     assert!(n > 100);
     // Spread forwards and backwards jumps, the first and the last draw.
-    let mut targets: Vec<u64> = (0..12u64).map(|k| (k * 7919) % n).collect();
-    targets.extend([0, n - 1, n / 2, n / 2 - 1]);
-    for m in targets {
-        assert_seek_matches(&mut r, &bytes, Target::AfterDraw(m));
-    }
+    let mut draws: Vec<u64> = (0..12u64).map(|k| (k * 7919) % n).collect();
+    draws.extend([0, n - 1, n / 2, n / 2 - 1]);
+    draws.sort_unstable();
+    draws.dedup();
+    let targets: Vec<Target> = draws.into_iter().map(Target::AfterDraw).collect();
+    assert_seeks_match(&mut r, &bytes, &targets);
     // The default budget keeps more keyframes than the small one.
     let (_, roomy) = index(&bytes, DEFAULT_KEYFRAME_BUDGET);
     assert!(roomy.keyframes > idx.keyframes);
@@ -160,9 +187,8 @@ fn a_zero_budget_keeps_only_the_first_keyframe_and_still_seeks() {
     assert_eq!(idx.keyframes, 1);
     assert!(idx.keyframes_dropped > 0);
     let n = idx.draws.len() as u64;
-    for m in [n - 1, 3, n / 2] {
-        assert_seek_matches(&mut r, &bytes, Target::AfterDraw(m));
-    }
+    let targets = [3, n / 2, n - 1].map(Target::AfterDraw);
+    assert_seeks_match(&mut r, &bytes, &targets);
 }
 
 /// Writes the inputs used to measure `bench replay`'s peak RSS: a 1,200-frame cube capture to
