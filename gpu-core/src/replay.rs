@@ -269,7 +269,7 @@ impl KeyframeStore {
         let before = self.keys.len();
         let mut i = 0usize;
         self.keys.retain(|_| {
-            let keep = i % 2 == 0;
+            let keep = i.is_multiple_of(2);
             i += 1;
             keep
         });
