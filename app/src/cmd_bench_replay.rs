@@ -2,7 +2,8 @@
 //!
 //! Reports: a full replay (frames per second), the time spent inside draws (vertex fetch,
 //! shading, assembly, clipping, rasterisation and fragment work) vs. everything else (memory
-//! loads, command processing, fills, transfers), the index pass with keyframes, and the latency
+//! loads, command processing, fills, transfers), the index pass with keyframes and their memory
+//! budget use (`--keyframe-budget MIB`), and the latency
 //! of time-travel seeks to evenly spread draws (what the viewer's scrubbing costs).
 
 use std::io::Write as _;
@@ -26,6 +27,10 @@ pub struct ReplayBenchArgs {
     /// Number of seeks to time.
     #[arg(long, default_value_t = 20)]
     pub seeks: u32,
+    /// Memory budget of the index's keyframe store, in MiB (keyframes are thinned to stay
+    /// under it; seeks re-execute more).
+    #[arg(long, value_name = "MIB", default_value_t = gpu_core::replay::DEFAULT_KEYFRAME_BUDGET >> 20)]
+    pub keyframe_budget: u64,
 }
 
 #[derive(Default)]
@@ -141,6 +146,7 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
         )?;
     }
     let mut replay = Replay::new(open()?);
+    replay.set_keyframe_budget(args.keyframe_budget.saturating_mul(1 << 20));
     let t = Instant::now();
     let index = replay.build_index();
     writeln!(
@@ -150,6 +156,16 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
         index.keyframes,
         index.draws.len(),
         index.frames.len()
+    )?;
+    let mib = |b: u64| b as f64 / f64::from(1u32 << 20);
+    writeln!(
+        out,
+        "keyframes: {:.2} MiB held of a {:.0} MiB budget, {} kept, {} dropped, spacing x{}",
+        mib(index.keyframe_bytes),
+        mib(index.keyframe_budget),
+        index.keyframes,
+        index.keyframes_dropped,
+        index.keyframe_stride
     )?;
     let n = index.draws.len() as u64;
     if n > 0 && args.seeks > 0 {

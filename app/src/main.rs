@@ -107,7 +107,8 @@ const EXAMPLES: &[(&[&str], &str)] = &[
     (
         &["bench", "replay"],
         "  picaview bench replay assets/demos/cube.ctf
-  picaview bench replay game.ctf --runs 1 --seeks 100",
+  picaview bench replay game.ctf --runs 1 --seeks 100
+  picaview bench replay long.ctf --keyframe-budget 64",
     ),
     (
         &["cmdlist"],

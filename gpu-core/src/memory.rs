@@ -312,6 +312,41 @@ impl PhysMem {
         Ok(v)
     }
 
+    /// Bytes this memory holds that `prev` does not share with it: every resident page whose
+    /// `Arc` is not pointer-equal to `prev`'s page at the same address, plus the 1 MiB chunk
+    /// tables that are not shared (what a copy-on-write snapshot costs on top of `prev`). With
+    /// `prev == None` every resident page and chunk table counts. Cheap: chunks shared whole are
+    /// skipped with one pointer comparison. Memories with other region layouts count whole.
+    pub fn bytes_not_shared_with(&self, prev: Option<&PhysMem>) -> u64 {
+        const CHUNK_TABLE_BYTES: u64 = std::mem::size_of::<Chunk>() as u64;
+        let mut bytes = 0u64;
+        for (ri, region) in self.regions.iter().enumerate() {
+            let other = prev
+                .and_then(|p| p.regions.get(ri))
+                .filter(|o| o.info == region.info);
+            for (ci, chunk) in region.chunks.iter().enumerate() {
+                let Some(chunk) = chunk else { continue };
+                let other_chunk = other
+                    .and_then(|o| o.chunks.get(ci))
+                    .and_then(Option::as_ref);
+                if other_chunk.is_some_and(|oc| Arc::ptr_eq(oc, chunk)) {
+                    continue;
+                }
+                bytes += CHUNK_TABLE_BYTES;
+                for (pi, page) in chunk.iter().enumerate() {
+                    let Some(page) = page else { continue };
+                    let shared = other_chunk
+                        .and_then(|oc| oc[pi].as_ref())
+                        .is_some_and(|op| Arc::ptr_eq(op, page));
+                    if !shared {
+                        bytes += PAGE_SIZE as u64;
+                    }
+                }
+            }
+        }
+        bytes
+    }
+
     /// True if the two memories share every page or hold equal bytes in every page.
     pub fn same_contents(&self, other: &PhysMem) -> bool {
         if self.regions.len() != other.regions.len() {
@@ -331,6 +366,24 @@ impl PhysMem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unshared_bytes_count_copied_pages_only() {
+        let mut a = PhysMem::new();
+        assert_eq!(a.bytes_not_shared_with(None), 0);
+        a.write(VRAM.base, &[1; 2 * PAGE_SIZE]).unwrap();
+        let chunk = std::mem::size_of::<Chunk>() as u64;
+        assert_eq!(a.bytes_not_shared_with(None), chunk + 2 * PAGE_SIZE as u64);
+        let mut b = a.clone();
+        assert_eq!(b.bytes_not_shared_with(Some(&a)), 0);
+        b.write(VRAM.base + PAGE_SIZE as u32, &[2]).unwrap();
+        assert_eq!(b.bytes_not_shared_with(Some(&a)), chunk + PAGE_SIZE as u64);
+        b.write(FCRAM.base, &[3]).unwrap();
+        assert_eq!(
+            b.bytes_not_shared_with(Some(&a)),
+            2 * chunk + 2 * PAGE_SIZE as u64
+        );
+    }
 
     #[test]
     fn unwritten_memory_reads_zero() {

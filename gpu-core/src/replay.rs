@@ -8,9 +8,18 @@
 //! register writes to MMIO (which start memory fills, transfers and command lists), frame
 //! markers. [`Replay::build_index`] runs the whole trace once, recording frames, draws and
 //! keyframes (clones of the GPU and the copy-on-write memory, every [`KEYFRAME_DRAWS`] draws,
-//! after draws costing [`KEYFRAME_COST`] in total, and at every frame marker, including positions inside a command list: the command processor
-//! is resumable). [`Replay::seek`] restores the nearest keyframe at or before the target and
+//! after draws costing [`KEYFRAME_COST`] in total, and at every frame marker that follows
+//! executed work, including positions inside a command list: the command processor is
+//! resumable). [`Replay::seek`] restores the nearest keyframe at or before the target and
 //! re-executes deterministically up to it.
+//!
+//! Keyframes live under a memory budget ([`DEFAULT_KEYFRAME_BUDGET`], set with
+//! [`Replay::set_keyframe_budget`]). Each keyframe is accounted the bytes it holds uniquely:
+//! the memory pages (and 1 MiB chunk tables) whose `Arc` it does not share with the previous
+//! keyframe, plus the size of its GPU clone. When the total would exceed the budget, the store
+//! drops every other keyframe (keeping the first) and doubles the spacing of the keyframes
+//! taken for the rest of the pass, so the total stays under the budget whatever the trace length;
+//! seeks stay exact (they re-execute from the nearest earlier keyframe that is left), only longer.
 //!
 //! [`lint`] replays a whole trace once more to report what it lacks or does wrong.
 //!
@@ -47,6 +56,11 @@ pub const KEYFRAME_COST: u64 = 40_000;
 /// draws dirtied, up to a render target's worth), which bounds their memory on long traces;
 /// beyond it keyframes are placed by count and frame markers only.
 pub const MAX_COST_KEYFRAMES: usize = 256;
+/// Default memory budget of the keyframe store: 256 MiB.
+pub const DEFAULT_KEYFRAME_BUDGET: u64 = 256 << 20;
+/// The spacing of keyframes stops doubling at this factor (a trace would need more than
+/// 2^20 budget overruns to reach it; the store then keeps only the first keyframe).
+const MAX_KEYFRAME_STRIDE: u64 = 1 << 20;
 
 /// The replay cost of a draw in "fragment units": fragments written, plus a per-triangle and a
 /// per-vertex allowance for setup and shading. Used to place keyframes by cost.
@@ -146,8 +160,17 @@ pub struct TraceIndex {
     pub dropped_diagnostics: u64,
     /// Position at the end of the stream.
     pub end: Position,
-    /// Keyframes taken.
+    /// Keyframes kept at the end of the pass.
     pub keyframes: usize,
+    /// Keyframes taken and later dropped to stay under the budget.
+    pub keyframes_dropped: usize,
+    /// Bytes the kept keyframes hold, as accounted against the budget (pages not shared with
+    /// the previous keyframe, chunk tables, GPU clones).
+    pub keyframe_bytes: u64,
+    /// The budget the pass ran under, in bytes.
+    pub keyframe_budget: u64,
+    /// Final spacing factor: 1 when no thinning was needed, doubled at every thinning.
+    pub keyframe_stride: u64,
 }
 
 /// Diagnostics kept by the index pass.
@@ -161,6 +184,105 @@ struct Keyframe {
     /// Taken exactly where `run_until(AfterDraw(pos.draws - 1))` stops (right after a draw,
     /// inside its command list), so a seek to that draw restores it and executes nothing.
     at_draw_end: bool,
+    /// Bytes accounted to this keyframe (see [`Keyframe::unique_bytes`]).
+    bytes: u64,
+}
+
+impl Keyframe {
+    /// Bytes this keyframe holds that `prev` does not share: unshared memory pages and chunk
+    /// tables, the GPU clone with its boxed register files and LUTs, and shader memories whose
+    /// `Arc` differs from `prev`'s.
+    fn unique_bytes(&self, prev: Option<&Keyframe>) -> u64 {
+        let mem = self.mem.bytes_not_shared_with(prev.map(|p| &p.mem));
+        mem.saturating_add(gpu_clone_bytes(&self.gpu, prev.map(|p| &*p.gpu)))
+    }
+}
+
+/// Approximate heap + inline size of a GPU clone (what a keyframe's `Box<Gpu>` holds).
+fn gpu_clone_bytes(gpu: &Gpu, prev: Option<&Gpu>) -> u64 {
+    use std::mem::{size_of, size_of_val};
+    let mut n = size_of::<Gpu>()
+        + size_of_val(&*gpu.regs)
+        + size_of_val(&*gpu.ext_regs)
+        + size_of_val(&*gpu.lcd_regs)
+        + size_of_val(&*gpu.luts.lighting)
+        + gpu.immediate_attrs.capacity() * size_of::<[f32; 4]>()
+        + gpu.jumps_taken.capacity() * size_of::<crate::command::gpu::JumpState>();
+    let shared =
+        |a: &Arc<Vec<u32>>, b: Option<&Arc<Vec<u32>>>| b.is_some_and(|b| Arc::ptr_eq(a, b));
+    for (unit, prev_unit) in [
+        (&gpu.vs, prev.map(|p| &p.vs)),
+        (&gpu.gs, prev.map(|p| &p.gs)),
+    ] {
+        if !shared(&unit.code, prev_unit.map(|u| &u.code)) {
+            n += unit.code.capacity() * 4;
+        }
+        if !shared(&unit.opdescs, prev_unit.map(|u| &u.opdescs)) {
+            n += unit.opdescs.capacity() * 4;
+        }
+    }
+    n as u64
+}
+
+/// Keyframes under a memory budget (see the module docs).
+struct KeyframeStore {
+    keys: Vec<Keyframe>,
+    budget: u64,
+    /// Sum of the kept keyframes' `bytes`.
+    total: u64,
+    dropped: usize,
+    /// Spacing factor for the keyframes taken next (a power of two).
+    stride: u64,
+}
+
+impl KeyframeStore {
+    fn new(budget: u64) -> Self {
+        Self {
+            keys: Vec::new(),
+            budget,
+            total: 0,
+            dropped: 0,
+            stride: 1,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.keys.clear();
+        self.total = 0;
+        self.dropped = 0;
+        self.stride = 1;
+    }
+
+    /// Adds a keyframe, thinning the store while it is over budget.
+    fn push(&mut self, mut key: Keyframe) {
+        key.bytes = key.unique_bytes(self.keys.last());
+        self.total = self.total.saturating_add(key.bytes);
+        self.keys.push(key);
+        while self.total > self.budget && self.keys.len() > 1 {
+            self.thin();
+        }
+    }
+
+    /// Drops every other keyframe (keeping the first), doubles the spacing and re-accounts the
+    /// keyframes left (a page once shared with a dropped keyframe may now be unique).
+    fn thin(&mut self) {
+        let before = self.keys.len();
+        let mut i = 0usize;
+        self.keys.retain(|_| {
+            let keep = i.is_multiple_of(2);
+            i += 1;
+            keep
+        });
+        self.dropped += before - self.keys.len();
+        self.stride = (self.stride * 2).min(MAX_KEYFRAME_STRIDE);
+        self.total = 0;
+        for k in 0..self.keys.len() {
+            let (done, rest) = self.keys.split_at_mut(k);
+            let key = &mut rest[0];
+            key.bytes = key.unique_bytes(done.last());
+            self.total = self.total.saturating_add(key.bytes);
+        }
+    }
 }
 
 /// A trace being replayed.
@@ -170,7 +292,7 @@ pub struct Replay<S: TraceSource> {
     gpu: Gpu,
     mem: PhysMem,
     pos: Position,
-    keyframes: Vec<Keyframe>,
+    keyframes: KeyframeStore,
     blob: Vec<u8>,
 }
 
@@ -241,7 +363,7 @@ impl<S: TraceSource> Replay<S> {
             gpu,
             mem,
             pos: Position::default(),
-            keyframes: Vec::new(),
+            keyframes: KeyframeStore::new(DEFAULT_KEYFRAME_BUDGET),
             blob: Vec::new(),
         }
     }
@@ -262,6 +384,17 @@ impl<S: TraceSource> Replay<S> {
     pub fn set_pixel_path(&mut self, path: PixelPath) {
         self.gpu.pipeline.pixel_path = path;
         Arc::make_mut(&mut self.initial).0.pipeline.pixel_path = path;
+    }
+
+    /// Sets the memory budget of the keyframe store in bytes (default
+    /// [`DEFAULT_KEYFRAME_BUDGET`]); takes effect at the next [`Replay::build_index`].
+    pub fn set_keyframe_budget(&mut self, bytes: u64) {
+        self.keyframes.budget = bytes;
+    }
+
+    /// The memory budget of the keyframe store in bytes.
+    pub fn keyframe_budget(&self) -> u64 {
+        self.keyframes.budget
     }
 
     /// The current physical memory.
@@ -419,6 +552,8 @@ impl<S: TraceSource> Replay<S> {
         let mut frame_start = self.pos;
         let mut last_key = self.pos;
         let mut cost_keys = 0usize;
+        // Something other than frame markers ran since the last keyframe.
+        let mut work_since_key = false;
         while !self.at_end() {
             let before = self.pos;
             rec.pos = before;
@@ -429,6 +564,10 @@ impl<S: TraceSource> Replay<S> {
             let mut wrapped = IndexObserver { rec: &mut rec };
             self.step(Some(stop), &mut wrapped);
             let after = self.pos;
+            let stride = self.keyframes.stride;
+            if after.frame == before.frame && after != before {
+                work_since_key = true;
+            }
             if after.frame > before.frame {
                 let first = rec.frames_draw_start;
                 rec.index.frames.push(FrameInfo {
@@ -440,15 +579,21 @@ impl<S: TraceSource> Replay<S> {
                 });
                 rec.frames_draw_start = before.draws;
                 frame_start = after;
-                self.keyframes.push(self.keyframe());
-                last_key = after;
-                rec.cost_since_key = 0;
-            } else if after.draws - last_key.draws >= KEYFRAME_DRAWS
-                || after.writes - last_key.writes >= KEYFRAME_WRITES
-                || (rec.cost_since_key >= KEYFRAME_COST && cost_keys < MAX_COST_KEYFRAMES)
+                // Empty frames (nothing executed since the last keyframe) get no keyframe;
+                // after thinning, only every `stride`-th frame marker does.
+                if work_since_key && u64::from(after.frame - last_key.frame) >= stride {
+                    self.keyframes.push(self.keyframe());
+                    last_key = after;
+                    rec.cost_since_key = 0;
+                    work_since_key = false;
+                }
+            } else if after.draws - last_key.draws >= KEYFRAME_DRAWS.saturating_mul(stride)
+                || after.writes - last_key.writes >= KEYFRAME_WRITES.saturating_mul(stride)
+                || (rec.cost_since_key >= KEYFRAME_COST.saturating_mul(stride)
+                    && cost_keys < MAX_COST_KEYFRAMES)
             {
-                if after.draws - last_key.draws < KEYFRAME_DRAWS
-                    && after.writes - last_key.writes < KEYFRAME_WRITES
+                if after.draws - last_key.draws < KEYFRAME_DRAWS.saturating_mul(stride)
+                    && after.writes - last_key.writes < KEYFRAME_WRITES.saturating_mul(stride)
                 {
                     cost_keys += 1;
                 }
@@ -458,6 +603,7 @@ impl<S: TraceSource> Replay<S> {
                 self.keyframes.push(key);
                 last_key = after;
                 rec.cost_since_key = 0;
+                work_since_key = false;
             }
             if !keep_going(after) {
                 self.keyframes.clear();
@@ -478,7 +624,11 @@ impl<S: TraceSource> Replay<S> {
             });
         }
         rec.index.end = end;
-        rec.index.keyframes = self.keyframes.len();
+        rec.index.keyframes = self.keyframes.keys.len();
+        rec.index.keyframes_dropped = self.keyframes.dropped;
+        rec.index.keyframe_bytes = self.keyframes.total;
+        rec.index.keyframe_budget = self.keyframes.budget;
+        rec.index.keyframe_stride = self.keyframes.stride;
         Some(rec.index)
     }
 
@@ -488,6 +638,7 @@ impl<S: TraceSource> Replay<S> {
             gpu: Box::new(self.gpu.clone()),
             mem: self.mem.clone(),
             at_draw_end: false,
+            bytes: 0,
         }
     }
 
@@ -497,6 +648,7 @@ impl<S: TraceSource> Replay<S> {
     pub fn seek<O: Observer>(&mut self, target: Target, obs: &mut O) -> bool {
         let key = self
             .keyframes
+            .keys
             .iter()
             .rev()
             .find(|k| match target {
