@@ -5,80 +5,19 @@
 //! Back/Forward, search with Enter/Shift+Enter, `--draw` out of range, the log, triangle counts
 //! that agree, and image export that never overwrites silently.
 
+mod kittest_common;
 mod viewer_common;
 
 use eframe::egui;
 use egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
+use kittest_common::*;
+use picaview::viewer::ViewerApp;
 use picaview::viewer::command::AppCommand;
 use picaview::viewer::panels::timeline::tri_summary;
-use picaview::viewer::prefs::Prefs;
 use picaview::viewer::widgets::fmt_vec4;
-use picaview::viewer::{ViewerApp, ViewerOptions};
 use viewer_common::*;
-
-fn harness_with(
-    open: Option<std::path::PathBuf>,
-    draw: Option<u64>,
-    size: egui::Vec2,
-) -> Harness<'static, ViewerApp> {
-    let mut app = ViewerApp::new(
-        Prefs::default(),
-        ViewerOptions {
-            open,
-            screenshot: None,
-            draw,
-            tab: None,
-        },
-    );
-    // Tests never show native dialogs.
-    app.native_dialogs = false;
-    Harness::builder()
-        .with_size(size)
-        .build_ui_state(|ui, app: &mut ViewerApp| app.show(ui), app)
-}
-
-fn harness(open: Option<std::path::PathBuf>) -> Harness<'static, ViewerApp> {
-    harness_with(open, None, egui::vec2(1400.0, 900.0))
-}
-
-fn step_until(
-    h: &mut Harness<'static, ViewerApp>,
-    what: &str,
-    cond: impl Fn(&Harness<'static, ViewerApp>) -> bool,
-) {
-    let start = std::time::Instant::now();
-    loop {
-        h.step();
-        if cond(h) {
-            for _ in 0..3 {
-                h.step();
-            }
-            return;
-        }
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(60),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-}
-
-fn settle(h: &mut Harness<'static, ViewerApp>) {
-    let start = std::time::Instant::now();
-    while h.try_run().is_err() {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(60),
-            "the UI never settled"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-}
-
-fn has_label(h: &Harness<'static, ViewerApp>, text: &str) -> bool {
-    h.query_all_by_label_contains(text).next().is_some()
-}
 
 fn labels_containing(h: &Harness<'static, ViewerApp>, text: &str) -> Vec<String> {
     h.query_all_by_label_contains(text)
@@ -90,14 +29,6 @@ fn steps(h: &mut Harness<'static, ViewerApp>, n: usize) {
     for _ in 0..n {
         h.step();
     }
-}
-
-fn wait_indexed(h: &mut Harness<'static, ViewerApp>) {
-    step_until(h, "index and analysis", |h| {
-        h.state()
-            .trace()
-            .is_some_and(|s| s.index.is_some() && s.provenance.is_some() && s.progress.is_none())
-    });
 }
 
 fn opened(name: &str) -> (Harness<'static, ViewerApp>, std::path::PathBuf) {

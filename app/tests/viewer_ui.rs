@@ -2,72 +2,18 @@
 //! register field, select a vertex and step its shader, open a texture view and pick a pixel,
 //! keyboard shortcuts, bad files, shader binaries.
 
+mod kittest_common;
 mod viewer_common;
 
 use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
+use kittest_common::*;
+use picaview::viewer::ViewerApp;
 use picaview::viewer::command::AppCommand;
 use picaview::viewer::prefs::{Prefs, Tab};
 use picaview::viewer::protocol::ImageSource;
-use picaview::viewer::{ViewerApp, ViewerOptions};
 use viewer_common::*;
-
-fn harness(open: Option<std::path::PathBuf>) -> Harness<'static, ViewerApp> {
-    let app = ViewerApp::new(
-        Prefs::default(),
-        ViewerOptions {
-            open,
-            screenshot: None,
-            draw: None,
-            tab: None,
-        },
-    );
-    Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut ViewerApp| app.show(ui), app)
-}
-
-/// Steps frames until `cond` holds (the worker answers asynchronously).
-fn step_until(
-    h: &mut Harness<'static, ViewerApp>,
-    what: &str,
-    cond: impl Fn(&Harness<'static, ViewerApp>) -> bool,
-) {
-    let start = std::time::Instant::now();
-    loop {
-        h.step();
-        if cond(h) {
-            // A few more frames so that layout settles (grids size themselves on frame one).
-            for _ in 0..3 {
-                h.step();
-            }
-            return;
-        }
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(60),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-}
-
-/// Lets the UI settle (workers answer, spinners stop), then runs kittest's checks (including
-/// the accessibility check: every input widget must have a name).
-fn settle(h: &mut Harness<'static, ViewerApp>) {
-    let start = std::time::Instant::now();
-    while h.try_run().is_err() {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(60),
-            "the UI never settled"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-}
-
-fn has_label(h: &Harness<'static, ViewerApp>, text: &str) -> bool {
-    h.query_all_by_label_contains(text).next().is_some()
-}
 
 /// Opens the synthetic trace and waits until indexing and the background analysis are done.
 fn opened() -> (Harness<'static, ViewerApp>, std::path::PathBuf) {
