@@ -123,8 +123,8 @@ fn build(variant: Variant) -> Vec<u8> {
             cmd.bind_program(&prog);
         }
         if planted && variant == Variant::Register {
-            // TEXENV0_COLOR: the constant of stage 0, white elsewhere.
-            cmd.write(0x0C3, 0xFF00_FFFF);
+            // TEXENV0_COLOR (R bits 0-7, G 8-15, ...): green 0 here, white elsewhere.
+            cmd.write(0x0C3, 0xFFFF_00FF);
         }
         cmd.draw_arrays(PrimitiveTopology::TriangleStrip, 4 * q, 4);
     }
