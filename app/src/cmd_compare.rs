@@ -235,7 +235,11 @@ fn print_text(out: &mut impl std::io::Write, r: &CompareReport, args: &CompareAr
             .filter(|i| !matches!(i.status, ImageStatus::Match | ImageStatus::Updated))
             .collect();
         let verdict = if args.update {
-            format!("wrote {} golden image(s) to {}", t.images.len(), t.golden_dir)
+            format!(
+                "wrote {} golden image(s) to {}",
+                t.images.len(),
+                t.golden_dir
+            )
         } else if bad.is_empty() && t.extra_golden.is_empty() {
             format!("ok ({} image(s))", t.images.len())
         } else {
@@ -378,7 +382,9 @@ fn compare_trace_into(
     }
     if !args.update && dir.is_dir() {
         let mut extra = Vec::new();
-        for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        for entry in
+            std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?
+        {
             let name = entry?.file_name().to_string_lossy().into_owned();
             if is_golden_name(&name, args.target) && !expected.contains(&name) {
                 extra.push(name);
@@ -501,7 +507,8 @@ fn check_image(
     if r.differing > 0 {
         r.status = ImageStatus::Differ;
         if let Some(dd) = diff_dir {
-            std::fs::create_dir_all(dd).with_context(|| format!("cannot create {}", dd.display()))?;
+            std::fs::create_dir_all(dd)
+                .with_context(|| format!("cannot create {}", dd.display()))?;
             let path = dd.join(name.replace(".png", ".diff.png"));
             save_png(
                 &DecodedImage {
@@ -534,10 +541,7 @@ pub fn load_png(path: &Path) -> Result<DecodedImage> {
         .decode()?
         .to_rgba8();
     let (width, height) = img.dimensions();
-    let pixels = img
-        .pixels()
-        .map(|p| p.0)
-        .collect();
+    let pixels = img.pixels().map(|p| p.0).collect();
     Ok(DecodedImage {
         width,
         height,
@@ -553,9 +557,15 @@ mod tests {
     fn golden_names_and_stems() {
         assert_eq!(golden_name(3, "top"), "frame_0003_top.png");
         assert!(is_golden_name("frame_0003_top.png", CompareTarget::Screens));
-        assert!(!is_golden_name("frame_0003_color.png", CompareTarget::Screens));
+        assert!(!is_golden_name(
+            "frame_0003_color.png",
+            CompareTarget::Screens
+        ));
         assert!(is_golden_name("frame_0003_color.png", CompareTarget::All));
-        assert!(!is_golden_name("frame_0003_top.diff.png", CompareTarget::Screens));
+        assert!(!is_golden_name(
+            "frame_0003_top.diff.png",
+            CompareTarget::Screens
+        ));
         assert!(!is_golden_name("notes.txt", CompareTarget::All));
         assert_eq!(trace_stem(Path::new("a/b/cube.ctf")).unwrap(), "cube");
         assert_eq!(trace_stem(Path::new("x.bin")).unwrap(), "x.bin");

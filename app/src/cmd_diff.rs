@@ -129,7 +129,9 @@ pub fn run(args: &DiffArgs) -> Result<u8> {
     let outcome = diff_replays(&mut a, &mut b, &opts, &mut |_| true)?;
     let summary = match &outcome {
         DiffOutcome::Same { draws, frames } => {
-            format!("no difference: {draws} draw(s), {frames} frame marker(s), same screens at the end")
+            format!(
+                "no difference: {draws} draw(s), {frames} frame marker(s), same screens at the end"
+            )
         }
         DiffOutcome::Different(d) => d.summary(),
     };

@@ -108,7 +108,10 @@ fn build(variant: Variant) -> Vec<u8> {
         )
         .set_effect(&Effect::ui())
         .bind_textures([None, None, None])
-        .set_tev(0, &tev_modulate(TevSource::PrimaryColor, TevSource::Constant));
+        .set_tev(
+            0,
+            &tev_modulate(TevSource::PrimaryColor, TevSource::Constant),
+        );
     for q in 0..QUADS {
         let planted = q == PLANTED;
         let tint = if planted && variant == Variant::Uniform {
@@ -189,7 +192,12 @@ fn planted_uniform_is_found_at_its_draw_vertex_and_instruction() {
     let v = d.vertex.as_ref().expect("vertex outputs differ");
     assert_eq!(v.index_in_draw, 0);
     // o2 = colour; its y (green) is scaled by the tint.
-    assert_eq!((v.output_register, v.component), (Some(2), 1), "{}", d.summary());
+    assert_eq!(
+        (v.output_register, v.component),
+        (Some(2), 1),
+        "{}",
+        d.summary()
+    );
     assert_eq!((v.a, v.b), (0.5, 0.375));
     assert!(d.input.is_none(), "same inputs: {}", d.summary());
     let i = d.instruction.as_ref().expect("divergent instruction");
@@ -239,7 +247,11 @@ fn planted_register_changes_only_the_colour() {
     assert_eq!(c.a[1], 128, "{}", d.summary());
     assert_eq!(c.b[1], 0, "green removed by the constant");
     assert_eq!(c.a[0], c.b[0]);
-    assert!(d.vertex.is_none() && d.instruction.is_none(), "{}", d.summary());
+    assert!(
+        d.vertex.is_none() && d.instruction.is_none(),
+        "{}",
+        d.summary()
+    );
     assert!(d.depth.is_none());
 }
 
@@ -250,7 +262,10 @@ fn cancelling_stops_with_an_error() {
     let mut b = replay(&base, RunConfig::default());
     let r = diff_replays(&mut a, &mut b, &DiffOptions::default(), &mut |n| n < 2);
     assert!(
-        matches!(r, Err(gpu_core::replay::diff::DiffError::Cancelled { draws: 2 })),
+        matches!(
+            r,
+            Err(gpu_core::replay::diff::DiffError::Cancelled { draws: 2 })
+        ),
         "{r:?}"
     );
 }
@@ -344,13 +359,20 @@ fn citra_swrast_samples_the_base_level_nearest() {
     let (w, hw) = render(&bytes, RenderMode::Hardware);
     let (_, citra) = render(&bytes, RenderMode::CitraSwrast);
     // The quad: every pixel not of the clear colour.
-    let covered: Vec<usize> = (0..hw.len()).filter(|&i| citra[i] != [0, 0, 0, 255]).collect();
+    let covered: Vec<usize> = (0..hw.len())
+        .filter(|&i| citra[i] != [0, 0, 0, 255])
+        .collect();
     assert_eq!(covered.len(), 16 * 16, "the quad covers 16×16 pixels");
-    let (xs, ys): (Vec<usize>, Vec<usize>) =
-        covered.iter().map(|&i| (i % w as usize, i / w as usize)).unzip();
+    let (xs, ys): (Vec<usize>, Vec<usize>) = covered
+        .iter()
+        .map(|&i| (i % w as usize, i / w as usize))
+        .unzip();
     let (minx, miny) = (*xs.iter().min().unwrap(), *ys.iter().min().unwrap());
     assert_eq!(
-        (*xs.iter().max().unwrap() - minx, *ys.iter().max().unwrap() - miny),
+        (
+            *xs.iter().max().unwrap() - minx,
+            *ys.iter().max().unwrap() - miny
+        ),
         (15, 15)
     );
     // Hand-computed: pixel k of the quad (along either axis) has its centre at texel
