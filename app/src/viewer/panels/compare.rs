@@ -543,7 +543,7 @@ impl CompareView {
             )
             .labelled_by(l.id);
             if ui
-                .button("Compare")
+                .button("Start comparing")
                 .on_hover_text("Open trace B and index both")
                 .clicked()
             {
@@ -559,7 +559,7 @@ impl CompareView {
             self.config_b,
         );
         if self.started.as_ref().is_some_and(|st| *st != current) && self.worker.is_some() {
-            ui.label("The paths or configurations changed: press Compare to apply them.");
+            ui.label("The paths or configurations changed: press Start comparing to apply them.");
         }
         if let Some(e) = &self.error {
             ui.colored_label(egui::Color32::LIGHT_RED, e);
@@ -577,7 +577,7 @@ impl CompareView {
         }
         let Some((draws_a, draws_b)) = self.ready else {
             if self.worker.is_none() {
-                ui.label("Choose trace B (or leave it empty) and the configurations, then press Compare.");
+                ui.label("Choose trace B (or leave it empty) and the configurations, then press Start comparing.");
             }
             return;
         };
