@@ -957,17 +957,17 @@ fn first_divergent_step(a: &[StepRecord], b: &[StepRecord]) -> Option<Instructio
                 return Some(base(format!("dst {} vs {}", n(ra), n(rb)), 0.0, 0.0));
             }
         }
-        for c in 0..2 {
+        for (c, comp) in COMP.iter().enumerate().take(2) {
             if x.a0[c] != y.a0[c] {
                 return Some(base(
-                    format!("a0.{}", COMP[c]),
+                    format!("a0.{comp}"),
                     f64::from(x.a0[c]),
                     f64::from(y.a0[c]),
                 ));
             }
             if x.cmp[c] != y.cmp[c] {
                 return Some(base(
-                    format!("cmp.{}", COMP[c]),
+                    format!("cmp.{comp}"),
                     f64::from(u8::from(x.cmp[c])),
                     f64::from(u8::from(y.cmp[c])),
                 ));
