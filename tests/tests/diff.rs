@@ -410,3 +410,24 @@ fn citra_swrast_under_diff_reports_the_textured_draw() {
     assert_eq!(d.color.as_ref().map(|c| c.differing), Some(16 * 16));
     assert!(d.vertex.is_none());
 }
+
+/// Writes the planted traces (`base.ctf`, `uniform.ctf`, `instruction.ctf`, `register.ctf`) to
+/// `$PICAVIEW_DIFF_OUT` (default: the temporary directory), to try `picaview diff` on them:
+/// `cargo test --release -p picaview-tests --test diff -- --ignored`.
+#[test]
+#[ignore]
+fn write_planted_traces() {
+    let dir = std::env::var_os("PICAVIEW_DIFF_OUT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, v) in [
+        ("base", Variant::Base),
+        ("uniform", Variant::Uniform),
+        ("instruction", Variant::Instruction),
+        ("register", Variant::Register),
+    ] {
+        std::fs::write(dir.join(format!("{name}.ctf")), build(v)).unwrap();
+    }
+    std::fs::write(dir.join("textured.ctf"), textured_quad()).unwrap();
+}
