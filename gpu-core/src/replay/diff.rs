@@ -1073,7 +1073,7 @@ impl FirstDifference {
             }
             s.push_str(&format!(
                 " {} a={} b={} (step {})",
-                i.register, i.a, i.b, i.step
+                i.register, i.a as f32, i.b as f32, i.step
             ));
         }
         for n in &self.notes {

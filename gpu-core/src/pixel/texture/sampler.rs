@@ -23,7 +23,8 @@
 //!   the alternative is exact f32 weights (set the const to a larger value to approach it).
 //! * UNVERIFIED: nearest sampling uses `floor(u·W)` (OpenGL, Citra GL, Panda); Citra SW truncates
 //!   toward zero, which maps u ∈ (−1/W, 0) to texel 0 instead of −1. Switch with
-//!   [`NEAREST_TRUNCATES_TOWARD_ZERO`].
+//!   [`NEAREST_TRUNCATES_TOWARD_ZERO`]. [`RenderMode::CitraSwrast`] (set through
+//!   [`TextureConfig::with_mode`]) always truncates, and samples nearest from level 0 only.
 
 use crate::memory::PhysMem;
 use crate::pixel::color::Rgba;
