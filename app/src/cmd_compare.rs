@@ -19,7 +19,8 @@
 //!
 //! Traces are processed in parallel on a bounded rayon pool (`--jobs`); the report lists them
 //! in the order given. Exit status: 0 when every image matches, 1 on any mismatch (including
-//! a missing golden file or an image that could not be rendered), 2 on an error.
+//! a missing golden file or an image that could not be rendered), 2 on an error (bad
+//! arguments, or a trace that cannot be read: the report still covers the other traces).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -157,7 +158,8 @@ pub struct CompareReport {
     pub ok: bool,
 }
 
-/// Runs `picaview compare`; returns the exit status (0 all match, 1 mismatch).
+/// Runs `picaview compare`; returns the exit status (0 all match, 1 mismatch, 2 a trace could
+/// not be read).
 pub fn run(args: &CompareArgs) -> Result<u8> {
     let mut stems = std::collections::BTreeMap::new();
     for t in &args.traces {
@@ -220,7 +222,13 @@ pub fn run(args: &CompareArgs) -> Result<u8> {
     } else {
         print_text(&mut out, &report, args)?;
     }
-    Ok(if report.ok { 0 } else { 1 })
+    Ok(if report.traces.iter().any(|t| t.error.is_some()) {
+        2
+    } else if report.ok {
+        0
+    } else {
+        1
+    })
 }
 
 fn print_text(out: &mut impl std::io::Write, r: &CompareReport, args: &CompareArgs) -> Result<()> {

@@ -200,6 +200,18 @@ fn compare_update_pass_tolerance_and_fail() {
     // Errors: a missing golden directory without --update is status 2.
     let o = run(&["compare", s(&cube), "--golden", s(&dir.join("nope"))]);
     assert_eq!(o.status.code(), Some(2));
+    // An unreadable trace is status 2; the other traces are still reported.
+    let o = run(&[
+        "compare",
+        s(&fog),
+        "/nonexistent/x.ctf",
+        "--golden",
+        s(&golden),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("fog_blend.ctf: 4 frame(s), ok"), "{text}");
+    assert!(text.contains("x.ctf: ERROR"), "{text}");
 }
 
 #[test]

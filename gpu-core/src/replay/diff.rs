@@ -51,6 +51,10 @@ pub const MAX_DIFF_TRACE_STEPS: u64 = 65_536;
 /// Most earlier invocations of the draw re-run to rebuild the unit's persistent registers.
 pub const MAX_DIFF_PRE_RUNS: usize = 50_000;
 
+/// Most instructions those re-runs execute in total (a hostile shader that spends its whole
+/// budget on every vertex cannot make the search run for hours).
+pub const MAX_DIFF_PRE_RUN_INSTRUCTIONS: u64 = 1 << 26;
+
 /// How one side of a comparison is replayed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct RunConfig {
@@ -838,10 +842,23 @@ fn record_vertex(
     } else {
         0
     };
-    for l in detail.loaded.iter().take(invocation).skip(first) {
+    let mut spent = 0u64;
+    for (i, l) in detail
+        .loaded
+        .iter()
+        .enumerate()
+        .take(invocation)
+        .skip(first)
+    {
+        if spent >= MAX_DIFF_PRE_RUN_INSTRUCTIONS {
+            notes.push(format!(
+                "side {side}: invocations {i}..{invocation} were not re-run (more than {MAX_DIFF_PRE_RUN_INSTRUCTIONS} instructions before the vertex); temporaries may differ from the pipeline's"
+            ));
+            break;
+        }
         vs.setup.input.load(&to_regs(&l.attrs), &mut state.inputs);
         // Errors of earlier invocations were diagnosed by the pipeline; keep going.
-        let _ = run(
+        spent += match run(
             &vs.program,
             &vs.uniforms,
             &mut state,
@@ -849,7 +866,10 @@ fn record_vertex(
             &config,
             &mut (),
             &mut (),
-        );
+        ) {
+            Ok(stats) => stats.instructions,
+            Err(_) => config.budget.max(1),
+        };
     }
     let loaded = detail.loaded.get(invocation)?;
     vs.setup
