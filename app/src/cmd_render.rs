@@ -62,6 +62,11 @@ pub struct RenderArgs {
     /// NAME_0000.png, NAME_0001.png, ...
     #[arg(long)]
     pub all_frames: bool,
+    /// Sample textures like Citra's software renderer: nearest, from the base level only, no
+    /// filtering or mipmapping (to compare with Citra frame for frame). Default: as the
+    /// hardware does.
+    #[arg(long)]
+    pub citra_swrast: bool,
     /// Output PNG file, `-` for stdout (with --all-frames: a directory, or NAME.png for
     /// NAME_NNNN.png files).
     #[arg(short, long)]
@@ -102,6 +107,9 @@ pub fn run(args: &RenderArgs) -> Result<()> {
     check_output(args)?;
     let trace = open_trace(&args.trace)?;
     let mut replay = Replay::new(trace);
+    if args.citra_swrast {
+        replay.set_render_mode(gpu_core::texture::RenderMode::CitraSwrast);
+    }
     if args.all_frames {
         return all_frames(&mut replay, args);
     }

@@ -38,6 +38,8 @@ pub enum ViewTab {
     Vertices,
     /// Shader debugger.
     Shader,
+    /// Compare mode (a second trace or configuration).
+    Compare,
 }
 
 impl From<ViewTab> for Tab {
@@ -48,6 +50,7 @@ impl From<ViewTab> for Tab {
             ViewTab::Image => Tab::Image,
             ViewTab::Vertices => Tab::Vertices,
             ViewTab::Shader => Tab::Shader,
+            ViewTab::Compare => Tab::Compare,
         }
     }
 }

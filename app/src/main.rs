@@ -13,6 +13,8 @@ mod cmd_asm;
 mod cmd_bench;
 mod cmd_bench_replay;
 mod cmd_cmdlist;
+mod cmd_compare;
+mod cmd_diff;
 mod cmd_disasm;
 mod cmd_render;
 mod cmd_shader;
@@ -53,6 +55,12 @@ enum Command {
     Trace(cmd_trace::TraceArgs),
     /// Replay a CiTrace and write a screen or PICA buffer as PNG (or every frame).
     Render(cmd_render::RenderArgs),
+    /// Replay two traces (or one under two configurations) in lock step and report the first
+    /// differing draw, vertex and shader instruction (exit status 0 same, 1 different, 2 error).
+    Diff(cmd_diff::DiffArgs),
+    /// Check every frame of traces against golden PNGs (exit status 0 match, 1 mismatch,
+    /// 2 error).
+    Compare(cmd_compare::CompareArgs),
     /// Print a shell completion script (e.g. `picaview completions bash > picaview.bash`).
     Completions {
         /// The shell.
@@ -149,6 +157,19 @@ const EXAMPLES: &[(&[&str], &str)] = &[
   picaview render game.ctf --all-frames -o shot.png           shot_0000.png, shot_0001.png, ...",
     ),
     (
+        &["diff"],
+        "  picaview diff before.ctf after.ctf
+  picaview diff game.ctf game.ctf --engine-a reference --engine-b fast
+  picaview diff game.ctf game.ctf --pixel-a reference --textures-b citra-swrast
+  picaview diff a.ctf b.ctf --json | jq '.vertex'",
+    ),
+    (
+        &["compare"],
+        "  picaview compare game.ctf --golden goldens/ --update          write the golden images
+  picaview compare *.ctf --golden goldens/ --tolerance 2 --write-diff diffs/
+  picaview compare game.ctf --golden citra/ --citra-swrast --target all --json",
+    ),
+    (
         &["completions"],
         "  picaview completions bash > ~/.local/share/bash-completion/completions/picaview
   picaview completions zsh > ~/.zfunc/_picaview
@@ -195,20 +216,27 @@ fn main() -> std::process::ExitCode {
             e.exit();
         }
     };
+    // diff and compare use status 1 for "different", so their errors exit with 2.
+    let gate = matches!(cli.command, Some(Command::Diff(_) | Command::Compare(_)));
     match run(cli) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(status) => std::process::ExitCode::from(status),
         // `picaview trace dump X | head`: the reader has all it wanted.
         Err(err) if report::is_broken_pipe(&err) => std::process::ExitCode::SUCCESS,
         Err(err) => {
             // One line; no backtrace, even with RUST_BACKTRACE set: these are the user's
             // errors (bad files, bad values), not bugs. Panics still print theirs.
             report::print_error(&err, json);
-            std::process::ExitCode::FAILURE
+            if gate {
+                std::process::ExitCode::from(2)
+            } else {
+                std::process::ExitCode::FAILURE
+            }
         }
     }
 }
 
-fn run(cli: Cli) -> Result<()> {
+/// Runs the command line; returns the exit status.
+fn run(cli: Cli) -> Result<u8> {
     let Some(subcommand) = cli.command else {
         // Problems the viewer window would only show after opening (or that keep it from
         // opening with an obscure message) are reported here, on the command line.
@@ -219,9 +247,11 @@ fn run(cli: Cli) -> Result<()> {
             )?;
         }
         check_display()?;
-        return cmd_view::run(&cli.view);
+        return cmd_view::run(&cli.view).map(|()| 0);
     };
-    match subcommand {
+    let plain = match subcommand {
+        Command::Diff(args) => return cmd_diff::run(&args),
+        Command::Compare(args) => return cmd_compare::run(&args),
         Command::MemMap => {
             let mut out = std::io::stdout().lock();
             for r in gpu_core::memory::REGIONS {
@@ -249,7 +279,8 @@ fn run(cli: Cli) -> Result<()> {
             std::io::stdout().lock().write_all(&script)?;
             Ok(())
         }
-    }
+    };
+    plain.map(|()| 0)
 }
 
 /// On X11/Wayland systems: fails with a plain explanation when no display is reachable (winit

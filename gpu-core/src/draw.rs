@@ -49,6 +49,7 @@ use crate::memory::PhysMem;
 use crate::pixel::fragment::{PixelPath, PixelPipeline, TextureCache, TextureUnits};
 use crate::pixel::raster::TriangleOutcome;
 use crate::pixel::stages::FixedFunctionStages;
+use crate::pixel::texture::RenderMode;
 use crate::regs::{PICA_REG_COUNT, reg};
 use crate::vertex::OutputVertex;
 
@@ -129,6 +130,11 @@ pub struct PipelineState {
     /// Which implementation of the per-fragment operations draws use (both bit-identical; the
     /// reference path is the test oracle of the specialised one).
     pub pixel_path: PixelPath,
+    /// Which engine shades the vertex shader batches (both bit-exact; the reference
+    /// interpreter is the oracle, selectable so that two runs can be compared).
+    pub vs_engine: VsEngine,
+    /// How texture units sample (hardware-faithful by default; see [`RenderMode`]).
+    pub render_mode: RenderMode,
     vs_program: Option<CachedProgram>,
     gs_program: Option<CachedProgram>,
     scratch: Scratch,
@@ -157,11 +163,70 @@ impl std::fmt::Debug for SharedTextureCache {
 }
 
 impl SharedTextureCache {
-    fn pipeline(&self, mem: &PhysMem, regs: &[u32; 0x300]) -> PixelPipeline<TextureUnits> {
+    fn pipeline(
+        &self,
+        mem: &PhysMem,
+        regs: &[u32; 0x300],
+        mode: RenderMode,
+    ) -> PixelPipeline<TextureUnits> {
         match self.0.lock() {
-            Ok(mut cache) => PixelPipeline::for_draw_cached(mem, regs, &mut cache),
+            Ok(mut cache) => {
+                cache.render_mode = mode;
+                PixelPipeline::for_draw_cached(mem, regs, &mut cache)
+            }
             // A panic elsewhere poisoned the cache: decode without it.
-            Err(_) => PixelPipeline::for_draw(mem, regs),
+            Err(_) => {
+                let mut cache = TextureCache::new(0);
+                cache.render_mode = mode;
+                PixelPipeline::for_draw_cached(mem, regs, &mut cache)
+            }
+        }
+    }
+}
+
+/// The engine that runs vertex-shader batches in the draw pipeline.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum VsEngine {
+    /// The batched structure-of-arrays engine (`shader_unit::fast`), the default.
+    #[default]
+    Fast,
+    /// The reference interpreter (`shader_unit::interp`), one vertex at a time.
+    Reference,
+}
+
+/// Shades one batch with the selected engine. The reference interpreter borrows the fast
+/// engine's persistent registers for the batch, so the unit state stays in `vs_unit` either way.
+#[allow(clippy::too_many_arguments)]
+fn shade_batch(
+    vs_unit: &mut FastEngine,
+    engine: VsEngine,
+    program: &Program,
+    uniforms: &Uniforms,
+    unit: &shading::UnitSetup,
+    attrs: &[AttributeSet],
+    scratch: &mut ShadeScratch,
+    slots: &mut [OutputSlots],
+) -> Result<shader_unit::interp::BatchStats, shader_unit::interp::BatchError> {
+    match engine {
+        VsEngine::Fast => {
+            shading::run_vertex_shader(vs_unit, program, uniforms, unit, attrs, scratch, slots)
+        }
+        VsEngine::Reference => {
+            let mut interp = Interpreter {
+                state: std::mem::take(&mut vs_unit.state),
+                config: vs_unit.config,
+            };
+            let r = shading::run_vertex_shader(
+                &mut interp,
+                program,
+                uniforms,
+                unit,
+                attrs,
+                scratch,
+                slots,
+            );
+            vs_unit.state = interp.state;
+            r
         }
     }
 }
@@ -177,6 +242,8 @@ impl Default for PipelineState {
             cache_mode: VertexCacheMode::default(),
             limits: DrawLimits::default(),
             pixel_path: PixelPath::default(),
+            vs_engine: VsEngine::default(),
+            render_mode: RenderMode::default(),
             vs_program: None,
             gs_program: None,
             scratch: Scratch::default(),
@@ -481,7 +548,7 @@ impl PipelineState {
         let mut detail = obs
             .wants_draw_detail()
             .then(|| DrawDetail::new(&ds.regs[..], obs.draw_detail_limits()));
-        let mut pixels = self.textures.pipeline(mem, &ds.regs);
+        let mut pixels = self.textures.pipeline(mem, &ds.regs, self.render_mode);
         pixels.set_path(self.pixel_path);
         if obs.wants_stage_times() {
             pixels.enable_timing();
@@ -568,8 +635,9 @@ impl PipelineState {
             stats.vertices_loaded += n_shade as u64;
             let mut shaded = n_shade;
             if n_shade > 0 {
-                let result = shading::run_vertex_shader(
+                let result = shade_batch(
                     &mut p.vs_unit,
+                    p.vs_engine,
                     &ds.vs_program,
                     &ds.vs_uniforms,
                     &ds.setup.vs,
@@ -706,8 +774,9 @@ impl PipelineState {
         let p = &mut *self;
         let mut scratch = std::mem::take(&mut p.scratch);
         let mut slots = [[[0.0f32; 4]; 16]; 1];
-        let result = shading::run_vertex_shader(
+        let result = shade_batch(
             &mut p.vs_unit,
+            p.vs_engine,
             &ds.vs_program,
             &ds.vs_uniforms,
             &ds.setup.vs,
@@ -733,7 +802,7 @@ impl PipelineState {
                 );
                 outcome.gs_float_uniforms = gs_uniforms.map(|u| u.f);
                 if !scratch.tris.is_empty() {
-                    let mut pixels = self.textures.pipeline(mem, &ds.regs);
+                    let mut pixels = self.textures.pipeline(mem, &ds.regs, self.render_mode);
                     pixels.set_path(self.pixel_path);
                     let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
                     rasterize_all(

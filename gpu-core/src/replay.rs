@@ -26,6 +26,7 @@
 //! Positions are counted in executed register writes ("commands"): every PICA register write
 //! from a command list and every MMIO write from the stream counts as one.
 
+pub mod diff;
 pub mod lint;
 
 use std::sync::Arc;
@@ -38,10 +39,11 @@ use crate::debug::{
     DiagKind, Diagnostic, DrawDetail, DrawInfo, DrawStats, EngineEvent, Observer, RegWriteEvent,
     StageTimes,
 };
+use crate::draw::VsEngine;
 use crate::engines::lcd::{Eye, LcdColorFill, LcdError, LcdFramebufferConfig, Screen, scan_out};
 use crate::memory::PhysMem;
 use crate::pixel::fragment::PixelPath;
-use crate::pixel::texture::DecodedImage;
+use crate::pixel::texture::{DecodedImage, RenderMode};
 use crate::regs::{EXT_REG_BASE, LCD_REG_BASE};
 
 /// A keyframe is taken after this many draws since the previous one (and at every frame marker).
@@ -384,6 +386,20 @@ impl<S: TraceSource> Replay<S> {
     pub fn set_pixel_path(&mut self, path: PixelPath) {
         self.gpu.pipeline.pixel_path = path;
         Arc::make_mut(&mut self.initial).0.pipeline.pixel_path = path;
+    }
+
+    /// Selects the engine that shades vertex-shader batches, from the initial state on (call it
+    /// before running). Both engines are bit-exact; the reference interpreter is the oracle.
+    pub fn set_vs_engine(&mut self, engine: VsEngine) {
+        self.gpu.pipeline.vs_engine = engine;
+        Arc::make_mut(&mut self.initial).0.pipeline.vs_engine = engine;
+    }
+
+    /// Selects how texture units sample ([`RenderMode::Hardware`] by default), from the initial
+    /// state on (call it before running).
+    pub fn set_render_mode(&mut self, mode: RenderMode) {
+        self.gpu.pipeline.render_mode = mode;
+        Arc::make_mut(&mut self.initial).0.pipeline.render_mode = mode;
     }
 
     /// Sets the memory budget of the keyframe store in bytes (default

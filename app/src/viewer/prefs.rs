@@ -30,16 +30,19 @@ pub enum Tab {
     Vertices,
     /// The shader debugger.
     Shader,
+    /// Compare mode: a second trace or configuration, A | B | difference, first difference.
+    Compare,
 }
 
 impl Tab {
     /// Every tab in display order.
-    pub const ALL: [Tab; 5] = [
+    pub const ALL: [Tab; 6] = [
         Tab::Commands,
         Tab::State,
         Tab::Image,
         Tab::Vertices,
         Tab::Shader,
+        Tab::Compare,
     ];
 
     /// The tab's title.
@@ -50,6 +53,7 @@ impl Tab {
             Tab::Image => "Image",
             Tab::Vertices => "Vertices",
             Tab::Shader => "Shader",
+            Tab::Compare => "Compare",
         }
     }
 }

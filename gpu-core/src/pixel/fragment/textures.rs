@@ -16,7 +16,7 @@ use crate::memory::{PAGE_SIZE, PhysMem};
 use crate::pixel::color::Rgba;
 use crate::pixel::raster::Fragment;
 use crate::pixel::texture::{
-    DecodedTexels, Gradients, Sampler, TexUnitsControl, TextureConfig, TextureError,
+    DecodedTexels, Gradients, RenderMode, Sampler, TexUnitsControl, TextureConfig, TextureError,
 };
 
 /// Texture units 0-2 as the fragment pipeline sees them.
@@ -97,7 +97,7 @@ impl TextureUnits {
             if !(wanted[unit] && ctl.enabled[unit]) {
                 continue;
             }
-            let cfg = TextureConfig::from_regs(regs, unit);
+            let cfg = TextureConfig::from_regs(regs, unit).with_mode(cache.render_mode);
             match cache.get(mem, &cfg) {
                 Ok(s) => {
                     let c = s.config();
@@ -175,6 +175,9 @@ pub struct TextureCache {
     pub hits: u64,
     /// Lookups that decoded.
     pub misses: u64,
+    /// The sampling mode applied to every configuration built through
+    /// [`TextureUnits::from_regs_cached`] (entries key on it, so modes never share entries).
+    pub render_mode: RenderMode,
 }
 
 struct CacheEntry {

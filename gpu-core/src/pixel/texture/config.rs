@@ -348,6 +348,32 @@ pub struct TextureConfig {
     pub shadow: ShadowConfig,
     /// PARAM bits 4-5 (2 for ETC1 in Citra's notes; informational only).
     pub etc_hint: u8,
+    /// How the sampler reads this texture: hardware-faithful (the default) or the
+    /// simplifications of Citra's software renderer (see [`RenderMode`]). Not a register:
+    /// set by the pipeline's configuration ([`TextureConfig::with_mode`]).
+    pub mode: RenderMode,
+}
+
+/// How texture units 0-2 sample: the sampler configuration both fragment paths read.
+///
+/// [`RenderMode::CitraSwrast`] reproduces the documented simplifications of Citra's software
+/// rasteriser (`pica-raster.md` §5.7, §13.1, §14 item 8; checked against
+/// citra-emu/citra `src/video_core/swrasterizer/rasterizer.cpp`, whose texturing loop has a
+/// "TODO: Apply the min and mag filters" and reads only the base-level address): every lookup
+/// is nearest, from level 0, with the coordinate truncated toward zero (`int(u·W)`, f32
+/// product); filters, mip levels, the LOD bias and the LOD clamps are ignored. Wrap modes,
+/// the border colour, cube-map face selection and the shadow compare (nearest, level 0) are
+/// unchanged. It is meant for comparing picaview with Citra frame for frame; the default
+/// [`RenderMode::Hardware`] stays hardware-faithful.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub enum RenderMode {
+    /// Filters, mip levels and LOD as the hardware applies them (the default).
+    #[default]
+    Hardware,
+    /// Citra's software renderer: nearest from the base level, truncating coordinates.
+    CitraSwrast,
 }
 
 impl TextureConfig {
@@ -408,6 +434,7 @@ impl TextureConfig {
                 ShadowConfig::default()
             },
             etc_hint: p.etc1,
+            mode: RenderMode::Hardware,
         }
     }
 
@@ -432,7 +459,26 @@ impl TextureConfig {
             shadow_flag: false,
             shadow: ShadowConfig::default(),
             etc_hint: 0,
+            mode: RenderMode::Hardware,
         }
+    }
+
+    /// This configuration as sampled in `mode`. For [`RenderMode::CitraSwrast`]: nearest
+    /// filters (mag, min, mip), LOD bias 0 and levels clamped to 0, so only the base level is
+    /// read (and needed in memory); the sampler also truncates coordinates toward zero.
+    pub fn with_mode(mut self, mode: RenderMode) -> Self {
+        self.mode = mode;
+        if mode == RenderMode::CitraSwrast {
+            self.mag_filter = Filter::Nearest;
+            self.min_filter = Filter::Nearest;
+            self.mip_filter = Filter::Nearest;
+            self.lod = LodConfig {
+                bias: 0.0,
+                max_level: 0,
+                min_level: 0,
+            };
+        }
+        self
     }
 
     /// The mip-level layout implied by size, format and max level (`None` for invalid formats).

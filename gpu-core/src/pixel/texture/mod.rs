@@ -26,7 +26,7 @@ pub mod format;
 pub mod sampler;
 
 pub use config::{
-    CubeFace, Filter, LevelInfo, LevelLayout, LodConfig, ShadowConfig, TexUnitsControl,
+    CubeFace, Filter, LevelInfo, LevelLayout, LodConfig, RenderMode, ShadowConfig, TexUnitsControl,
     TextureConfig, TextureType, WrapMode,
 };
 pub use decode::{DecodedImage, decode_at, decode_level, decode_texture};

@@ -23,13 +23,16 @@
 //!   the alternative is exact f32 weights (set the const to a larger value to approach it).
 //! * UNVERIFIED: nearest sampling uses `floor(u·W)` (OpenGL, Citra GL, Panda); Citra SW truncates
 //!   toward zero, which maps u ∈ (−1/W, 0) to texel 0 instead of −1. Switch with
-//!   [`NEAREST_TRUNCATES_TOWARD_ZERO`].
+//!   [`NEAREST_TRUNCATES_TOWARD_ZERO`]. [`RenderMode::CitraSwrast`] (set through
+//!   [`TextureConfig::with_mode`]) always truncates, and samples nearest from level 0 only.
 
 use crate::memory::PhysMem;
 use crate::pixel::color::Rgba;
 
 use super::TextureError;
-use super::config::{CubeFace, Filter, LevelLayout, MAX_LEVELS, TextureConfig, TextureType};
+use super::config::{
+    CubeFace, Filter, LevelLayout, MAX_LEVELS, RenderMode, TextureConfig, TextureType,
+};
 use super::format::TextureFormat;
 
 /// Fractional bits of the bilinear and mip-blend weights.
@@ -332,7 +335,9 @@ impl<S: TexelSource> Sampler<S> {
         match filter {
             Filter::Nearest => {
                 let (fu, fv) = (u * w as f32, v * h as f32);
-                let (s, t) = if NEAREST_TRUNCATES_TOWARD_ZERO {
+                let (s, t) = if NEAREST_TRUNCATES_TOWARD_ZERO
+                    || self.config.mode == RenderMode::CitraSwrast
+                {
                     (fu as i32, fv as i32)
                 } else {
                     (fu.floor() as i32, fv.floor() as i32)
@@ -410,10 +415,12 @@ impl<S: TexelSource> Sampler<S> {
     pub fn shadow_compare_face(&self, face: CubeFace, u: f32, v: f32, z: f32) -> Rgba {
         let face = face.index().min(self.faces - 1);
         let info = self.layout.levels[0];
-        let (s, t) = (
-            (u * info.width as f32).floor() as i32,
-            (v * info.height as f32).floor() as i32,
-        );
+        let (fu, fv) = (u * info.width as f32, v * info.height as f32);
+        let (s, t) = if self.config.mode == RenderMode::CitraSwrast {
+            (fu as i32, fv as i32)
+        } else {
+            (fu.floor() as i32, fv.floor() as i32)
+        };
         let texel = self.texel_wrapped(face, 0, s, t, info.width, info.height);
         let zq = (z.min(1.0) * 16_777_215.0) as i64 - i64::from(self.config.shadow.bias);
         let zref = (i64::from(texel[3]) << 16) | (i64::from(texel[2]) << 8) | i64::from(texel[1]);

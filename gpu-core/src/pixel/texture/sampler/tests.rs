@@ -483,3 +483,35 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn citra_swrast_mode_is_nearest_base_level_truncating() {
+    let (mem, mut cfg) = gradient_texture();
+    cfg.wrap_s = WrapMode::Repeat;
+    cfg.mag_filter = Filter::Linear;
+    cfg.min_filter = Filter::Linear;
+    let hw = Sampler::from_memory(&mem, &cfg).unwrap();
+    let citra_cfg = cfg.with_mode(RenderMode::CitraSwrast);
+    assert_eq!(
+        (
+            citra_cfg.mag_filter,
+            citra_cfg.min_filter,
+            citra_cfg.lod.max_level
+        ),
+        (Filter::Nearest, Filter::Nearest, 0)
+    );
+    let citra = Sampler::from_memory(&mem, &citra_cfg).unwrap();
+    let v = centre(7, 8); // memory row 0 → G = 0
+    // u = -0.05: u·8 = -0.4 truncates to texel 0 (Citra SW); flooring would give -1 → 7.
+    assert_eq!(citra.sample_2d(-0.05, v, &Gradients::ZERO), [0, 0, 0, 255]);
+    // Between texel centres 2 and 3 (u·8 = 3.0 exactly: texel 3), no blending.
+    assert_eq!(
+        citra.sample_2d(3.0 / 8.0, v, &Gradients::ZERO),
+        [90, 0, 0, 255]
+    );
+    // The hardware filters there: half of texel 2 and half of texel 3.
+    assert_eq!(
+        hw.sample_2d(3.0 / 8.0, v, &Gradients::ZERO),
+        [75, 0, 0, 255]
+    );
+}
