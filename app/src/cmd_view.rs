@@ -38,6 +38,8 @@ pub enum ViewTab {
     Vertices,
     /// Shader debugger.
     Shader,
+    /// Per-draw cost table.
+    Costs,
 }
 
 impl From<ViewTab> for Tab {
@@ -48,6 +50,7 @@ impl From<ViewTab> for Tab {
             ViewTab::Image => Tab::Image,
             ViewTab::Vertices => Tab::Vertices,
             ViewTab::Shader => Tab::Shader,
+            ViewTab::Costs => Tab::Costs,
         }
     }
 }

@@ -13,6 +13,7 @@ mod cmd_asm;
 mod cmd_bench;
 mod cmd_bench_replay;
 mod cmd_cmdlist;
+mod cmd_costs;
 mod cmd_disasm;
 mod cmd_render;
 mod cmd_shader;
@@ -53,6 +54,8 @@ enum Command {
     Trace(cmd_trace::TraceArgs),
     /// Replay a CiTrace and write a screen or PICA buffer as PNG (or every frame).
     Render(cmd_render::RenderArgs),
+    /// Per-draw cost table of a frame: vertices, shader instructions, triangles, fragments.
+    Costs(cmd_costs::CostsArgs),
     /// Print a shell completion script (e.g. `picaview completions bash > picaview.bash`).
     Completions {
         /// The shell.
@@ -149,6 +152,12 @@ const EXAMPLES: &[(&[&str], &str)] = &[
   picaview render game.ctf --all-frames -o shot.png           shot_0000.png, shot_0001.png, ...",
     ),
     (
+        &["costs"],
+        "  picaview costs game.ctf --frame 2
+  picaview costs game.ctf --frame 0 --sort fragments | head
+  picaview costs game.ctf --json | jq '.draws[] | select(.stats.fragments_depth_failed > 0)'",
+    ),
+    (
         &["completions"],
         "  picaview completions bash > ~/.local/share/bash-completion/completions/picaview
   picaview completions zsh > ~/.zfunc/_picaview
@@ -243,6 +252,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Cmdlist(args) => cmd_cmdlist::run(&args),
         Command::Trace(args) => cmd_trace::run(&args),
         Command::Render(args) => cmd_render::run(&args),
+        Command::Costs(args) => cmd_costs::run(&args),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut command(), "picaview", &mut script);

@@ -63,6 +63,8 @@ pub struct Panels {
     pub vertices: VerticesView,
     /// Shader view.
     pub shader: ShaderView,
+    /// Per-draw cost table.
+    pub cost: super::panels::cost::CostView,
     /// Log.
     pub log: log::LogView,
 }
@@ -438,9 +440,16 @@ impl ViewerApp {
             if i.consume_key(Modifiers::NONE, Key::End) {
                 q.push(AppCommand::End);
             }
-            for (k, tab) in [Key::Num1, Key::Num2, Key::Num3, Key::Num4, Key::Num5]
-                .into_iter()
-                .zip(Tab::ALL)
+            for (k, tab) in [
+                Key::Num1,
+                Key::Num2,
+                Key::Num3,
+                Key::Num4,
+                Key::Num5,
+                Key::Num6,
+            ]
+            .into_iter()
+            .zip(Tab::ALL)
             {
                 if i.consume_key(Modifiers::NONE, k) {
                     q.push(AppCommand::Tab(tab));
@@ -694,6 +703,10 @@ impl ViewerApp {
                                 .ui(ui, s, command, self.sel.vertex, &mut self.queue)
                         }
                         Tab::Shader => p.shader.trace_ui(ui, s, &self.sel, &mut self.queue),
+                        Tab::Costs => {
+                            let draw = s.draw_at_or_before(command);
+                            p.cost.ui(ui, s, command, draw, &mut self.queue)
+                        }
                     }
                 });
             }
