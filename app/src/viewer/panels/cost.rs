@@ -344,7 +344,11 @@ impl CostView {
         self.chart_ui(ui, &rows, selected_draw, queue);
         ui.separator();
         sort_rows(&mut rows, self.sort, self.ascending);
-        self.table_ui(ui, &rows, selected_draw, queue);
+        // Many columns scroll sideways instead of being cut at the edge.
+        egui::ScrollArea::horizontal()
+            .id_salt("cost_table_h")
+            .auto_shrink([false, false])
+            .show(ui, |ui| self.table_ui(ui, &rows, selected_draw, queue));
     }
 
     fn chart_ui(
@@ -414,9 +418,9 @@ impl CostView {
     ) {
         use egui_extras::{Column, TableBuilder};
         let mut table = TableBuilder::new(ui)
+            .id_salt("cost_table")
             .striped(true)
             .resizable(true)
-            .sense(egui::Sense::click())
             .cell_layout(egui::Layout::right_to_left(egui::Align::Center));
         for _ in CostColumn::ALL {
             table = table.column(Column::auto().at_least(44.0));
@@ -427,7 +431,7 @@ impl CostView {
                 for c in CostColumn::ALL {
                     header.col(|ui| {
                         let arrow = if self.sort == c {
-                            if self.ascending { " ⏶" } else { " ⏷" }
+                            if self.ascending { " ↑" } else { " ↓" }
                         } else {
                             ""
                         };
@@ -445,16 +449,24 @@ impl CostView {
                 body.rows(18.0, rows.len(), |mut row| {
                     let r = &rows[row.index()];
                     row.set_selected(selected == Some(r.draw));
+                    let mut clicked = false;
                     for c in CostColumn::ALL {
                         row.col(|ui| {
-                            if c == CostColumn::Draw {
-                                ui.label(format!("#{}", r.draw));
+                            // Every cell is clickable: a click anywhere on the row selects.
+                            let text = if c == CostColumn::Draw {
+                                egui::RichText::new(format!("draw #{}", r.draw))
                             } else {
-                                ui.monospace(c.text(r));
-                            }
+                                egui::RichText::new(c.text(r)).monospace()
+                            };
+                            let resp = ui.add(
+                                egui::Label::new(text)
+                                    .selectable(false)
+                                    .sense(egui::Sense::click()),
+                            );
+                            clicked |= resp.clicked();
                         });
                     }
-                    if row.response().clicked() {
+                    if clicked {
                         queue.push(AppCommand::SelectDraw(r.draw));
                     }
                 });

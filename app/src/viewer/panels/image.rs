@@ -424,6 +424,16 @@ impl ImageView {
         }
     }
 
+    /// Which image replaces the decoded one now: `Some("overdraw")` for the heat map,
+    /// `Some("depth range")` for the re-ranged depth, `None` for the image itself.
+    pub fn shown_overlay(&self) -> Option<&'static str> {
+        match &self.overlay_tex {
+            Some((OverlayKey::Overdraw(_), _)) if self.overlays.overdraw => Some("overdraw"),
+            Some((OverlayKey::Depth(..), _)) if self.overlays.depth_range => Some("depth range"),
+            _ => None,
+        }
+    }
+
     /// The overlay toggles (render-target views only).
     fn overlay_bar(
         &mut self,
@@ -555,12 +565,7 @@ impl ImageView {
             "({x}, {y}) was last written by draw #{}, triangle {}",
             p.draw, p.triangle
         ));
-        let detail = s
-            .detail
-            .as_ref()
-            .filter(|(d, _)| *d == p.draw)
-            .and_then(|(_, r)| r.as_ref().ok())
-            .cloned();
+        let detail = s.want_detail(p.draw).and_then(|r| r.as_ref().ok()).cloned();
         if let Some(insp) = &detail {
             let i = p.triangle as usize;
             if let Some(f) = insp.detail.fates.get(i) {
