@@ -481,6 +481,8 @@ pub trait Observer {
         None
     }
     /// Gives back the buffers lent by [`Observer::take_debug_buffers`] at the end of a draw.
+    // The box is handed back as it was lent: moving it out of the box would copy the struct.
+    #[allow(clippy::boxed_local)]
     fn return_debug_buffers(&mut self, _buffers: Box<DebugBuffers>) {}
 }
 
