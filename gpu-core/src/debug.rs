@@ -6,6 +6,12 @@
 //! and compiles away, so the replay hot path pays nothing. [`EventLog`] records everything as
 //! plain data for the viewer and the CLI.
 //!
+//! Per-draw counters ([`DrawStats`]) include what a cost table needs (cache hits, shader
+//! instructions, triangles clipped away and culled, fragments generated and killed by each
+//! test, texture samples); [`DrawDetail`] records each assembled triangle's fate
+//! ([`TriangleFate`]) and vertices. An observer may also lend the draw driver [`DebugBuffers`]
+//! (primitive-ID and overdraw buffers, see [`buffers`]; [`DebugBufferRecorder`] does so).
+//!
 //! Diagnostics are for guest behaviour that the hardware tolerates (or hangs on) but a replayer
 //! must survive: reads outside memory, unknown registers, shader budget overruns, etc.
 
