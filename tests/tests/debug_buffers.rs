@@ -352,3 +352,50 @@ fn a_memory_fill_clears_the_target_buffers() {
     assert_eq!(t.max_overdraw(), 0);
     assert!(t.ids.iter().all(Option::is_none));
 }
+
+/// Not a test: prints how long recording the debug buffers of each bundled demo's last frame
+/// takes next to a plain replay of the same span (`cargo test --release -p picaview-tests
+/// --test debug_buffers -- --ignored --nocapture`). No assertion on time.
+#[test]
+#[ignore]
+fn print_recording_cost_of_the_demos() {
+    use picaview_tests::scene::demos::{DEMOS, demos_dir};
+    for d in &DEMOS {
+        let path = demos_dir().join(format!("{}.ctf", d.name));
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut replay = Replay::new(CiTrace::from_bytes(bytes).expect("parses"));
+        let index = replay.build_index();
+        let Some(f) = index.frames.last() else {
+            continue;
+        };
+        let (from, to) = (
+            Target::AfterWrite(f.start.writes),
+            Target::AfterWrite(f.end.writes),
+        );
+        let best = |replay: &mut Replay<Vec<u8>>, record: bool| {
+            (0..5)
+                .map(|_| {
+                    replay.seek(from, &mut ());
+                    let t = std::time::Instant::now();
+                    if record {
+                        let _ = replay.record_debug_buffers(from, to, &mut ());
+                    } else {
+                        replay.run_until(to, &mut ());
+                    }
+                    t.elapsed()
+                })
+                .min()
+                .unwrap_or_default()
+        };
+        let plain = best(&mut replay, false);
+        let recorded = best(&mut replay, true);
+        println!(
+            "{}: frame {} ({} draws): plain {:.2} ms, recording {:.2} ms",
+            d.name,
+            f.index,
+            f.draws.end - f.draws.start,
+            plain.as_secs_f64() * 1e3,
+            recorded.as_secs_f64() * 1e3
+        );
+    }
+}
