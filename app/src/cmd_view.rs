@@ -40,6 +40,8 @@ pub enum ViewTab {
     Shader,
     /// Compare mode (a second trace or configuration).
     Compare,
+    /// Per-draw cost table.
+    Costs,
 }
 
 impl From<ViewTab> for Tab {
@@ -51,6 +53,7 @@ impl From<ViewTab> for Tab {
             ViewTab::Vertices => Tab::Vertices,
             ViewTab::Shader => Tab::Shader,
             ViewTab::Compare => Tab::Compare,
+            ViewTab::Costs => Tab::Costs,
         }
     }
 }

@@ -15,6 +15,7 @@ mod cmd_bench_replay;
 mod cmd_cmdlist;
 mod cmd_compare;
 mod cmd_diff;
+mod cmd_costs;
 mod cmd_disasm;
 mod cmd_render;
 mod cmd_shader;
@@ -61,6 +62,8 @@ enum Command {
     /// Check every frame of traces against golden PNGs (exit status 0 match, 1 mismatch,
     /// 2 error).
     Compare(cmd_compare::CompareArgs),
+    /// Per-draw cost table of a frame: vertices, shader instructions, triangles, fragments.
+    Costs(cmd_costs::CostsArgs),
     /// Print a shell completion script (e.g. `picaview completions bash > picaview.bash`).
     Completions {
         /// The shell.
@@ -170,6 +173,12 @@ const EXAMPLES: &[(&[&str], &str)] = &[
   picaview compare game.ctf --golden citra/ --citra-swrast --target all --json",
     ),
     (
+        &["costs"],
+        "  picaview costs game.ctf --frame 2
+  picaview costs game.ctf --frame 0 --sort fragments | head
+  picaview costs game.ctf --json | jq '.draws[] | select(.stats.fragments_depth_failed > 0)'",
+    ),
+    (
         &["completions"],
         "  picaview completions bash > ~/.local/share/bash-completion/completions/picaview
   picaview completions zsh > ~/.zfunc/_picaview
@@ -273,6 +282,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Cmdlist(args) => cmd_cmdlist::run(&args),
         Command::Trace(args) => cmd_trace::run(&args),
         Command::Render(args) => cmd_render::run(&args),
+        Command::Costs(args) => cmd_costs::run(&args),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut command(), "picaview", &mut script);

@@ -6,12 +6,21 @@
 //! and compiles away, so the replay hot path pays nothing. [`EventLog`] records everything as
 //! plain data for the viewer and the CLI.
 //!
+//! Per-draw counters ([`DrawStats`]) include what a cost table needs (cache hits, shader
+//! instructions, triangles clipped away and culled, fragments generated and killed by each
+//! test, texture samples); [`DrawDetail`] records each assembled triangle's fate
+//! ([`TriangleFate`]) and vertices. An observer may also lend the draw driver [`DebugBuffers`]
+//! (primitive-ID and overdraw buffers, see [`buffers`]; [`DebugBufferRecorder`] does so).
+//!
 //! Diagnostics are for guest behaviour that the hardware tolerates (or hangs on) but a replayer
 //! must survive: reads outside memory, unknown registers, shader budget overruns, etc.
 
 use serde::{Deserialize, Serialize};
 
 use crate::vertex::{OutputVertex, ScreenVertex};
+
+pub mod buffers;
+pub use buffers::{DebugBuffers, PrimitiveId, TargetBuffers};
 
 /// Where a diagnostic came from and what it is about.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -189,7 +198,77 @@ pub struct DrawStats {
     pub triangles_rasterized: u64,
     /// Fragments that passed every test and were written.
     pub fragments_written: u64,
+    /// Vertices taken from the post-transform vertex cache instead of being loaded and shaded
+    /// (indexed draws; the model's cache covers one draw, see
+    /// [`crate::geometry::vertex_loader::VertexCacheMode`]). Includes an index repeated inside
+    /// one shading batch, which is shaded once.
+    #[serde(default)]
+    pub vertex_cache_hits: u64,
+    /// Vertex-shader instructions executed (all invocations of the draw).
+    #[serde(default)]
+    pub vs_instructions: u64,
+    /// Geometry-shader instructions executed.
+    #[serde(default)]
+    pub gs_instructions: u64,
+    /// Assembled triangles that clipping removed entirely.
+    #[serde(default)]
+    pub triangles_clipped_away: u64,
+    /// Triangles (after clipping) removed by face culling.
+    #[serde(default)]
+    pub triangles_culled: u64,
+    /// Fragments produced by the rasteriser (covered pixels inside scissor and target).
+    #[serde(default)]
+    pub fragments_generated: u64,
+    /// Fragments discarded by the alpha test.
+    #[serde(default)]
+    pub fragments_alpha_failed: u64,
+    /// Fragments discarded by the stencil test.
+    #[serde(default)]
+    pub fragments_stencil_failed: u64,
+    /// Fragments discarded by the depth test.
+    #[serde(default)]
+    pub fragments_depth_failed: u64,
+    /// Texture samples: one per generated fragment per texture unit (0-3) the draw samples.
+    /// A sample reads 1 texel (nearest), 4 (bilinear) or 8 (trilinear); the footprint is not
+    /// counted.
+    #[serde(default)]
+    pub texture_samples: u64,
 }
+
+/// What happened to an assembled triangle between clipping and rasterisation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TriangleFate {
+    /// Not clipped and rasterised.
+    Drawn,
+    /// Cut by a clip plane; at least one piece was rasterised.
+    PartiallyClipped,
+    /// Removed entirely by clipping.
+    ClippedAway,
+    /// Every piece was removed by face culling.
+    Culled,
+    /// Zero area (covers nothing).
+    Degenerate,
+    /// NaN, infinite or absurd window positions (skipped, reported as a diagnostic).
+    Invalid,
+}
+
+impl TriangleFate {
+    /// Short lower-case name (`drawn`, `partially clipped`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            TriangleFate::Drawn => "drawn",
+            TriangleFate::PartiallyClipped => "partially clipped",
+            TriangleFate::ClippedAway => "clipped away",
+            TriangleFate::Culled => "culled",
+            TriangleFate::Degenerate => "degenerate",
+            TriangleFate::Invalid => "invalid",
+        }
+    }
+}
+
+/// The vertices (indices in the draw, [`ShadedVertex::index_in_draw`]) an assembled triangle
+/// was made of; `None` for triangles a geometry shader emitted.
+pub type TriangleVertices = Option<[u32; 3]>;
 
 /// Where an input attribute's value came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -252,6 +331,19 @@ pub struct DrawDetail {
     /// Records not kept because of `limits`: loaded, shaded, assembled, clipped.
     #[serde(default)]
     pub dropped: [u64; 4],
+    /// Per assembled triangle (parallel to `assembled`): what clipping, culling and setup did
+    /// to it.
+    #[serde(default)]
+    pub fates: Vec<TriangleFate>,
+    /// Per assembled triangle (parallel to `assembled`): its vertices' indices in the draw.
+    #[serde(default)]
+    pub triangle_vertices: Vec<TriangleVertices>,
+    /// Per clipped triangle (parallel to `clipped`): the assembled triangle it is a piece of.
+    #[serde(default)]
+    pub clipped_from: Vec<u32>,
+    /// Per clipped triangle (parallel to `clipped`): true if face culling removed it.
+    #[serde(default)]
+    pub clipped_culled: Vec<bool>,
 }
 
 /// Per-list caps on [`DrawDetail`]: the first N records of each list are kept, the rest only
@@ -328,6 +420,27 @@ impl DrawDetail {
         }
     }
 
+    /// Adds a clipped triangle with the assembled triangle it came from and whether culling
+    /// removed it (or counts it when the list is full).
+    pub fn push_clipped_piece(&mut self, t: [ScreenVertex; 3], from: u32, culled: bool) {
+        if self.clipped.len() < self.limits.triangles {
+            self.clipped.push(t);
+            self.clipped_from.push(from);
+            self.clipped_culled.push(culled);
+        } else {
+            self.dropped[3] += 1;
+        }
+    }
+
+    /// Records the fate and vertices of assembled triangle `i` (kept only while `i` is within
+    /// the kept part of `assembled`).
+    pub fn set_fate(&mut self, i: u32, fate: TriangleFate, vertices: TriangleVertices) {
+        if (i as usize) < self.limits.triangles && self.fates.len() == i as usize {
+            self.fates.push(fate);
+            self.triangle_vertices.push(vertices);
+        }
+    }
+
     /// True when some record was not kept.
     pub fn truncated(&self) -> bool {
         self.dropped.iter().any(|&n| n > 0)
@@ -367,6 +480,93 @@ pub trait Observer {
     /// Where a draw's time went, reported before [`Observer::draw_end`] when
     /// [`Observer::wants_stage_times`] said so.
     fn stage_times(&mut self, _times: &StageTimes) {}
+    /// Called at the start of every draw: an observer that wants the primitive-ID and overdraw
+    /// buffers ([`DebugBuffers`]) lends them to the draw, which records into them (on the
+    /// reference pixel path) and gives them back through [`Observer::return_debug_buffers`].
+    fn take_debug_buffers(&mut self) -> Option<Box<DebugBuffers>> {
+        None
+    }
+    /// Gives back the buffers lent by [`Observer::take_debug_buffers`] at the end of a draw.
+    // The box is handed back as it was lent: moving it out of the box would copy the struct.
+    #[allow(clippy::boxed_local)]
+    fn return_debug_buffers(&mut self, _buffers: Box<DebugBuffers>) {}
+}
+
+/// An observer that records [`DebugBuffers`] (and clears a target's buffers when a memory fill
+/// overwrites it), wrapping another observer.
+#[derive(Debug)]
+pub struct DebugBufferRecorder<'a, O: Observer> {
+    /// The buffers (lent to draws while they run).
+    pub buffers: Option<Box<DebugBuffers>>,
+    /// The observer every event is forwarded to.
+    pub inner: &'a mut O,
+}
+
+impl<'a, O: Observer> DebugBufferRecorder<'a, O> {
+    /// A recorder with empty buffers forwarding to `inner`.
+    pub fn new(inner: &'a mut O) -> Self {
+        Self {
+            buffers: Some(Box::default()),
+            inner,
+        }
+    }
+
+    /// The recorded buffers.
+    pub fn finish(self) -> DebugBuffers {
+        self.buffers.map(|b| *b).unwrap_or_default()
+    }
+}
+
+impl<O: Observer> Observer for DebugBufferRecorder<'_, O> {
+    fn wants_draw_detail(&self) -> bool {
+        self.inner.wants_draw_detail()
+    }
+    fn draw_detail_limits(&self) -> DetailLimits {
+        self.inner.draw_detail_limits()
+    }
+    fn reg_write(&mut self, ev: &RegWriteEvent) {
+        self.inner.reg_write(ev);
+    }
+    fn draw_begin(&mut self, info: &DrawInfo) {
+        self.inner.draw_begin(info);
+    }
+    fn draw_end(&mut self, info: &DrawInfo, stats: &DrawStats, detail: Option<DrawDetail>) {
+        self.inner.draw_end(info, stats, detail);
+    }
+    fn diagnostic(&mut self, diag: &Diagnostic) {
+        self.inner.diagnostic(diag);
+    }
+    fn engine(&mut self, ev: &EngineEvent) {
+        if let (
+            EngineEvent::MemoryFill {
+                written: Some((start, len)),
+                ..
+            },
+            Some(b),
+        ) = (ev, self.buffers.as_mut())
+        {
+            let end = u64::from(*start)
+                .saturating_add(*len)
+                .min(u64::from(u32::MAX)) as u32;
+            b.memory_filled(*start, end);
+        }
+        self.inner.engine(ev);
+    }
+    fn stop_requested(&self) -> bool {
+        self.inner.stop_requested()
+    }
+    fn wants_stage_times(&self) -> bool {
+        self.inner.wants_stage_times()
+    }
+    fn stage_times(&mut self, times: &StageTimes) {
+        self.inner.stage_times(times);
+    }
+    fn take_debug_buffers(&mut self) -> Option<Box<DebugBuffers>> {
+        self.buffers.take()
+    }
+    fn return_debug_buffers(&mut self, buffers: Box<DebugBuffers>) {
+        self.buffers = Some(buffers);
+    }
 }
 
 /// Where one draw's time went, by pipeline stage (measured only for observers that ask, see

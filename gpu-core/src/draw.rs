@@ -31,8 +31,8 @@ use shader_unit::fast::FastEngine;
 use shader_unit::interp::{Interpreter, NUM_FLOAT_UNIFORMS, Uniforms};
 
 use crate::debug::{
-    DiagKind, Diagnostic, DrawDetail, DrawInfo, DrawKind, DrawStats, Observer, ShadedVertex,
-    TextureRef, Topology,
+    DebugBuffers, DiagKind, Diagnostic, DrawDetail, DrawInfo, DrawKind, DrawStats, Observer,
+    PrimitiveId, ShadedVertex, TextureRef, Topology, TriangleFate, TriangleVertices,
 };
 use crate::geometry::assembly::PrimitiveAssembler;
 use crate::geometry::clip::{self, ClipParams};
@@ -402,6 +402,16 @@ fn draw_setup<O: Observer>(
     }
 }
 
+/// Where the draw driver records debug data besides the pixels: the per-draw detail and the
+/// primitive-ID / overdraw buffers, when an observer asked for them.
+struct Recording<'a> {
+    detail: &'a mut Option<DrawDetail>,
+    debug: &'a mut Option<Box<DebugBuffers>>,
+    draw: u64,
+    /// The vertices (indices in the draw) of the triangle in `tris`, when known.
+    vertices: TriangleVertices,
+}
+
 /// Clips, transforms and rasterises the assembled triangles in `tris`.
 fn rasterize_all(
     tris: &mut Vec<[OutputVertex; 3]>,
@@ -410,24 +420,93 @@ fn rasterize_all(
     stages: &mut FixedFunctionStages,
     mem: &mut PhysMem,
     stats: &mut DrawStats,
-    detail: &mut Option<DrawDetail>,
+    rec: Recording,
 ) {
+    let Recording {
+        detail,
+        debug,
+        draw,
+        vertices,
+    } = rec;
     for tri in tris.drain(..) {
+        let index = u32::try_from(stats.triangles_assembled).unwrap_or(u32::MAX);
         stats.triangles_assembled += 1;
         if let Some(d) = detail.as_mut() {
             d.push_assembled(tri);
         }
+        if let Some(b) = debug.as_mut() {
+            b.set_primitive(PrimitiveId {
+                draw,
+                triangle: index,
+            });
+        }
         let poly = clip::clip_triangle(&tri, &ds.clip);
+        if poly.is_empty() {
+            stats.triangles_clipped_away += 1;
+        }
+        let (mut drawn, mut culled, mut invalid) = (false, false, false);
         for t in poly.triangles() {
             stats.triangles_clipped += 1;
             let screen = t.map(|v| viewport::to_screen(&v, &ds.viewport));
-            if let Some(d) = detail.as_mut() {
-                d.push_clipped(screen);
+            let outcome = match debug.as_mut() {
+                Some(b) => pixels.draw_triangle_recorded(mem, &screen, stages, b),
+                None => pixels.draw_triangle_with(mem, &screen, stages),
+            };
+            match outcome {
+                TriangleOutcome::Drawn { .. } => {
+                    stats.triangles_rasterized += 1;
+                    drawn = true;
+                }
+                TriangleOutcome::Culled => {
+                    stats.triangles_culled += 1;
+                    culled = true;
+                }
+                TriangleOutcome::Invalid => invalid = true,
+                TriangleOutcome::Degenerate => {}
             }
-            if let TriangleOutcome::Drawn { .. } = pixels.draw_triangle_with(mem, &screen, stages) {
-                stats.triangles_rasterized += 1;
+            if let Some(d) = detail.as_mut() {
+                d.push_clipped_piece(screen, index, outcome == TriangleOutcome::Culled);
             }
         }
+        if let Some(d) = detail.as_mut() {
+            let fate = if poly.is_empty() {
+                TriangleFate::ClippedAway
+            } else if drawn && poly.was_clipped() {
+                TriangleFate::PartiallyClipped
+            } else if drawn {
+                TriangleFate::Drawn
+            } else if culled {
+                TriangleFate::Culled
+            } else if invalid {
+                TriangleFate::Invalid
+            } else {
+                TriangleFate::Degenerate
+            };
+            d.set_fate(index, fate, vertices);
+        }
+    }
+}
+
+/// Adds the pixel pipeline's counters to a draw's statistics.
+fn add_pixel_stats(stats: &mut DrawStats, pixels: &PixelPipeline<TextureUnits>) {
+    let ps = pixels.stats();
+    stats.fragments_written += ps.fragments_passed;
+    stats.fragments_generated += ps.fragments;
+    stats.fragments_alpha_failed += ps.alpha_failed;
+    stats.fragments_stencil_failed += ps.stencil_failed;
+    stats.fragments_depth_failed += ps.depth_failed;
+    stats.texture_samples += ps.fragments * u64::from(pixels.sampled_units());
+}
+
+/// Starts recording a draw into the debug buffers (if any): selects the render target's
+/// buffers and the reference pixel path.
+fn begin_debug(debug: &mut Option<Box<DebugBuffers>>, pixels: &mut PixelPipeline<TextureUnits>) {
+    if let Some(b) = debug.as_mut() {
+        let fb = &pixels.config().fb;
+        let bpp = fb.color_format.map_or(4, |f| f.bytes_per_pixel() as u32);
+        let bytes = fb.width.saturating_mul(fb.height).saturating_mul(bpp);
+        b.begin_draw(fb.color_addr, fb.width, fb.height, bytes);
+        pixels.set_path(PixelPath::Reference);
     }
 }
 
@@ -553,6 +632,8 @@ impl PipelineState {
         if obs.wants_stage_times() {
             pixels.enable_timing();
         }
+        let mut debug = obs.take_debug_buffers();
+        begin_debug(&mut debug, &mut pixels);
         let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
         let p = self;
         let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
@@ -572,6 +653,11 @@ impl PipelineState {
         let variable_gs = ds.setup.geometry.enabled
             && ds.setup.geometry.effective_mode() == shading::GsInputMode::VariablePrimitive;
         let batch = if variable_gs { 1 } else { SHADE_BATCH };
+        // Which vertices each assembled triangle is made of (recorded with the detail, for
+        // draws without a geometry shader that do not continue an earlier draw's primitive).
+        let mut index_assembler =
+            (detail.is_some() && !ds.setup.geometry.enabled && p.assembler.is_empty())
+                .then(|| PrimitiveAssembler::<u32>::new(p.assembler.topology()));
         let mut scratch = std::mem::take(&mut p.scratch);
         scratch.attrs.resize(batch, AttributeSet::default());
         scratch.slots.resize(batch, [[0.0; 4]; 16]);
@@ -600,6 +686,7 @@ impl PipelineState {
                 }
                 if use_cache {
                     if let Some(slots) = cache.get(id) {
+                        stats.vertex_cache_hits += 1;
                         scratch.cached.push(*slots);
                         scratch
                             .pending
@@ -612,6 +699,7 @@ impl PipelineState {
                         .iter()
                         .find(|(_, pid, s)| *pid == id && matches!(s, Pending::Shaded(_)))
                     {
+                        stats.vertex_cache_hits += 1;
                         scratch.pending.push((k, id, Pending::Shaded(i)));
                         continue;
                     }
@@ -648,6 +736,7 @@ impl PipelineState {
                 match result {
                     Ok(s) => {
                         stats.vs_invocations += s.vertices as u64;
+                        stats.vs_instructions += s.instructions;
                         instructions += s.instructions;
                     }
                     Err(e) => {
@@ -675,7 +764,7 @@ impl PipelineState {
                     cache.insert(id, slots);
                 }
                 record_shaded(&mut detail, &ds, k, &slots);
-                instructions += route(
+                let gs_instructions = route(
                     p,
                     &ds,
                     &slots,
@@ -685,6 +774,9 @@ impl PipelineState {
                     draw,
                     obs,
                 );
+                stats.gs_instructions += gs_instructions;
+                instructions += gs_instructions;
+                let vertices = index_assembler.as_mut().and_then(|a| a.push(k));
                 rasterize_all(
                     &mut scratch.tris,
                     &ds,
@@ -692,7 +784,12 @@ impl PipelineState {
                     &mut stages,
                     mem,
                     &mut stats,
-                    &mut detail,
+                    Recording {
+                        detail: &mut detail,
+                        debug: &mut debug,
+                        draw,
+                        vertices,
+                    },
                 );
             }
             if shaded < n_shade {
@@ -713,7 +810,10 @@ impl PipelineState {
         }
         p.scratch = scratch;
         let gs_float_uniforms = gs_uniforms.map(|u| u.f);
-        stats.fragments_written = pixels.stats().fragments_passed;
+        add_pixel_stats(&mut stats, &pixels);
+        if let Some(b) = debug {
+            obs.return_debug_buffers(b);
+        }
         report_pixel_diags(&mut pixels, draw, obs);
         if let (Some(timer), Some(t)) = (pixels.timer(), draw_start) {
             obs.stage_times(&timer.stage_times(t.elapsed()));
@@ -786,11 +886,12 @@ impl PipelineState {
         );
         imm.stats.vs_invocations += 1;
         match result {
-            Ok(_) => {
+            Ok(s) => {
+                imm.stats.vs_instructions += s.instructions;
                 let slots = slots[0];
                 record_shaded(&mut imm.detail, &ds, k, &slots);
                 let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
-                route(
+                imm.stats.gs_instructions += route(
                     p,
                     &ds,
                     &slots,
@@ -804,6 +905,8 @@ impl PipelineState {
                 if !scratch.tris.is_empty() {
                     let mut pixels = self.textures.pipeline(mem, &ds.regs, self.render_mode);
                     pixels.set_path(self.pixel_path);
+                    let mut debug = obs.take_debug_buffers();
+                    begin_debug(&mut debug, &mut pixels);
                     let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
                     rasterize_all(
                         &mut scratch.tris,
@@ -812,9 +915,17 @@ impl PipelineState {
                         &mut stages,
                         mem,
                         &mut imm.stats,
-                        &mut imm.detail,
+                        Recording {
+                            detail: &mut imm.detail,
+                            debug: &mut debug,
+                            draw,
+                            vertices: None,
+                        },
                     );
-                    imm.stats.fragments_written += pixels.stats().fragments_passed;
+                    add_pixel_stats(&mut imm.stats, &pixels);
+                    if let Some(b) = debug {
+                        obs.return_debug_buffers(b);
+                    }
                     report_pixel_diags(&mut pixels, draw, obs);
                 }
             }

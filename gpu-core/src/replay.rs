@@ -351,6 +351,12 @@ impl<O: Observer> Observer for Driver<'_, O> {
     fn stop_requested(&self) -> bool {
         self.reached || self.inner.stop_requested()
     }
+    fn take_debug_buffers(&mut self) -> Option<Box<crate::debug::DebugBuffers>> {
+        self.inner.take_debug_buffers()
+    }
+    fn return_debug_buffers(&mut self, buffers: Box<crate::debug::DebugBuffers>) {
+        self.inner.return_debug_buffers(buffers);
+    }
 }
 
 impl<S: TraceSource> Replay<S> {
@@ -695,6 +701,22 @@ impl<S: TraceSource> Replay<S> {
             }
         }
         self.run_until(target, obs)
+    }
+
+    /// Records the primitive-ID and overdraw buffers ([`crate::debug::DebugBuffers`]) of the
+    /// draws between `from` and `to`: travels to `from` (normally the start of a frame), then
+    /// runs to `to` with the recording on, reporting to `obs`. Draws run on the reference pixel
+    /// path while recording (bit-identical results); replay without it is unaffected.
+    pub fn record_debug_buffers<O: Observer>(
+        &mut self,
+        from: Target,
+        to: Target,
+        obs: &mut O,
+    ) -> crate::debug::DebugBuffers {
+        self.seek(from, &mut ());
+        let mut rec = crate::debug::DebugBufferRecorder::new(obs);
+        self.run_until(to, &mut rec);
+        rec.finish()
     }
 
     /// The image a screen shows now, upright as a person sees it.

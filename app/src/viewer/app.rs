@@ -64,6 +64,8 @@ pub struct Panels {
     pub vertices: VerticesView,
     /// Shader view.
     pub shader: ShaderView,
+    /// Per-draw cost table.
+    pub cost: super::panels::cost::CostView,
     /// Log.
     pub log: log::LogView,
     /// Compare mode.
@@ -448,6 +450,9 @@ impl ViewerApp {
                 Key::Num4,
                 Key::Num5,
                 Key::Num6,
+                Key::Num7,
+                Key::Num8,
+                Key::Num9,
             ]
             .into_iter()
             .zip(Tab::ALL)
@@ -698,13 +703,24 @@ impl ViewerApp {
                                 .ui(ui, s, &mut self.prefs, command, &mut self.queue)
                         }
                         Tab::State => p.state.ui(ui, s, command, &mut self.queue),
-                        Tab::Image => p.image.ui(ui, s, &mut self.prefs, command, &mut self.queue),
-                        Tab::Vertices => {
-                            p.vertices
-                                .ui(ui, s, command, self.sel.vertex, &mut self.queue)
+                        Tab::Image => {
+                            p.image.selected_triangle = self.sel.triangle;
+                            p.image.ui(ui, s, &mut self.prefs, command, &mut self.queue)
                         }
+                        Tab::Vertices => p.vertices.ui(
+                            ui,
+                            s,
+                            command,
+                            self.sel.vertex,
+                            self.sel.triangle,
+                            &mut self.queue,
+                        ),
                         Tab::Shader => p.shader.trace_ui(ui, s, &self.sel, &mut self.queue),
                         Tab::Compare => p.compare.ui(ui, s, &self.sel, &mut self.queue),
+                        Tab::Costs => {
+                            let draw = s.draw_at_or_before(command);
+                            p.cost.ui(ui, s, command, draw, &mut self.queue)
+                        }
                     }
                 });
             }
@@ -965,6 +981,23 @@ impl ViewerApp {
                     self.select(n);
                 }
             }
+            AppCommand::SelectPrimitive { draw, triangle } => {
+                if let Some(rec) = self
+                    .trace()
+                    .and_then(|s| s.index.as_ref())
+                    .and_then(|i| i.draws.get(usize::try_from(draw).unwrap_or(usize::MAX)))
+                {
+                    let n = rec.before.writes + 1;
+                    self.select(n);
+                    self.sel.triangle = Some(triangle);
+                }
+            }
+            AppCommand::OpenPixelHistory { at, source, x, y } => {
+                // The pixel history panel reads the picked pixel.
+                if let Document::Trace(s) = &mut self.doc {
+                    s.pick(at, source, x, y);
+                }
+            }
             AppCommand::SelectVertex(k) => {
                 if self.sel.vertex != Some(k) {
                     self.sel.vertex = Some(k);
@@ -1070,6 +1103,7 @@ impl ViewerApp {
         if old_draw != new_draw {
             self.sel.vertex = None;
             self.sel.shader_step = None;
+            self.sel.triangle = None;
         }
     }
 

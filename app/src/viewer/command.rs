@@ -20,6 +20,9 @@ pub struct Selection {
     pub vertex: Option<u32>,
     /// Selected step of the shader trace (`None` = before the first instruction).
     pub shader_step: Option<usize>,
+    /// Selected triangle (index out of primitive assembly) of the current draw, e.g. picked by
+    /// clicking a pixel.
+    pub triangle: Option<u32>,
 }
 
 /// A deferred action.
@@ -41,6 +44,25 @@ pub enum AppCommand {
     SelectDraw(u64),
     /// Select a vertex of the current draw.
     SelectVertex(u32),
+    /// Select a draw and one of its triangles (index out of primitive assembly), e.g. the
+    /// primitive that wrote a clicked pixel.
+    SelectPrimitive {
+        /// Draw index.
+        draw: u64,
+        /// Triangle within the draw.
+        triangle: u32,
+    },
+    /// Open the pixel history of a pixel of an image (the pixel becomes the picked pixel).
+    OpenPixelHistory {
+        /// Command number the pixel was picked at.
+        at: u64,
+        /// Which image.
+        source: ImageSource,
+        /// Column.
+        x: u32,
+        /// Row from the top.
+        y: u32,
+    },
     /// Move by commands.
     StepCommand(i64),
     /// Move to the next / previous draw.

@@ -32,6 +32,8 @@ pub enum Tab {
     Shader,
     /// Compare mode: a second trace or configuration, A | B | difference, first difference.
     Compare,
+    /// Per-draw cost table of the current frame.
+    Costs,
 }
 
 impl Tab {
@@ -43,6 +45,7 @@ impl Tab {
         Tab::Vertices,
         Tab::Shader,
         Tab::Compare,
+        Tab::Costs,
     ];
 
     /// The tab's title.
@@ -54,6 +57,7 @@ impl Tab {
             Tab::Vertices => "Vertices",
             Tab::Shader => "Shader",
             Tab::Compare => "Compare",
+            Tab::Costs => "Costs",
         }
     }
 }

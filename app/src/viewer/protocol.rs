@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use gpu_core::debug::{Diagnostic, DrawDetail, RegWriteEvent};
+use gpu_core::debug::{Diagnostic, DrawDetail, RegWriteEvent, TargetBuffers};
 use gpu_core::gpu::{EXT_REG_COUNT, FIXED_ATTRIBS, FLOAT_UNIFORMS};
 use gpu_core::pixel::{ColorFormat, Rgba};
 use gpu_core::replay::{Position, TraceIndex};
@@ -168,6 +168,32 @@ pub struct Thumb {
     pub height: u32,
     /// Pixels.
     pub pixels: Vec<Rgba>,
+}
+
+/// What the image view's picking and overlays need about the render target as of a command:
+/// the primitive-ID and overdraw buffers recorded from the start of the frame, the raw depth
+/// values, and the scissor box and viewport of the registers there.
+#[derive(Clone, Debug)]
+pub struct DebugView {
+    /// Command number.
+    pub at: u64,
+    /// Primitive IDs and overdraw (window coordinates, see [`TargetBuffers`]); `None` when no
+    /// draw of the frame so far rendered to this target.
+    pub target: Option<TargetBuffers>,
+    /// Render-target width in pixels.
+    pub width: u32,
+    /// Render-target height in pixels.
+    pub height: u32,
+    /// Depth values, image rows top first (as the depth image), when the depth buffer is
+    /// readable.
+    pub depth: Option<Vec<u32>>,
+    /// Largest depth value of the depth format (`2^bits − 1`).
+    pub max_depth: u32,
+    /// Scissor box (window pixels, inclusive) and whether the test is on and which way:
+    /// `Some((include, [x1, y1, x2, y2]))` when enabled.
+    pub scissor: Option<(bool, [u32; 4])>,
+    /// Viewport rectangle in window pixels: x, y, width, height.
+    pub viewport: [f32; 4],
 }
 
 /// One shader unit's memories as of a position.
@@ -391,6 +417,12 @@ pub enum Request {
         /// Draw index.
         draw: u64,
     },
+    /// The primitive-ID / overdraw buffers of the current render target as of command `at`
+    /// (recorded from the start of `at`'s frame), with its depth values, scissor and viewport.
+    DebugBuffers {
+        /// Command number.
+        at: u64,
+    },
     /// Commands in `first..=last` whose register name, id, value or decoded text contains
     /// `query` (case-insensitive).
     Search {
@@ -470,6 +502,13 @@ pub enum Response {
         matches: Vec<u64>,
         /// True when the match list was cut at its limit.
         truncated: bool,
+    },
+    /// Debug buffers of the render target as of a command.
+    DebugBuffers {
+        /// Command number.
+        at: u64,
+        /// The buffers or an error message.
+        result: Result<Arc<DebugView>, String>,
     },
     /// A message for the log panel.
     Log(String),

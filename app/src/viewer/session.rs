@@ -17,8 +17,8 @@ use gpu_core::replay::{FrameInfo, TraceIndex};
 
 use super::load::{ShaderDoc, TraceInfo};
 use super::protocol::{
-    CommandPage, DrawInspection, ImageData, ImageSource, PixelInfo, Progress, Request, Response,
-    ShaderTrace, StateSnapshot, Thumb,
+    CommandPage, DebugView, DrawInspection, ImageData, ImageSource, PixelInfo, Progress, Request,
+    Response, ShaderTrace, StateSnapshot, Thumb,
 };
 use super::provenance::Provenance;
 use super::worker::WorkerHandle;
@@ -106,6 +106,9 @@ pub struct TraceSession {
     /// Shader trace of the newest requested vertex.
     pub shader: Option<((u64, u32), TraceResult)>,
     shader_pending: Option<(u64, u32)>,
+    /// Debug buffers (primitive IDs, overdraw, depth) of the newest requested command.
+    pub debug: Option<(u64, Result<Arc<DebugView>, String>)>,
+    debug_pending: Option<u64>,
     /// Newest pixel pick.
     pub pixel: Option<(u64, ImageSource, u32, u32, PixelInfo)>,
     pixel_pending: Option<(u64, ImageSource, u32, u32)>,
@@ -160,6 +163,8 @@ impl TraceSession {
             shader_pending: None,
             pixel: None,
             pixel_pending: None,
+            debug: None,
+            debug_pending: None,
             thumbs: HashMap::new(),
             search: SearchState::default(),
             log,
@@ -250,6 +255,15 @@ impl TraceSession {
                         self.pages.remove(&old);
                     }
                 }
+            }
+            Response::DebugBuffers { at, result } => {
+                if self.debug_pending == Some(at) {
+                    self.debug_pending = None;
+                }
+                if let Err(e) = &result {
+                    self.log.push(format!("debug buffers at command {at}: {e}"));
+                }
+                self.debug = Some((at, result));
             }
             Response::DrawDetail { draw, result } => {
                 if self.detail_pending == Some(draw) {
@@ -465,6 +479,19 @@ impl TraceSession {
         self.detail
             .as_ref()
             .filter(|(d, _)| *d == draw)
+            .map(|(_, r)| r)
+    }
+
+    /// Debug buffers as of command `at` (requested when missing).
+    pub fn want_debug(&mut self, at: u64) -> Option<&Result<Arc<DebugView>, String>> {
+        let have = self.debug.as_ref().is_some_and(|(a, _)| *a == at);
+        if !have && self.debug_pending != Some(at) && self.index.is_some() {
+            self.debug_pending = Some(at);
+            self.outbox.push(Request::DebugBuffers { at });
+        }
+        self.debug
+            .as_ref()
+            .filter(|(a, _)| *a == at)
             .map(|(_, r)| r)
     }
 

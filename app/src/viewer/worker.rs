@@ -37,9 +37,13 @@ use shader_unit::interp::Uniforms;
 use super::images;
 use super::listing::ShaderListing;
 use super::ports::{PortEffect, PortTracker};
+use gpu_core::framebuffer::FramebufferConfig;
+use gpu_core::raster::{RasterConfig, ScissorMode};
+use gpu_core::viewport::Viewport;
+
 use super::protocol::{
-    CommandPage, DrawInspection, ImageSource, MAX_VERTEX_IDS, Progress, Request, Response,
-    StateSnapshot, Thumb, UnitSnapshot, VsContext,
+    CommandPage, DebugView, DrawInspection, ImageSource, MAX_VERTEX_IDS, Progress, Request,
+    Response, StateSnapshot, Thumb, UnitSnapshot, VsContext,
 };
 use super::provenance::ProvenanceRecorder;
 use super::shader_debug;
@@ -299,6 +303,7 @@ impl<S: TraceSource> Worker<S> {
         let mut draw = None;
         let mut shader = None;
         let mut search = None;
+        let mut debug = None;
         let mut images: Vec<(u64, ImageSource)> = Vec::new();
         let mut pages: Vec<(u64, u32)> = Vec::new();
         for r in batch {
@@ -335,6 +340,7 @@ impl<S: TraceSource> Worker<S> {
                     last,
                     query,
                 } => search = Some((id, first, last, query)),
+                Request::DebugBuffers { at } => debug = Some(at),
             }
         }
         // Images only for the newest position asked about.
@@ -383,6 +389,57 @@ impl<S: TraceSource> Worker<S> {
         }
         if let Some((id, first, last, query)) = search {
             self.search(id, first, last, &query);
+        }
+        if let Some(at) = debug {
+            let result = Ok(Arc::new(self.debug_view(at)));
+            self.out.send(Response::DebugBuffers { at, result });
+        }
+    }
+
+    /// Records the debug buffers from the start of `at`'s frame to command `at` and reads the
+    /// render target's depth, scissor and viewport there.
+    fn debug_view(&mut self, at: u64) -> DebugView {
+        let start = self
+            .index
+            .frames
+            .iter()
+            .rev()
+            .find(|f| f.start.writes <= at)
+            .map_or(0, |f| f.start.writes);
+        let buffers = self.replay.record_debug_buffers(
+            Target::AfterWrite(start),
+            Target::AfterWrite(at),
+            &mut (),
+        );
+        self.at = Some(at);
+        let gpu = self.replay.gpu();
+        let fb = FramebufferConfig::from_regs(&gpu.regs);
+        let raster = RasterConfig::from_regs(&gpu.regs);
+        let vp = Viewport::from_regs(&gpu.regs);
+        let depth = fb
+            .depth_format
+            .is_some()
+            .then(|| fb.read_depth_image(self.replay.mem()).ok())
+            .flatten()
+            .map(|v| v.into_iter().map(|(d, _)| d).collect());
+        let sc = raster.scissor;
+        DebugView {
+            at,
+            target: buffers.target(fb.color_addr).cloned(),
+            width: fb.width,
+            height: fb.height,
+            depth,
+            max_depth: fb.depth_format.map_or(1, |f| f.max_depth()),
+            scissor: match raster.scissor_mode {
+                ScissorMode::Disabled => None,
+                m => Some((m == ScissorMode::Include, [sc.x1, sc.y1, sc.x2, sc.y2])),
+            },
+            viewport: [
+                vp.x as f32,
+                vp.y as f32,
+                2.0 * vp.half_width,
+                2.0 * vp.half_height,
+            ],
         }
     }
 

@@ -33,7 +33,7 @@
 //! depth test in normal use, and no source documents a visible difference (§9.5; Citra and
 //! Panda3DS do not emulate it either). UNVERIFIED.
 
-use crate::debug::{DiagKind, Diagnostic};
+use crate::debug::{DebugBuffers, DiagKind, Diagnostic};
 use crate::memory::PhysMem;
 use crate::pixel::color::{DepthFormat, Rgba};
 use crate::pixel::framebuffer::{FramebufferConfig, TileCache};
@@ -1101,6 +1101,75 @@ impl<S: TextureSampler> PixelPipeline<S> {
         if let (Some(timer), Some(t)) = (self.timer.as_mut(), start) {
             timer.total += t.elapsed();
         }
+        match outcome {
+            TriangleOutcome::Drawn { fragments } => {
+                self.stats.triangles_drawn += 1;
+                self.stats.fragments += fragments;
+            }
+            TriangleOutcome::Culled => self.stats.triangles_culled += 1,
+            TriangleOutcome::Invalid => self.invalid_triangles += 1,
+            TriangleOutcome::Degenerate => {}
+        }
+        for f in [
+            Feature::Textures,
+            Feature::ProceduralTexture,
+            Feature::Lighting,
+            Feature::Fog,
+            Feature::Gas,
+            Feature::ShadowRendering,
+        ] {
+            if missing & (1 << (f as u32)) != 0 {
+                self.not_implemented(f);
+            }
+        }
+        outcome
+    }
+}
+
+impl<S: TextureSampler> PixelPipeline<S> {
+    /// Texture units (0-3, the procedural texture included) this draw samples for every
+    /// fragment (those the combiners or fragment lighting read).
+    pub fn sampled_units(&self) -> u32 {
+        self.needs.tex.iter().filter(|&&t| t).count() as u32 + u32::from(self.needs.proctex)
+    }
+
+    /// As [`PixelPipeline::draw_triangle_with`], and also records every fragment in `debug`
+    /// (primitive-ID and overdraw buffers, [`DebugBuffers`]). Runs the generic reference code
+    /// whatever [`PixelPipeline::set_path`] chose (the draw driver selects
+    /// [`PixelPath::Reference`] while recording) and does not time stages.
+    pub fn draw_triangle_recorded<H: FragmentHooks>(
+        &mut self,
+        mem: &mut PhysMem,
+        tri: &[ScreenVertex; 3],
+        hooks: &mut H,
+        debug: &mut DebugBuffers,
+    ) -> TriangleOutcome {
+        let cfg = self.cfg;
+        let mut missing = 0u32;
+        let outcome = {
+            let mut ctx = FragCtx {
+                cfg: &cfg,
+                tev: &self.tev,
+                sampler: &self.sampler,
+                needs: self.needs,
+                color_cache: &mut self.color_cache,
+                depth_cache: &mut self.depth_cache,
+                stats: &mut self.stats,
+                missing: &mut missing,
+                mem: &mut *mem,
+                hooks: &mut *hooks,
+                color_stage: None,
+                sampling: false,
+                input_time: std::time::Duration::ZERO,
+            };
+            rasterize_triangle(&cfg.raster, tri, |f| {
+                let before = ctx.stats.fragments_passed;
+                ctx.process(f);
+                debug.fragment(f.x, f.y, ctx.stats.fragments_passed != before);
+            })
+        };
+        self.color_cache.flush(mem);
+        self.depth_cache.flush(mem);
         match outcome {
             TriangleOutcome::Drawn { fragments } => {
                 self.stats.triangles_drawn += 1;

@@ -2,18 +2,29 @@
 //! and any physical address as an image in any format, as of the selected command; zoom and
 //! pan, a pixel picker with raw and decoded values, channel isolation and PNG export.
 //!
+//! On the render target (colour, depth and stencil views; not the screens, whose pixels went
+//! through a display transfer), clicking a pixel also identifies the primitive that last wrote
+//! it (draw and triangle, from the primitive-ID buffer the worker records on request) and
+//! selects it; and overlays show the selected draw's triangles as a wireframe (drawn, partially
+//! clipped, culled and clipped-away triangles distinctly), the overdraw heat map, depth as grey
+//! over an adjustable range, and the scissor box and viewport.
+//!
 //! Stage: presentation. Inputs: [`ImageData`] decoded by the worker (see
-//! [`crate::viewer::images`]) and [`crate::viewer::protocol::PixelInfo`] for picked pixels.
-//! Output: textures, PNG files, pick requests. Registers read: none (the worker reads them).
+//! [`crate::viewer::images`]), [`crate::viewer::protocol::PixelInfo`] for picked pixels,
+//! [`DebugView`] (primitive IDs, overdraw, depth values, scissor, viewport) and the selected
+//! draw's detail (clipped triangles and their fates). Output: textures, PNG files, pick
+//! requests, primitive selection. Registers read: none (the worker reads them).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use eframe::egui::{self, Color32, RichText};
 
+use gpu_core::debug::{DrawDetail, PrimitiveId, TriangleFate};
+
 use crate::viewer::command::AppCommand;
-use crate::viewer::prefs::{ImagePrefs, Prefs};
-use crate::viewer::protocol::{CustomFormat, CustomImage, ImageData, ImageSource};
+use crate::viewer::prefs::{ImagePrefs, Prefs, Tab};
+use crate::viewer::protocol::{CustomFormat, CustomImage, DebugView, ImageData, ImageSource};
 use crate::viewer::session::{ImageEntry, TraceSession, color_image};
 use crate::viewer::widgets::{self, paint_image};
 
@@ -32,6 +43,110 @@ pub struct ImageView {
     pub status: Option<String>,
     /// A typed export path that exists: Save waits for "Overwrite".
     pub confirm: Option<PathBuf>,
+    /// The selected triangle of the current draw (set by the app before each frame).
+    pub selected_triangle: Option<u32>,
+    /// Overlay toggles.
+    pub overlays: Overlays,
+    /// A click on the render target waiting for the primitive-ID buffer: (command, x, row).
+    pending_pick: Option<(u64, u32, u32)>,
+    /// The last identified pixel: (command, x, row, the primitive that last wrote it).
+    pub picked_primitive: Option<(u64, u32, u32, Option<PrimitiveId>)>,
+    /// Texture of the overdraw heat map or the re-ranged depth, keyed by what it shows.
+    overlay_tex: Option<(OverlayKey, egui::TextureHandle)>,
+    /// The canvas and the image's rectangle in it, as last drawn.
+    last_rect: Option<(egui::Rect, egui::Rect)>,
+}
+
+/// Which overlays the image view draws over a render-target image.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Overlays {
+    /// The selected draw's triangles.
+    pub wireframe: bool,
+    /// Fragments per pixel as a heat map instead of the image.
+    pub overdraw: bool,
+    /// Depth view: grey over `depth_range` instead of the auto range.
+    pub depth_range: bool,
+    /// Depth range shown from black to white, as fractions of the format's maximum.
+    pub range: (f32, f32),
+    /// The scissor box.
+    pub scissor: bool,
+    /// The viewport.
+    pub viewport: bool,
+}
+
+impl Default for Overlays {
+    fn default() -> Self {
+        Self {
+            wireframe: false,
+            overdraw: false,
+            depth_range: false,
+            range: (0.0, 1.0),
+            scissor: false,
+            viewport: false,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum OverlayKey {
+    Overdraw(u64),
+    Depth(u64, u32, u32),
+}
+
+/// True for the views whose pixels are render-target pixels (picking and overlays apply).
+pub fn is_render_target(source: ImageSource) -> bool {
+    matches!(
+        source,
+        ImageSource::Color | ImageSource::Depth | ImageSource::Stencil
+    )
+}
+
+/// Heat-map colour of `n` fragments out of `max`: black for none, then blue → green → yellow
+/// → red.
+pub fn heat_color(n: u32, max: u32) -> [u8; 4] {
+    if n == 0 {
+        return [0, 0, 0, 255];
+    }
+    let t = (n as f32 / max.max(1) as f32).clamp(0.0, 1.0);
+    let stops: [[f32; 3]; 4] = [
+        [30.0, 60.0, 255.0],
+        [40.0, 220.0, 60.0],
+        [250.0, 230.0, 40.0],
+        [255.0, 30.0, 30.0],
+    ];
+    let f = t * 3.0;
+    let i = (f as usize).min(2);
+    let k = f - i as f32;
+    let c = |ch: usize| (stops[i][ch] + (stops[i + 1][ch] - stops[i][ch]) * k) as u8;
+    [c(0), c(1), c(2), 255]
+}
+
+/// The overdraw heat map of `dv` (image rows top first).
+pub fn overdraw_pixels(dv: &DebugView) -> Vec<[u8; 4]> {
+    let (w, h) = (dv.width, dv.height);
+    let mut out = vec![[0, 0, 0, 255]; (w * h) as usize];
+    if let Some(t) = &dv.target {
+        let max = t.max_overdraw();
+        for row in 0..h {
+            for x in 0..w {
+                out[(row * w + x) as usize] = heat_color(t.overdraw_at_image(x, row), max);
+            }
+        }
+    }
+    out
+}
+
+/// Depth values as grey, black at `lo` and white at `hi` (raw depth units); values outside
+/// the range clamp.
+pub fn depth_pixels(depth: &[u32], lo: u32, hi: u32) -> Vec<[u8; 4]> {
+    let span = u64::from(hi.saturating_sub(lo)).max(1);
+    depth
+        .iter()
+        .map(|&d| {
+            let g = (u64::from(d.clamp(lo, hi.max(lo)) - lo) * 255 / span).min(255) as u8;
+            [g, g, g, 255]
+        })
+        .collect()
 }
 
 impl std::fmt::Debug for ImageView {
@@ -143,7 +258,6 @@ impl ImageView {
         command: u64,
         queue: &mut Vec<AppCommand>,
     ) {
-        let _ = queue;
         self.source_bar(ui, &mut prefs.image);
         let ip = &mut prefs.image;
         let source = ip.source;
@@ -203,7 +317,38 @@ impl ImageView {
             }
         });
         self.export_bar(ui, &img, ip, &s.info.path, at);
-        let tex_id = self.processed_texture(ui.ctx(), at, source, &img, &tex, ip);
+        let rt = is_render_target(source);
+        if rt {
+            self.overlay_bar(ui, s, source, at);
+        }
+        let needs_debug = rt
+            && (self.overlays.overdraw
+                || (self.overlays.depth_range && source == ImageSource::Depth)
+                || self.overlays.scissor
+                || self.overlays.viewport
+                || self.pending_pick.is_some_and(|(c, _, _)| c == at));
+        let debug = if needs_debug {
+            s.want_debug(at).and_then(|r| r.as_ref().ok()).cloned()
+        } else {
+            None
+        };
+        if let (Some((c, x, y)), Some(dv)) = (self.pending_pick, debug.as_ref())
+            && c == dv.at
+        {
+            self.pending_pick = None;
+            let id = dv.target.as_ref().and_then(|t| t.id_at_image(x, y));
+            self.picked_primitive = Some((c, x, y, id));
+            if let Some(p) = id {
+                queue.push(AppCommand::SelectPrimitive {
+                    draw: p.draw,
+                    triangle: p.triangle,
+                });
+            }
+        }
+        let tex_id = match self.overlay_texture(ui.ctx(), source, &img, debug.as_deref()) {
+            Some(t) => t,
+            None => self.processed_texture(ui.ctx(), at, source, &img, &tex, ip),
+        };
         // Pixel info on the right.
         egui::Panel::right("pixel_info")
             .resizable(true)
@@ -227,8 +372,239 @@ impl ImageView {
                         ui.weak("Click the image to pick a pixel: address, raw bytes and decoded value.");
                     }
                 }
+                if rt {
+                    self.primitive_ui(ui, s, source, queue);
+                }
             });
+        let wire = if rt && self.overlays.wireframe {
+            s.draw_at_or_before(command).and_then(|d| {
+                let r = s.want_detail(d)?.as_ref().ok()?;
+                Some(r.clone())
+            })
+        } else {
+            None
+        };
         self.canvas(ui, s, command, source, &img, tex_id, ip.rotate);
+        if let Some(rect) = self.last_rect {
+            let painter = ui.painter_at(rect.0);
+            let map = ImageMap {
+                rect: rect.1,
+                width: img.width,
+                height: img.height,
+                rotate: ip.rotate,
+            };
+            if let Some(insp) = &wire {
+                paint_wireframe(&painter, &map, &insp.detail, self.selected_triangle);
+            }
+            if let Some(dv) = &debug {
+                if self.overlays.scissor
+                    && let Some((include, [x1, y1, x2, y2])) = dv.scissor
+                {
+                    let color = if include {
+                        Color32::from_rgb(80, 200, 255)
+                    } else {
+                        Color32::from_rgb(255, 120, 200)
+                    };
+                    // Inclusive pixel box: the outline goes round the pixels.
+                    map.outline(
+                        &painter,
+                        [x1 as f32, y1 as f32, (x2 + 1) as f32, (y2 + 1) as f32],
+                        color,
+                    );
+                }
+                if self.overlays.viewport {
+                    let [x, y, w, h] = dv.viewport;
+                    map.outline(
+                        &painter,
+                        [x, y, x + w, y + h],
+                        Color32::from_rgb(255, 200, 0),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Which image replaces the decoded one now: `Some("overdraw")` for the heat map,
+    /// `Some("depth range")` for the re-ranged depth, `None` for the image itself.
+    pub fn shown_overlay(&self) -> Option<&'static str> {
+        match &self.overlay_tex {
+            Some((OverlayKey::Overdraw(_), _)) if self.overlays.overdraw => Some("overdraw"),
+            Some((OverlayKey::Depth(..), _)) if self.overlays.depth_range => Some("depth range"),
+            _ => None,
+        }
+    }
+
+    /// The overlay toggles (render-target views only).
+    fn overlay_bar(
+        &mut self,
+        ui: &mut egui::Ui,
+        s: &mut TraceSession,
+        source: ImageSource,
+        at: u64,
+    ) {
+        let o = &mut self.overlays;
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Overlays:");
+            ui.toggle_value(&mut o.wireframe, "wireframe").on_hover_text(
+                "The selected draw's triangles: drawn (green), partially clipped (orange), culled (red, dashed), clipped away (grey, dashed); the selected triangle in yellow",
+            );
+            ui.toggle_value(&mut o.overdraw, "overdraw")
+                .on_hover_text("Fragments generated per pixel since the start of the frame, as a heat map (black 0, blue few … red most)");
+            if source == ImageSource::Depth {
+                ui.toggle_value(&mut o.depth_range, "depth range")
+                    .on_hover_text("Depth as grey from the lower to the upper bound (fractions of the format's maximum)");
+            }
+            ui.toggle_value(&mut o.scissor, "scissor")
+                .on_hover_text("The scissor box (blue: inside kept; pink: inside discarded)");
+            ui.toggle_value(&mut o.viewport, "viewport")
+                .on_hover_text("The viewport rectangle");
+        });
+        if source == ImageSource::Depth && o.depth_range {
+            ui.horizontal_wrapped(|ui| {
+                let l = ui.label("depth from");
+                ui.add(egui::Slider::new(&mut o.range.0, 0.0..=1.0).max_decimals(6))
+                    .labelled_by(l.id);
+                let l = ui.label("to");
+                ui.add(egui::Slider::new(&mut o.range.1, 0.0..=1.0).max_decimals(6))
+                    .labelled_by(l.id);
+                if ui
+                    .button("auto")
+                    .on_hover_text("The range of depth values present")
+                    .clicked()
+                    && let Some(Ok(dv)) = s.want_debug(at)
+                    && let Some(d) = &dv.depth
+                {
+                    let max = dv.max_depth.max(1) as f32;
+                    let lo = d.iter().copied().min().unwrap_or(0) as f32 / max;
+                    let hi = d.iter().copied().max().unwrap_or(0) as f32 / max;
+                    o.range = (lo, hi);
+                }
+                if o.range.1 < o.range.0 {
+                    o.range.1 = o.range.0;
+                }
+            });
+        }
+    }
+
+    /// The heat map or the re-ranged depth, when that overlay is on and the data is here.
+    fn overlay_texture(
+        &mut self,
+        ctx: &egui::Context,
+        source: ImageSource,
+        img: &ImageData,
+        dv: Option<&DebugView>,
+    ) -> Option<egui::TextureId> {
+        let dv = dv?;
+        if (dv.width, dv.height) != (img.width, img.height) {
+            return None;
+        }
+        let key = if self.overlays.overdraw {
+            OverlayKey::Overdraw(dv.at)
+        } else if self.overlays.depth_range && source == ImageSource::Depth && dv.depth.is_some() {
+            let max = dv.max_depth as f32;
+            OverlayKey::Depth(
+                dv.at,
+                (self.overlays.range.0 * max) as u32,
+                (self.overlays.range.1 * max) as u32,
+            )
+        } else {
+            return None;
+        };
+        if let Some((k, t)) = &self.overlay_tex
+            && *k == key
+        {
+            return Some(t.id());
+        }
+        let px = match &key {
+            OverlayKey::Overdraw(_) => overdraw_pixels(dv),
+            OverlayKey::Depth(_, lo, hi) => {
+                depth_pixels(dv.depth.as_deref().unwrap_or(&[]), *lo, *hi)
+            }
+        };
+        if px.len() != (img.width * img.height) as usize {
+            return None;
+        }
+        let t = ctx.load_texture(
+            "image-overlay",
+            color_image(img.width, img.height, &px),
+            egui::TextureOptions::NEAREST,
+        );
+        let id = t.id();
+        self.overlay_tex = Some((key, t));
+        Some(id)
+    }
+
+    /// The identified primitive of the last click: draw, triangle, and what to open next.
+    fn primitive_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        s: &mut TraceSession,
+        source: ImageSource,
+        queue: &mut Vec<AppCommand>,
+    ) {
+        ui.separator();
+        ui.strong("Primitive");
+        if self.pending_pick.is_some() {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("Identifying (replaying the frame with primitive IDs)…");
+            });
+            return;
+        }
+        let Some((at, x, y, id)) = self.picked_primitive else {
+            ui.weak("Click a pixel to identify the draw and triangle that wrote it.");
+            return;
+        };
+        let Some(p) = id else {
+            ui.label(format!(
+                "({x}, {y}): no draw of this frame wrote it (cleared or untouched)"
+            ));
+            return;
+        };
+        ui.label(format!(
+            "({x}, {y}) was last written by draw #{}, triangle {}",
+            p.draw, p.triangle
+        ));
+        let detail = s.want_detail(p.draw).and_then(|r| r.as_ref().ok()).cloned();
+        if let Some(insp) = &detail {
+            let i = p.triangle as usize;
+            if let Some(f) = insp.detail.fates.get(i) {
+                ui.label(format!("fate: {}", f.name()));
+            }
+            if let Some(Some(vs)) = insp.detail.triangle_vertices.get(i) {
+                ui.horizontal_wrapped(|ui| {
+                    ui.label("shader trace of vertex");
+                    for k in *vs {
+                        if ui
+                            .small_button(format!("{k}"))
+                            .on_hover_text(format!(
+                                "Debug the vertex shader of vertex {k} of the draw"
+                            ))
+                            .clicked()
+                        {
+                            queue.push(AppCommand::SelectVertex(k));
+                            queue.push(AppCommand::Tab(Tab::Shader));
+                        }
+                    }
+                });
+            }
+        }
+        ui.horizontal_wrapped(|ui| {
+            if ui
+                .button("Vertices ▶")
+                .on_hover_text("The triangle's vertices: shader inputs and outputs")
+                .clicked()
+            {
+                queue.push(AppCommand::Tab(Tab::Vertices));
+            }
+            if ui
+                .button("Pixel history ▶")
+                .on_hover_text("Every draw that touched this pixel")
+                .clicked()
+            {
+                queue.push(AppCommand::OpenPixelHistory { at, source, x, y });
+            }
+        });
     }
 
     fn source_bar(&mut self, ui: &mut egui::Ui, ip: &mut ImagePrefs) {
@@ -457,6 +833,7 @@ impl ImageView {
         }
         let size = shown * zoom;
         let img_rect = egui::Rect::from_center_size(rect.center() + self.pan, size);
+        self.last_rect = Some((rect, img_rect));
         paint_image(&painter, tex, img_rect, rotate, Color32::WHITE);
         painter.rect_stroke(
             img_rect,
@@ -502,6 +879,10 @@ impl ImageView {
             && let Some((x, y)) = to_pixel(pos)
         {
             s.pick(command, source, x, y);
+            if is_render_target(source) {
+                self.pending_pick = Some((command, x, y));
+                self.picked_primitive = None;
+            }
         }
         if let Some((at, psrc, x, y, _)) = &s.pixel
             && *psrc == source
@@ -520,6 +901,105 @@ impl ImageView {
             painter.circle_stroke(c, 5.0, egui::Stroke::new(1.5, Color32::YELLOW));
         }
     }
+}
+
+/// Maps render-target window coordinates (x right, y up, in pixels) to the screen.
+struct ImageMap {
+    rect: egui::Rect,
+    width: u32,
+    height: u32,
+    rotate: bool,
+}
+
+impl ImageMap {
+    fn to_screen(&self, wx: f32, wy: f32) -> egui::Pos2 {
+        // Window row wy is image row height − wy (memory row 0 at the top).
+        let u = wx / self.width.max(1) as f32;
+        let v = (self.height as f32 - wy) / self.height.max(1) as f32;
+        let (su, sv) = if self.rotate { (v, 1.0 - u) } else { (u, v) };
+        egui::pos2(
+            self.rect.left() + su * self.rect.width(),
+            self.rect.top() + sv * self.rect.height(),
+        )
+    }
+
+    /// Outlines the window-space box `[x0, y0, x1, y1]`.
+    fn outline(&self, painter: &egui::Painter, b: [f32; 4], color: Color32) {
+        let pts = vec![
+            self.to_screen(b[0], b[1]),
+            self.to_screen(b[2], b[1]),
+            self.to_screen(b[2], b[3]),
+            self.to_screen(b[0], b[3]),
+            self.to_screen(b[0], b[1]),
+        ];
+        painter.add(egui::Shape::line(pts, egui::Stroke::new(1.5, color)));
+    }
+}
+
+/// Colour and dashing of a wireframe triangle by its fate.
+fn wire_style(fate: Option<TriangleFate>, culled: bool) -> (Color32, bool) {
+    if culled {
+        return (Color32::from_rgb(255, 60, 60), true);
+    }
+    match fate {
+        Some(TriangleFate::PartiallyClipped) => (Color32::from_rgb(255, 150, 40), false),
+        Some(TriangleFate::ClippedAway) => (Color32::from_gray(150), true),
+        Some(TriangleFate::Culled) => (Color32::from_rgb(255, 60, 60), true),
+        _ => (Color32::from_rgb(80, 230, 120), false),
+    }
+}
+
+/// The draw's clipped triangles (and, dashed grey, the triangles clipping removed, projected
+/// when all their vertices are in front of the eye), the selected triangle in yellow.
+fn paint_wireframe(painter: &egui::Painter, map: &ImageMap, d: &DrawDetail, selected: Option<u32>) {
+    let mut shapes = Vec::new();
+    let mut tri = |pts: [egui::Pos2; 3], color: Color32, dashed: bool, width: f32| {
+        let line = vec![pts[0], pts[1], pts[2], pts[0]];
+        let stroke = egui::Stroke::new(width, color);
+        if dashed {
+            shapes.extend(egui::Shape::dashed_line(&line, stroke, 5.0, 4.0));
+        } else {
+            shapes.push(egui::Shape::line(line, stroke));
+        }
+    };
+    let mut selected_pts = Vec::new();
+    for (i, t) in d.clipped.iter().enumerate() {
+        let from = d.clipped_from.get(i).copied();
+        let culled = d.clipped_culled.get(i).copied().unwrap_or(false);
+        let fate = from.and_then(|f| d.fates.get(f as usize).copied());
+        let pts = t.map(|v| map.to_screen(v.x, v.y));
+        if from.is_some() && from == selected {
+            selected_pts.push(pts);
+            continue;
+        }
+        let (color, dashed) = wire_style(fate, culled);
+        tri(pts, color, dashed, 1.0);
+    }
+    // Triangles clipping removed: their unclipped outline, when it can be projected.
+    if let Ok(regs) = <&[u32; 0x300]>::try_from(d.regs.as_slice()) {
+        let vp = gpu_core::viewport::Viewport::from_regs(regs);
+        for (i, t) in d.assembled.iter().enumerate() {
+            if d.fates.get(i) != Some(&TriangleFate::ClippedAway)
+                || t.iter().any(|v| v.pos[3] <= 0.0)
+            {
+                continue;
+            }
+            let pts = t.map(|v| {
+                let sv = gpu_core::viewport::to_screen(&v, &vp);
+                map.to_screen(sv.x, sv.y)
+            });
+            if selected == Some(i as u32) {
+                selected_pts.push(pts);
+                continue;
+            }
+            let (color, dashed) = wire_style(Some(TriangleFate::ClippedAway), false);
+            tri(pts, color, dashed, 1.0);
+        }
+    }
+    for pts in selected_pts {
+        tri(pts, Color32::YELLOW, false, 2.5);
+    }
+    painter.extend(shapes);
 }
 
 /// Parses a hexadecimal address, with or without `0x` (`0x18000000`, `18000000`).

@@ -4,6 +4,7 @@
 
 pub mod commands;
 pub mod compare;
+pub mod cost;
 pub mod image;
 pub mod log;
 pub mod screens;

@@ -8,7 +8,7 @@
 
 use eframe::egui::{self, RichText};
 use egui_extras::{Column, TableBuilder};
-use gpu_core::debug::AttribSource;
+use gpu_core::debug::{AttribSource, DrawDetail};
 
 use crate::viewer::command::AppCommand;
 use crate::viewer::panels::timeline::{draw_label, tri_summary};
@@ -21,6 +21,53 @@ use crate::viewer::widgets::{self, fmt_vec4};
 pub struct VerticesView {
     /// Show the triangle lists.
     pub show_triangles: bool,
+}
+
+/// The selected triangle's line: its fate and its three vertices, each with a button that
+/// selects it and one that opens its shader trace. Returns the vertices (indices in the draw)
+/// to highlight in the table.
+fn triangle_ui(
+    ui: &mut egui::Ui,
+    d: &DrawDetail,
+    triangle: Option<u32>,
+    selected: Option<u32>,
+    queue: &mut Vec<AppCommand>,
+) -> Vec<u32> {
+    let Some(t) = triangle else {
+        return Vec::new();
+    };
+    let i = t as usize;
+    let fate = d.fates.get(i).map_or("not recorded", |f| f.name());
+    let verts = d.triangle_vertices.get(i).copied().flatten();
+    ui.horizontal_wrapped(|ui| {
+        ui.strong(format!("Triangle {t}"));
+        ui.label(format!("({fate})"));
+        match verts {
+            Some(vs) => {
+                ui.label("vertices:");
+                for k in vs {
+                    let b = ui
+                        .selectable_label(selected == Some(k), format!("k = {k}"))
+                        .on_hover_text("Select this vertex");
+                    if b.clicked() {
+                        queue.push(AppCommand::SelectVertex(k));
+                    }
+                    if ui
+                        .small_button("shader trace ▶")
+                        .on_hover_text(format!("Debug the vertex shader of vertex {k}"))
+                        .clicked()
+                    {
+                        queue.push(AppCommand::SelectVertex(k));
+                        queue.push(AppCommand::Tab(Tab::Shader));
+                    }
+                }
+            }
+            None => {
+                ui.weak("its vertices are not known (geometry-shader output, or a primitive continued from an earlier draw)");
+            }
+        }
+    });
+    verts.map(|v| v.to_vec()).unwrap_or_default()
 }
 
 /// Monospace text that lets clicks through to the table row (not selectable).
@@ -49,6 +96,7 @@ impl VerticesView {
         s: &mut TraceSession,
         command: u64,
         selected: Option<u32>,
+        triangle: Option<u32>,
         queue: &mut Vec<AppCommand>,
     ) {
         let Some(draw) = s.draw_at_or_before(command) else {
@@ -112,6 +160,7 @@ impl VerticesView {
                 }
             }
         });
+        let tri_vertices = triangle_ui(ui, d, triangle, selected, queue);
         if self.show_triangles {
             egui::CollapsingHeader::new(format!("Clipped triangles ({})", d.clipped.len()))
                 .default_open(true)
@@ -204,7 +253,10 @@ impl VerticesView {
                             let Some(sv) = shaded.get(r) else {
                                 return;
                             };
-                            row.set_selected(selected == Some(sv.index_in_draw));
+                            row.set_selected(
+                                selected == Some(sv.index_in_draw)
+                                    || tri_vertices.contains(&sv.index_in_draw),
+                            );
                             let l = inputs.get(r).copied().flatten().and_then(|i| loaded.get(i));
                             row.col(|ui| {
                                 cell(ui, sv.index_in_draw.to_string());
