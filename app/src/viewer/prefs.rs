@@ -38,7 +38,7 @@ pub enum Tab {
 
 impl Tab {
     /// Every tab in display order.
-    pub const ALL: [Tab; 6] = [
+    pub const ALL: [Tab; 7] = [
         Tab::Commands,
         Tab::State,
         Tab::Image,
