@@ -49,6 +49,7 @@ use crate::memory::PhysMem;
 use crate::pixel::fragment::{PixelPath, PixelPipeline, TextureCache, TextureUnits};
 use crate::pixel::raster::TriangleOutcome;
 use crate::pixel::stages::FixedFunctionStages;
+use crate::pixel::tev::TevSolo;
 use crate::regs::{PICA_REG_COUNT, reg};
 use crate::vertex::OutputVertex;
 
@@ -129,6 +130,9 @@ pub struct PipelineState {
     /// Which implementation of the per-fragment operations draws use (both bit-identical; the
     /// reference path is the test oracle of the specialised one).
     pub pixel_path: PixelPath,
+    /// A combiner solo applied to every draw (debugging; `None` in normal replay): see
+    /// [`crate::pixel::tev::TevSolo`]. Draws with a solo run the reference pixel path.
+    pub tev_solo: Option<TevSolo>,
     vs_program: Option<CachedProgram>,
     gs_program: Option<CachedProgram>,
     scratch: Scratch,
@@ -177,6 +181,7 @@ impl Default for PipelineState {
             cache_mode: VertexCacheMode::default(),
             limits: DrawLimits::default(),
             pixel_path: PixelPath::default(),
+            tev_solo: None,
             vs_program: None,
             gs_program: None,
             scratch: Scratch::default(),
@@ -483,6 +488,9 @@ impl PipelineState {
             .then(|| DrawDetail::new(&ds.regs[..], obs.draw_detail_limits()));
         let mut pixels = self.textures.pipeline(mem, &ds.regs);
         pixels.set_path(self.pixel_path);
+        if self.tev_solo.is_some() {
+            pixels.set_tev_solo(self.tev_solo);
+        }
         if obs.wants_stage_times() {
             pixels.enable_timing();
         }
@@ -735,6 +743,9 @@ impl PipelineState {
                 if !scratch.tris.is_empty() {
                     let mut pixels = self.textures.pipeline(mem, &ds.regs);
                     pixels.set_path(self.pixel_path);
+                    if self.tev_solo.is_some() {
+                        pixels.set_tev_solo(self.tev_solo);
+                    }
                     let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
                     rasterize_all(
                         &mut scratch.tris,
