@@ -38,6 +38,10 @@ pub enum ViewTab {
     Vertices,
     /// Shader debugger.
     Shader,
+    /// Combiner (TEV) graph and per-stage solo.
+    Tev,
+    /// Lookup-table plots.
+    Luts,
 }
 
 impl From<ViewTab> for Tab {
@@ -48,6 +52,8 @@ impl From<ViewTab> for Tab {
             ViewTab::Image => Tab::Image,
             ViewTab::Vertices => Tab::Vertices,
             ViewTab::Shader => Tab::Shader,
+            ViewTab::Tev => Tab::Tev,
+            ViewTab::Luts => Tab::Luts,
         }
     }
 }

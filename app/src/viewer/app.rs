@@ -16,8 +16,10 @@ use super::command::{AppCommand, Selection};
 use super::load::{self, FileKind, Opened};
 use super::panels::commands::CommandsView;
 use super::panels::image::ImageView;
+use super::panels::luts::LutsView;
 use super::panels::shader::ShaderView;
 use super::panels::state::StateView;
+use super::panels::tev::TevView;
 use super::panels::timeline::TimelineView;
 use super::panels::vertices::VerticesView;
 use super::panels::{log, screens};
@@ -65,6 +67,10 @@ pub struct Panels {
     pub shader: ShaderView,
     /// Log.
     pub log: log::LogView,
+    /// Combiner graph and solo.
+    pub tev: TevView,
+    /// Lookup-table plots.
+    pub luts: LutsView,
 }
 
 /// The viewer.
@@ -155,7 +161,10 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
         "Down / Up, F10 / Shift+F10",
         "shader view: step forward / back",
     ),
-    ("1 … 5", "Commands, State, Image, Vertices, Shader"),
+    (
+        "1 … 7",
+        "Commands, State, Image, Vertices, Shader, TEV, LUTs",
+    ),
     ("Ctrl+O", "open a file"),
     ("F1", "this help"),
 ];
@@ -438,10 +447,16 @@ impl ViewerApp {
             if i.consume_key(Modifiers::NONE, Key::End) {
                 q.push(AppCommand::End);
             }
-            for (k, tab) in [Key::Num1, Key::Num2, Key::Num3, Key::Num4, Key::Num5]
-                .into_iter()
-                .zip(Tab::ALL)
-            {
+            let keys = [
+                Key::Num1,
+                Key::Num2,
+                Key::Num3,
+                Key::Num4,
+                Key::Num5,
+                Key::Num6,
+                Key::Num7,
+            ];
+            for (k, tab) in keys.into_iter().zip(Tab::ALL) {
                 if i.consume_key(Modifiers::NONE, k) {
                     q.push(AppCommand::Tab(tab));
                 }
@@ -694,6 +709,8 @@ impl ViewerApp {
                                 .ui(ui, s, command, self.sel.vertex, &mut self.queue)
                         }
                         Tab::Shader => p.shader.trace_ui(ui, s, &self.sel, &mut self.queue),
+                        Tab::Tev => p.tev.ui(ui, s, &self.prefs, command, &mut self.queue),
+                        Tab::Luts => p.luts.ui(ui, s, command),
                     }
                 });
             }

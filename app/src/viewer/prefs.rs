@@ -30,16 +30,22 @@ pub enum Tab {
     Vertices,
     /// The shader debugger.
     Shader,
+    /// The combiner (TEV) graph and per-stage solo.
+    Tev,
+    /// Lighting, fog and procedural-texture lookup tables as curves.
+    Luts,
 }
 
 impl Tab {
     /// Every tab in display order.
-    pub const ALL: [Tab; 5] = [
+    pub const ALL: [Tab; 7] = [
         Tab::Commands,
         Tab::State,
         Tab::Image,
         Tab::Vertices,
         Tab::Shader,
+        Tab::Tev,
+        Tab::Luts,
     ];
 
     /// The tab's title.
@@ -50,6 +56,8 @@ impl Tab {
             Tab::Image => "Image",
             Tab::Vertices => "Vertices",
             Tab::Shader => "Shader",
+            Tab::Tev => "TEV",
+            Tab::Luts => "LUTs",
         }
     }
 }

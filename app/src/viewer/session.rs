@@ -14,11 +14,12 @@ use std::sync::Arc;
 
 use eframe::egui;
 use gpu_core::replay::{FrameInfo, TraceIndex};
+use gpu_core::tev::TevSolo;
 
 use super::load::{ShaderDoc, TraceInfo};
 use super::protocol::{
     CommandPage, DrawInspection, ImageData, ImageSource, PixelInfo, Progress, Request, Response,
-    ShaderTrace, StateSnapshot, Thumb,
+    ShaderTrace, SoloImages, StateSnapshot, Thumb,
 };
 use super::provenance::Provenance;
 use super::worker::WorkerHandle;
@@ -112,6 +113,9 @@ pub struct TraceSession {
     thumbs: HashMap<u64, ThumbEntry>,
     /// Search of the command list.
     pub search: SearchState,
+    /// The newest combiner-solo images (draw, solo) received.
+    pub tev_solo: Option<((u64, TevSolo), Result<Arc<SoloImages>, String>)>,
+    tev_solo_pending: Option<(u64, TevSolo)>,
     /// Messages for the log panel.
     pub log: Vec<String>,
     outbox: Vec<Request>,
@@ -162,6 +166,8 @@ impl TraceSession {
             pixel_pending: None,
             thumbs: HashMap::new(),
             search: SearchState::default(),
+            tev_solo: None,
+            tev_solo_pending: None,
             log,
             outbox: Vec::new(),
         }
@@ -306,6 +312,12 @@ impl TraceSession {
                     self.search.truncated = truncated;
                 }
             }
+            Response::TevSolo { draw, solo, result } => {
+                if self.tev_solo_pending == Some((draw, solo)) {
+                    self.tev_solo_pending = None;
+                }
+                self.tev_solo = Some(((draw, solo), result));
+            }
             Response::Log(m) => self.log.push(m),
             Response::Failed(m) => {
                 self.log.push(format!("error: {m}"));
@@ -353,6 +365,7 @@ impl TraceSession {
             && self.shader_pending.is_none()
             && self.pixel_pending.is_none()
             && !self.search.pending
+            && self.tev_solo_pending.is_none()
             && !self
                 .images
                 .values()
@@ -490,6 +503,30 @@ impl TraceSession {
             .as_ref()
             .filter(|(key, _)| *key == (draw, k))
             .map(|(_, r)| r)
+    }
+
+    /// The colour buffer after `draw` with and without the combiner solo `solo` (requested
+    /// when missing; the newest answer is kept).
+    pub fn want_tev_solo(
+        &mut self,
+        draw: u64,
+        solo: TevSolo,
+    ) -> Option<&Result<Arc<SoloImages>, String>> {
+        let key = (draw, solo);
+        let have = self.tev_solo.as_ref().is_some_and(|(k, _)| *k == key);
+        if !have && self.tev_solo_pending != Some(key) && self.index.is_some() {
+            self.tev_solo_pending = Some(key);
+            self.outbox.push(Request::TevSolo { draw, solo });
+        }
+        self.tev_solo
+            .as_ref()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, r)| r)
+    }
+
+    /// True while combiner-solo images are on their way.
+    pub fn tev_solo_pending(&self) -> bool {
+        self.tev_solo_pending.is_some()
     }
 
     /// Picks a pixel.

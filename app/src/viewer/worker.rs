@@ -29,6 +29,7 @@ use gpu_core::debug::{EventLog, GpuEvent, Observer, RegWriteEvent};
 use gpu_core::gpu::{Gpu, UnitKind};
 use gpu_core::replay::{Position, Replay, Target, TraceIndex};
 use gpu_core::shading::{ShaderUnit, UnitSetup};
+use gpu_core::tev::TevSolo;
 use gpu_core::vertex_loader::LoaderConfig;
 use pica_cmd::citrace::{CiTrace, TraceSource};
 use shader_unit::decode::Program;
@@ -39,7 +40,7 @@ use super::listing::ShaderListing;
 use super::ports::{PortEffect, PortTracker};
 use super::protocol::{
     CommandPage, DrawInspection, ImageSource, MAX_VERTEX_IDS, Progress, Request, Response,
-    StateSnapshot, Thumb, UnitSnapshot, VsContext,
+    SoloImages, StateSnapshot, Thumb, UnitSnapshot, VsContext,
 };
 use super::provenance::ProvenanceRecorder;
 use super::shader_debug;
@@ -299,6 +300,7 @@ impl<S: TraceSource> Worker<S> {
         let mut draw = None;
         let mut shader = None;
         let mut search = None;
+        let mut solo = None;
         let mut images: Vec<(u64, ImageSource)> = Vec::new();
         let mut pages: Vec<(u64, u32)> = Vec::new();
         for r in batch {
@@ -335,6 +337,7 @@ impl<S: TraceSource> Worker<S> {
                     last,
                     query,
                 } => search = Some((id, first, last, query)),
+                Request::TevSolo { draw: d, solo: t } => solo = Some((d, t)),
             }
         }
         // Images only for the newest position asked about.
@@ -384,6 +387,40 @@ impl<S: TraceSource> Worker<S> {
         if let Some((id, first, last, query)) = search {
             self.search(id, first, last, &query);
         }
+        if let Some((d, t)) = solo {
+            let result = self.tev_solo(d, t).map(Arc::new);
+            self.out.send(Response::TevSolo {
+                draw: d,
+                solo: t,
+                result,
+            });
+        }
+    }
+
+    /// The colour buffer after draw `draw` with the combiner solo `solo`, and without.
+    fn tev_solo(&mut self, draw: u64, solo: TevSolo) -> Result<SoloImages, String> {
+        let rec = self
+            .index
+            .draws
+            .get(usize::try_from(draw).unwrap_or(usize::MAX))
+            .ok_or_else(|| format!("draw {draw} does not exist"))?
+            .clone();
+        self.at = None;
+        // Just before the draw's trigger, then the draw alone with the solo.
+        self.replay
+            .seek(Target::AfterWrite(rec.before.writes), &mut ());
+        self.replay.set_tev_solo(Some(solo));
+        self.replay.run_until(Target::AfterDraw(draw), &mut ());
+        let soloed = images::extract(self.replay.gpu(), self.replay.mem(), ImageSource::Color);
+        self.replay.set_tev_solo(None);
+        // This seek restores a real state (the replay knows the current one is not): the
+        // background pass may continue from it.
+        self.replay.seek(Target::AfterDraw(draw), &mut ());
+        let real = images::extract(self.replay.gpu(), self.replay.mem(), ImageSource::Color)?;
+        Ok(SoloImages {
+            real,
+            solo: soloed?,
+        })
     }
 
     /// Moves the replay to "after command `at`".
@@ -433,6 +470,7 @@ impl<S: TraceSource> Worker<S> {
                 float_uniforms: gpu.gs.float_uniforms,
             },
             fixed_attribs: gpu.fixed_attribs,
+            luts: Arc::new(gpu.luts.clone()),
         }
     }
 

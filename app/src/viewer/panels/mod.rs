@@ -5,8 +5,10 @@
 pub mod commands;
 pub mod image;
 pub mod log;
+pub mod luts;
 pub mod screens;
 pub mod shader;
 pub mod state;
+pub mod tev;
 pub mod timeline;
 pub mod vertices;
