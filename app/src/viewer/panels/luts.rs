@@ -84,6 +84,28 @@ impl LutTable {
         }
     }
 
+    /// Name on the picker button.
+    pub fn short_name(self) -> String {
+        match self {
+            LutTable::Lighting(id) => match id {
+                0 => "D0".into(),
+                1 => "D1".into(),
+                3 => "FR".into(),
+                4 => "RB".into(),
+                5 => "RG".into(),
+                6 => "RR".into(),
+                8..=15 => format!("SP{}", id - 8),
+                16..=23 => format!("DA{}", id - 16),
+                _ => format!("LUT {id}"),
+            },
+            LutTable::Fog => "fog LUT".into(),
+            LutTable::ProcNoise => "noise".into(),
+            LutTable::ProcRgbMap => "RGB map".into(),
+            LutTable::ProcAlphaMap => "alpha map".into(),
+            LutTable::ProcColor => "colour table".into(),
+        }
+    }
+
     /// The lighting slot of a lighting LUT id and its light (for SP/DA).
     fn slot(id: u8) -> Option<(LutSlot, usize)> {
         Some(match id {
@@ -348,29 +370,30 @@ impl LutsView {
                 ui.spinner();
             }
         });
-        egui::Panel::left("lut_picker")
-            .resizable(false)
-            .exact_size(230.0)
-            .show(ui, |ui| {
-                egui::ScrollArea::vertical()
-                    .id_salt("lut_list")
-                    .show(ui, |ui| {
-                        let mut last_group = "";
-                        for t in LutTable::all() {
-                            let group = match t {
-                                LutTable::Lighting(_) => "Fragment lighting",
-                                LutTable::Fog => "Fog",
-                                _ => "Procedural texture",
-                            };
-                            if group != last_group {
-                                ui.add_space(4.0);
-                                ui.label(RichText::new(group).strong());
-                                last_group = group;
-                            }
-                            ui.selectable_value(&mut self.table, t, t.name());
-                        }
-                    });
-            });
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new("Fragment lighting:").strong());
+            for t in LutTable::all() {
+                if matches!(t, LutTable::Lighting(_)) {
+                    ui.selectable_value(&mut self.table, t, t.short_name())
+                        .on_hover_text(t.name());
+                }
+            }
+        });
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new("Fog:").strong());
+            ui.selectable_value(&mut self.table, LutTable::Fog, LutTable::Fog.short_name());
+            ui.label(RichText::new("Procedural texture:").strong());
+            for t in [
+                LutTable::ProcNoise,
+                LutTable::ProcRgbMap,
+                LutTable::ProcAlphaMap,
+                LutTable::ProcColor,
+            ] {
+                ui.selectable_value(&mut self.table, t, t.short_name())
+                    .on_hover_text(t.name());
+            }
+        });
+        ui.separator();
         let plot = lut_plot(self.table, &snap.regs, &snap.luts);
         ui.heading(self.table.name());
         for line in &plot.info {

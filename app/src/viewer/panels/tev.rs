@@ -285,17 +285,17 @@ impl TevView {
             for (c, name, tip) in [
                 (
                     SoloChannel::Color,
-                    "Colour",
+                    "Stage colour",
                     "The stage's RGB, written opaque",
                 ),
                 (
                     SoloChannel::Alpha,
-                    "Alpha",
+                    "Stage alpha",
                     "The stage's alpha as grey, written opaque",
                 ),
                 (
                     SoloChannel::Both,
-                    "RGBA",
+                    "Stage RGBA",
                     "The stage's RGBA as it is (the image shows RGB)",
                 ),
             ] {
