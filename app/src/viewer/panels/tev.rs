@@ -313,9 +313,9 @@ impl TevView {
             .auto_shrink([false, true])
             .max_height(ui.available_height().max(200.0))
             .show(ui, |ui| {
-                self.graph(ui, regs, &cfg, width);
-                ui.add_space(8.0);
                 self.solo_images(ui, s, prefs, draw, queue);
+                ui.add_space(8.0);
+                self.graph(ui, regs, &cfg, width);
             });
     }
 
@@ -831,7 +831,7 @@ impl TevView {
                     ui.strong(&title);
                     let rotate = prefs.rotate_thumbs && img.height > img.width;
                     let shown = widgets::shown_size(img.width, img.height, rotate);
-                    let w = ((avail - 24.0) / 2.0).clamp(120.0, shown.x.max(1.0) * 2.0);
+                    let w = ((avail - 24.0) / 2.0).min(shown.x.min(420.0)).max(120.0);
                     let size = Vec2::new(w, w * shown.y / shown.x.max(1.0));
                     let (rect, resp) = ui.allocate_exact_size(size, Sense::click());
                     widgets::name_button(&resp, &title);
