@@ -55,6 +55,9 @@ pub enum ThumbEntry {
     Missing,
 }
 
+/// Combiner-solo images or why there are none.
+pub type SoloResult = Result<Arc<SoloImages>, String>;
+
 /// A shader trace or why there is none.
 pub type TraceResult = Result<Arc<ShaderTrace>, String>;
 
@@ -114,7 +117,7 @@ pub struct TraceSession {
     /// Search of the command list.
     pub search: SearchState,
     /// The newest combiner-solo images (draw, solo) received.
-    pub tev_solo: Option<((u64, TevSolo), Result<Arc<SoloImages>, String>)>,
+    pub tev_solo: Option<((u64, TevSolo), SoloResult)>,
     tev_solo_pending: Option<(u64, TevSolo)>,
     /// Messages for the log panel.
     pub log: Vec<String>,
@@ -507,11 +510,7 @@ impl TraceSession {
 
     /// The colour buffer after `draw` with and without the combiner solo `solo` (requested
     /// when missing; the newest answer is kept).
-    pub fn want_tev_solo(
-        &mut self,
-        draw: u64,
-        solo: TevSolo,
-    ) -> Option<&Result<Arc<SoloImages>, String>> {
+    pub fn want_tev_solo(&mut self, draw: u64, solo: TevSolo) -> Option<&SoloResult> {
         let key = (draw, solo);
         let have = self.tev_solo.as_ref().is_some_and(|(k, _)| *k == key);
         if !have && self.tev_solo_pending != Some(key) && self.index.is_some() {

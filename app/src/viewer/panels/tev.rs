@@ -71,6 +71,9 @@ impl Default for TevView {
     }
 }
 
+/// An input port: stage, position, alpha (else colour).
+type Port = (usize, Pos2, bool);
+
 /// A painted wire (a polyline) and what it carries.
 struct Wire {
     pts: Vec<Pos2>,
@@ -348,8 +351,8 @@ impl TevView {
             |k: usize| rect.top() + 4.0 + (k / cols) as f32 * row_h + box_h + LANE_H * 0.45;
         let mut wires: Vec<Wire> = Vec::new();
         let mut out_ports = [Pos2::ZERO; 6];
-        let mut prev_inputs: Vec<(usize, Pos2, bool)> = Vec::new();
-        let mut buffer_inputs: Vec<(usize, Pos2, bool)> = Vec::new();
+        let mut prev_inputs: Vec<Port> = Vec::new();
+        let mut buffer_inputs: Vec<Port> = Vec::new();
         let mut measured: f32 = 0.0;
 
         // Buffer lanes, one per row, joined from the end of a row to the start of the next.
@@ -593,10 +596,7 @@ impl TevView {
         formulas: &[(String, String, String)],
         box_rect: Rect,
         (wire_rgb, wire_alpha, painter): (Color32, Color32, &egui::Painter),
-        (prev_inputs, buffer_inputs): (
-            &mut Vec<(usize, Pos2, bool)>,
-            &mut Vec<(usize, Pos2, bool)>,
-        ),
+        (prev_inputs, buffer_inputs): (&mut Vec<Port>, &mut Vec<Port>),
     ) {
         child.spacing_mut().item_spacing.y = 2.0;
         let pass = st.is_pass_through();
