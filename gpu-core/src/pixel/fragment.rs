@@ -1008,7 +1008,8 @@ impl<S: TextureSampler> PixelPipeline<S> {
     /// `solo.stage`'s output (see [`TevSolo`]) instead of the blended combiner output. A solo
     /// switches the pipeline to the [`PixelPath::Reference`] path (call this after
     /// [`PixelPipeline::set_path`]); clearing it does not switch back. Shadow-map and gas
-    /// fragments ignore the solo.
+    /// fragments ignore the solo. With a solo, [`PixelPipeline::config`] reports fog off and a
+    /// replacing blend (how the value is written).
     pub fn set_tev_solo(&mut self, solo: Option<TevSolo>) {
         self.solo = solo.map(|solo| SoloProgram {
             solo,
@@ -1016,6 +1017,11 @@ impl<S: TextureSampler> PixelPipeline<S> {
         });
         if self.solo.is_some() {
             self.color_stage = None;
+            // The soloed value is written as it is: no fog, and a blend that replaces
+            // (`src·1 + dst·0`; the colour write mask still applies). The per-fragment code is
+            // unchanged but for taking the value after the alpha test.
+            self.cfg.ops.fog = FogMode::Off;
+            self.cfg.ops.output = ColorOutput::Blend(Blend::from_words(0x0101_0000, 0));
         }
     }
 
@@ -1272,13 +1278,10 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             return;
         }
 
+        // Solo: the stage's value from here on (fog is off and blending replaces, see
+        // `PixelPipeline::set_tev_solo`).
         if let Some(value) = solo {
-            // Solo: no fog, no blending; depth and stencil as usual.
-            if self.depth_stencil(frag) {
-                self.stats.fragments_passed += 1;
-                self.solo_write(frag, value);
-            }
-            return;
+            color = value;
         }
 
         // Fog (§9.4), RGB only.
@@ -1415,37 +1418,6 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         for ch in 0..4 {
             if ops.color_mask[ch] {
                 res[ch] = out[ch];
-            }
-        }
-        let enc = cf.encode_word(res);
-        if enc[..n] != b[..n] {
-            px[..n].copy_from_slice(&enc[..n]);
-            self.color_cache.mark_dirty();
-        }
-    }
-
-    /// The colour write of a combiner solo: `value` through the colour write mask, no blending
-    /// or logic op.
-    fn solo_write(&mut self, frag: &Fragment, value: Rgba) {
-        let cfg = self.cfg;
-        let fb = &cfg.fb;
-        let Some(cf) = fb.color_format else { return };
-        if !fb.color_write {
-            return;
-        }
-        let Some(px) = self
-            .color_cache
-            .pixel(self.mem, fb, fb.color_addr, frag.x, frag.y)
-        else {
-            return;
-        };
-        let mut b = [0u8; 4];
-        let n = px.len().min(4);
-        b[..n].copy_from_slice(&px[..n]);
-        let mut res = cf.decode_word(b);
-        for (ch, r) in res.iter_mut().enumerate() {
-            if cfg.ops.color_mask[ch] {
-                *r = value[ch];
             }
         }
         let enc = cf.encode_word(res);
