@@ -10,6 +10,11 @@
 //! fractions of the format's maximum) to black..white, so that a scene drawn in a narrow range
 //! near the far plane is not a nearly uniform image.
 //!
+//! `--tev-solo STAGE[:alpha]` (with `--after-draw`) re-renders that draw with one combiner
+//! stage's output as its final colour (`gpu_core::tev::TevSolo`): the replay runs to the end
+//! of the previous draw, sets the solo and runs the draw. With `--target color` the image
+//! shows what the stage computed at every pixel the draw wrote.
+//!
 //! `--all-frames` writes `DIR/frame_NNNN.png` when `-o` is a directory (or a name without a
 //! `.png` extension, created if needed), and `NAME_NNNN.png` beside it when `-o NAME.png`.
 
@@ -21,6 +26,7 @@ use clap::{Args, ValueEnum};
 use gpu_core::framebuffer::FramebufferConfig;
 use gpu_core::lcd::Screen;
 use gpu_core::replay::{Replay, Target, screen_image};
+use gpu_core::tev::{SoloChannel, TevSolo};
 use gpu_core::texture::DecodedImage;
 use pica_cmd::citrace::TraceSource;
 
@@ -67,6 +73,11 @@ pub struct RenderArgs {
     /// hardware does.
     #[arg(long)]
     pub citra_swrast: bool,
+    /// Re-render the --after-draw draw with combiner stage STAGE (0-5) as its final colour:
+    /// `STAGE` or `STAGE:color` its RGB (opaque), `STAGE:alpha` its alpha as grey,
+    /// `STAGE:rgba` both; no fog or blending (use --target color to see the draw's output).
+    #[arg(long, value_name = "STAGE[:alpha]", requires = "after_draw", value_parser = parse_tev_solo)]
+    pub tev_solo: Option<TevSolo>,
     /// Output PNG file, `-` for stdout (with --all-frames: a directory, or NAME.png for
     /// NAME_NNNN.png files).
     #[arg(short, long)]
@@ -80,6 +91,26 @@ pub struct DepthRange {
     pub lo: f64,
     /// Shown white.
     pub hi: f64,
+}
+
+/// Parses `STAGE[:color|:alpha|:rgba]` with STAGE 0-5.
+fn parse_tev_solo(s: &str) -> Result<TevSolo, String> {
+    let (stage, channel) = s.split_once(':').unwrap_or((s, "color"));
+    let stage = match stage.trim().parse::<u8>() {
+        Ok(n) if n < 6 => n,
+        _ => return Err(format!("expected a combiner stage 0-5, got '{stage}'")),
+    };
+    let channel = match channel.trim().to_ascii_lowercase().as_str() {
+        "color" | "colour" | "rgb" => SoloChannel::Color,
+        "alpha" | "a" => SoloChannel::Alpha,
+        "rgba" | "both" => SoloChannel::Both,
+        other => {
+            return Err(format!(
+                "expected STAGE, STAGE:color, STAGE:alpha or STAGE:rgba, got ':{other}'"
+            ));
+        }
+    };
+    Ok(TevSolo { stage, channel })
 }
 
 /// Parses `A..B` with 0 <= A < B <= 1.
@@ -122,7 +153,19 @@ pub fn run(args: &RenderArgs) -> Result<()> {
             Target::AfterDraw(draw)
         }
     };
-    if !replay.seek(target, &mut ()) {
+    let reached = match (args.tev_solo, target) {
+        (Some(solo), Target::AfterDraw(draw)) => {
+            // Only this draw runs with the solo: from the end of the previous one.
+            match draw.checked_sub(1) {
+                Some(prev) => replay.seek(Target::AfterDraw(prev), &mut ()),
+                None => replay.seek(Target::AfterWrite(0), &mut ()),
+            };
+            replay.set_tev_solo(Some(solo));
+            replay.run_until(target, &mut ())
+        }
+        _ => replay.seek(target, &mut ()),
+    };
+    if !reached {
         let markers = replay.position().frame;
         let valid = match markers {
             0 => "it has no frame marker".to_string(),
@@ -144,8 +187,16 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         args.output.display().to_string()
     };
     let pos = replay.position();
+    let solo = args.tev_solo.map_or(String::new(), |s| {
+        let what = match s.channel {
+            SoloChannel::Color => "colour",
+            SoloChannel::Alpha => "alpha",
+            SoloChannel::Both => "colour and alpha",
+        };
+        format!("; the last draw shows combiner stage {}'s {what}", s.stage)
+    });
     eprintln!(
-        "wrote {shown} ({}x{}) at frame {}, after {} draw(s) and {} register write(s){}",
+        "wrote {shown} ({}x{}) at frame {}, after {} draw(s) and {} register write(s){}{solo}",
         img.image.width, img.image.height, pos.frame, pos.draws, pos.writes, img.note
     );
     Ok(())
@@ -605,6 +656,19 @@ mod tests {
         assert!(parse_depth_range("1..0.5").is_err());
         assert!(parse_depth_range("0.5").is_err());
         assert!(parse_depth_range("a..b").is_err());
+    }
+
+    #[test]
+    fn tev_solo_parses() {
+        let s = |stage, channel| Ok(TevSolo { stage, channel });
+        assert_eq!(parse_tev_solo("2"), s(2, SoloChannel::Color));
+        assert_eq!(parse_tev_solo("0:alpha"), s(0, SoloChannel::Alpha));
+        assert_eq!(parse_tev_solo("5:RGBA"), s(5, SoloChannel::Both));
+        assert_eq!(parse_tev_solo("1:color"), s(1, SoloChannel::Color));
+        assert!(parse_tev_solo("6").is_err());
+        assert!(parse_tev_solo("x").is_err());
+        assert!(parse_tev_solo("1:green").is_err());
+        assert!(parse_tev_solo("").is_err());
     }
 
     #[test]

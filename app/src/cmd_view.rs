@@ -38,6 +38,10 @@ pub enum ViewTab {
     Vertices,
     /// Shader debugger.
     Shader,
+    /// Combiner (TEV) graph and per-stage solo.
+    Tev,
+    /// Lookup-table plots.
+    Luts,
     /// Compare mode (a second trace or configuration).
     Compare,
     /// Per-draw cost table.
@@ -52,6 +56,8 @@ impl From<ViewTab> for Tab {
             ViewTab::Image => Tab::Image,
             ViewTab::Vertices => Tab::Vertices,
             ViewTab::Shader => Tab::Shader,
+            ViewTab::Tev => Tab::Tev,
+            ViewTab::Luts => Tab::Luts,
             ViewTab::Compare => Tab::Compare,
             ViewTab::Costs => Tab::Costs,
         }

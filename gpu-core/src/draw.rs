@@ -50,6 +50,7 @@ use crate::pixel::fragment::{PixelPath, PixelPipeline, TextureCache, TextureUnit
 use crate::pixel::raster::TriangleOutcome;
 use crate::pixel::stages::FixedFunctionStages;
 use crate::pixel::texture::RenderMode;
+use crate::pixel::tev::TevSolo;
 use crate::regs::{PICA_REG_COUNT, reg};
 use crate::vertex::OutputVertex;
 
@@ -135,6 +136,9 @@ pub struct PipelineState {
     pub vs_engine: VsEngine,
     /// How texture units sample (hardware-faithful by default; see [`RenderMode`]).
     pub render_mode: RenderMode,
+    /// A combiner solo applied to every draw (debugging; `None` in normal replay): see
+    /// [`crate::pixel::tev::TevSolo`]. Draws with a solo run the reference pixel path.
+    pub tev_solo: Option<TevSolo>,
     vs_program: Option<CachedProgram>,
     gs_program: Option<CachedProgram>,
     scratch: Scratch,
@@ -244,6 +248,7 @@ impl Default for PipelineState {
             pixel_path: PixelPath::default(),
             vs_engine: VsEngine::default(),
             render_mode: RenderMode::default(),
+            tev_solo: None,
             vs_program: None,
             gs_program: None,
             scratch: Scratch::default(),
@@ -629,6 +634,9 @@ impl PipelineState {
             .then(|| DrawDetail::new(&ds.regs[..], obs.draw_detail_limits()));
         let mut pixels = self.textures.pipeline(mem, &ds.regs, self.render_mode);
         pixels.set_path(self.pixel_path);
+        if self.tev_solo.is_some() {
+            pixels.set_tev_solo(self.tev_solo);
+        }
         if obs.wants_stage_times() {
             pixels.enable_timing();
         }
@@ -907,6 +915,9 @@ impl PipelineState {
                     pixels.set_path(self.pixel_path);
                     let mut debug = obs.take_debug_buffers();
                     begin_debug(&mut debug, &mut pixels);
+                    if self.tev_solo.is_some() {
+                        pixels.set_tev_solo(self.tev_solo);
+                    }
                     let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
                     rasterize_all(
                         &mut scratch.tris,

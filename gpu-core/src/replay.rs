@@ -43,6 +43,7 @@ use crate::draw::VsEngine;
 use crate::engines::lcd::{Eye, LcdColorFill, LcdError, LcdFramebufferConfig, Screen, scan_out};
 use crate::memory::PhysMem;
 use crate::pixel::fragment::PixelPath;
+use crate::pixel::tev::TevSolo;
 use crate::pixel::texture::{DecodedImage, RenderMode};
 use crate::regs::{EXT_REG_BASE, LCD_REG_BASE};
 
@@ -296,6 +297,11 @@ pub struct Replay<S: TraceSource> {
     pos: Position,
     keyframes: KeyframeStore,
     blob: Vec<u8>,
+    /// The combiner solo applied to the draws executed from now on ([`Replay::set_tev_solo`]).
+    solo: Option<TevSolo>,
+    /// True when the current state may hold soloed draws: it is not a state of the trace, so
+    /// the next seek restores a keyframe instead of continuing from it.
+    diverged: bool,
 }
 
 /// Counts positions and forwards events; can request a stop at a target.
@@ -373,6 +379,8 @@ impl<S: TraceSource> Replay<S> {
             pos: Position::default(),
             keyframes: KeyframeStore::new(DEFAULT_KEYFRAME_BUDGET),
             blob: Vec::new(),
+            solo: None,
+            diverged: false,
         }
     }
 
@@ -408,6 +416,25 @@ impl<S: TraceSource> Replay<S> {
         Arc::make_mut(&mut self.initial).0.pipeline.render_mode = mode;
     }
 
+    /// Sets (or clears) a combiner solo: every draw executed from now on writes stage
+    /// `solo.stage`'s output instead of its real colour (a debugging view, see [`TevSolo`]).
+    ///
+    /// States reached with a solo are not states of the trace: after a solo was set, the next
+    /// [`Replay::seek`] restores a keyframe (or the start) rather than continuing from the
+    /// current state, and keyframes are never taken from them ([`Replay::build_index`] runs
+    /// without the solo). To see draw `d` soloed, seek to just before it, set the solo, run to
+    /// after it, read the images, clear the solo.
+    pub fn set_tev_solo(&mut self, solo: Option<TevSolo>) {
+        self.solo = solo;
+        self.gpu.pipeline.tev_solo = solo;
+        self.diverged |= solo.is_some();
+    }
+
+    /// The combiner solo in use.
+    pub fn tev_solo(&self) -> Option<TevSolo> {
+        self.solo
+    }
+
     /// Sets the memory budget of the keyframe store in bytes (default
     /// [`DEFAULT_KEYFRAME_BUDGET`]); takes effect at the next [`Replay::build_index`].
     pub fn set_keyframe_budget(&mut self, bytes: u64) {
@@ -439,6 +466,8 @@ impl<S: TraceSource> Replay<S> {
         self.gpu = self.initial.0.clone();
         self.mem = self.initial.1.clone();
         self.pos = Position::default();
+        self.gpu.pipeline.tev_solo = self.solo;
+        self.diverged = self.solo.is_some();
     }
 
     /// Executes until `target` is reached (or the stream ends), reporting to `obs`. Returns
@@ -567,6 +596,17 @@ impl<S: TraceSource> Replay<S> {
         &mut self,
         keep_going: &mut dyn FnMut(Position) -> bool,
     ) -> Option<TraceIndex> {
+        // Keyframes must hold states of the trace: index without the solo, then restore it.
+        let solo = self.solo.take();
+        let index = self.build_index_inner(keep_going);
+        self.set_tev_solo(solo);
+        index
+    }
+
+    fn build_index_inner(
+        &mut self,
+        keep_going: &mut dyn FnMut(Position) -> bool,
+    ) -> Option<TraceIndex> {
         self.rewind();
         self.keyframes.clear();
         let mut rec = IndexRecorder::default();
@@ -689,13 +729,16 @@ impl<S: TraceSource> Replay<S> {
             Target::End => true,
         };
         let key_pos = key.as_ref().map(|k| k.pos);
-        // Keep going from the current state when it is closer than the keyframe.
-        if !(current_ok && key_pos.is_none_or(|kp| kp <= self.pos)) {
+        // Keep going from the current state when it is closer than the keyframe (and is a
+        // state of the trace).
+        if self.diverged || !(current_ok && key_pos.is_none_or(|kp| kp <= self.pos)) {
             match key {
                 Some(k) => {
                     self.gpu = *k.gpu;
                     self.mem = k.mem;
                     self.pos = k.pos;
+                    self.gpu.pipeline.tev_solo = self.solo;
+                    self.diverged = self.solo.is_some();
                 }
                 None => self.rewind(),
             }

@@ -17,8 +17,10 @@ use super::load::{self, FileKind, Opened};
 use super::panels::commands::CommandsView;
 use super::panels::compare::CompareView;
 use super::panels::image::ImageView;
+use super::panels::luts::LutsView;
 use super::panels::shader::ShaderView;
 use super::panels::state::StateView;
+use super::panels::tev::TevView;
 use super::panels::timeline::TimelineView;
 use super::panels::vertices::VerticesView;
 use super::panels::{log, screens};
@@ -70,6 +72,10 @@ pub struct Panels {
     pub log: log::LogView,
     /// Compare mode.
     pub compare: CompareView,
+    /// Combiner graph and solo.
+    pub tev: TevView,
+    /// Lookup-table plots.
+    pub luts: LutsView,
 }
 
 /// The viewer.
@@ -160,7 +166,10 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
         "Down / Up, F10 / Shift+F10",
         "shader view: step forward / back",
     ),
-    ("1 … 5", "Commands, State, Image, Vertices, Shader"),
+    (
+        "1 … 7",
+        "Commands, State, Image, Vertices, Shader, TEV, LUTs",
+    ),
     ("Ctrl+O", "open a file"),
     ("F1", "this help"),
 ];
@@ -443,7 +452,7 @@ impl ViewerApp {
             if i.consume_key(Modifiers::NONE, Key::End) {
                 q.push(AppCommand::End);
             }
-            for (k, tab) in [
+            let keys = [
                 Key::Num1,
                 Key::Num2,
                 Key::Num3,
@@ -453,10 +462,8 @@ impl ViewerApp {
                 Key::Num7,
                 Key::Num8,
                 Key::Num9,
-            ]
-            .into_iter()
-            .zip(Tab::ALL)
-            {
+            ];
+            for (k, tab) in keys.into_iter().zip(Tab::ALL) {
                 if i.consume_key(Modifiers::NONE, k) {
                     q.push(AppCommand::Tab(tab));
                 }
@@ -716,6 +723,8 @@ impl ViewerApp {
                             &mut self.queue,
                         ),
                         Tab::Shader => p.shader.trace_ui(ui, s, &self.sel, &mut self.queue),
+                        Tab::Tev => p.tev.ui(ui, s, &self.prefs, command, &mut self.queue),
+                        Tab::Luts => p.luts.ui(ui, s, command),
                         Tab::Compare => p.compare.ui(ui, s, &self.sel, &mut self.queue),
                         Tab::Costs => {
                             let draw = s.draw_at_or_before(command);

@@ -30,6 +30,10 @@ pub enum Tab {
     Vertices,
     /// The shader debugger.
     Shader,
+    /// The combiner (TEV) graph and per-stage solo.
+    Tev,
+    /// Lighting, fog and procedural-texture lookup tables as curves.
+    Luts,
     /// Compare mode: a second trace or configuration, A | B | difference, first difference.
     Compare,
     /// Per-draw cost table of the current frame.
@@ -38,7 +42,7 @@ pub enum Tab {
 
 impl Tab {
     /// Every tab in display order.
-    pub const ALL: [Tab; 7] = [
+    pub const ALL: [Tab; 9] = [
         Tab::Commands,
         Tab::State,
         Tab::Image,
@@ -56,6 +60,8 @@ impl Tab {
             Tab::Image => "Image",
             Tab::Vertices => "Vertices",
             Tab::Shader => "Shader",
+            Tab::Tev => "TEV",
+            Tab::Luts => "LUTs",
             Tab::Compare => "Compare",
             Tab::Costs => "Costs",
         }

@@ -11,8 +11,10 @@ use std::sync::Arc;
 
 use gpu_core::debug::{Diagnostic, DrawDetail, RegWriteEvent, TargetBuffers};
 use gpu_core::gpu::{EXT_REG_COUNT, FIXED_ATTRIBS, FLOAT_UNIFORMS};
+use gpu_core::lut::LookupTables;
 use gpu_core::pixel::{ColorFormat, Rgba};
 use gpu_core::replay::{Position, TraceIndex};
+use gpu_core::tev::TevSolo;
 use gpu_core::texture::TextureFormat;
 use shader_unit::interp::{StepRecord, Vec4};
 
@@ -222,6 +224,17 @@ pub struct StateSnapshot {
     pub gs: UnitSnapshot,
     /// Fixed / default attribute values 0-15.
     pub fixed_attribs: [Vec4; FIXED_ATTRIBS],
+    /// Lighting, fog and procedural-texture lookup tables (raw entry words).
+    pub luts: Arc<LookupTables>,
+}
+
+/// The colour buffer after one draw, as the trace renders it and with a combiner solo.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SoloImages {
+    /// After the draw, as the trace renders it.
+    pub real: ImageData,
+    /// After the draw rendered with the solo (the earlier draws as in the trace).
+    pub solo: ImageData,
 }
 
 /// Register writes `first..first + writes.len()` (1-based command numbers) in order.
@@ -423,6 +436,13 @@ pub enum Request {
         /// Command number.
         at: u64,
     },
+    /// The colour buffer after draw `draw` rendered normally and with a combiner solo.
+    TevSolo {
+        /// Draw index.
+        draw: u64,
+        /// The stage and channel shown.
+        solo: TevSolo,
+    },
     /// Commands in `first..=last` whose register name, id, value or decoded text contains
     /// `query` (case-insensitive).
     Search {
@@ -489,6 +509,15 @@ pub enum Response {
         index_in_draw: u32,
         /// The trace or an error message.
         result: Result<Arc<ShaderTrace>, String>,
+    },
+    /// The images of a [`Request::TevSolo`].
+    TevSolo {
+        /// Draw index.
+        draw: u64,
+        /// The solo.
+        solo: TevSolo,
+        /// The images or why they could not be made.
+        result: Result<Arc<SoloImages>, String>,
     },
     /// Thumbnails after draws (`None`: no readable colour buffer).
     Thumbnails(Vec<(u64, Option<Arc<Thumb>>)>),

@@ -14,11 +14,12 @@ use std::sync::Arc;
 
 use eframe::egui;
 use gpu_core::replay::{FrameInfo, TraceIndex};
+use gpu_core::tev::TevSolo;
 
 use super::load::{ShaderDoc, TraceInfo};
 use super::protocol::{
     CommandPage, DebugView, DrawInspection, ImageData, ImageSource, PixelInfo, Progress, Request,
-    Response, ShaderTrace, StateSnapshot, Thumb,
+    Response, ShaderTrace, SoloImages, StateSnapshot, Thumb,
 };
 use super::provenance::Provenance;
 use super::worker::WorkerHandle;
@@ -53,6 +54,9 @@ pub enum ThumbEntry {
     /// No readable colour buffer.
     Missing,
 }
+
+/// Combiner-solo images or why there are none.
+pub type SoloResult = Result<Arc<SoloImages>, String>;
 
 /// A shader trace or why there is none.
 pub type TraceResult = Result<Arc<ShaderTrace>, String>;
@@ -115,6 +119,9 @@ pub struct TraceSession {
     thumbs: HashMap<u64, ThumbEntry>,
     /// Search of the command list.
     pub search: SearchState,
+    /// The newest combiner-solo images (draw, solo) received.
+    pub tev_solo: Option<((u64, TevSolo), SoloResult)>,
+    tev_solo_pending: Option<(u64, TevSolo)>,
     /// Messages for the log panel.
     pub log: Vec<String>,
     outbox: Vec<Request>,
@@ -167,6 +174,8 @@ impl TraceSession {
             debug_pending: None,
             thumbs: HashMap::new(),
             search: SearchState::default(),
+            tev_solo: None,
+            tev_solo_pending: None,
             log,
             outbox: Vec::new(),
         }
@@ -320,6 +329,12 @@ impl TraceSession {
                     self.search.truncated = truncated;
                 }
             }
+            Response::TevSolo { draw, solo, result } => {
+                if self.tev_solo_pending == Some((draw, solo)) {
+                    self.tev_solo_pending = None;
+                }
+                self.tev_solo = Some(((draw, solo), result));
+            }
             Response::Log(m) => self.log.push(m),
             Response::Failed(m) => {
                 self.log.push(format!("error: {m}"));
@@ -367,6 +382,7 @@ impl TraceSession {
             && self.shader_pending.is_none()
             && self.pixel_pending.is_none()
             && !self.search.pending
+            && self.tev_solo_pending.is_none()
             && !self
                 .images
                 .values()
@@ -517,6 +533,26 @@ impl TraceSession {
             .as_ref()
             .filter(|(key, _)| *key == (draw, k))
             .map(|(_, r)| r)
+    }
+
+    /// The colour buffer after `draw` with and without the combiner solo `solo` (requested
+    /// when missing; the newest answer is kept).
+    pub fn want_tev_solo(&mut self, draw: u64, solo: TevSolo) -> Option<&SoloResult> {
+        let key = (draw, solo);
+        let have = self.tev_solo.as_ref().is_some_and(|(k, _)| *k == key);
+        if !have && self.tev_solo_pending != Some(key) && self.index.is_some() {
+            self.tev_solo_pending = Some(key);
+            self.outbox.push(Request::TevSolo { draw, solo });
+        }
+        self.tev_solo
+            .as_ref()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, r)| r)
+    }
+
+    /// True while combiner-solo images are on their way.
+    pub fn tev_solo_pending(&self) -> bool {
+        self.tev_solo_pending.is_some()
     }
 
     /// Picks a pixel.

@@ -29,6 +29,7 @@ use gpu_core::debug::{EventLog, GpuEvent, Observer, RegWriteEvent};
 use gpu_core::gpu::{Gpu, UnitKind};
 use gpu_core::replay::{Position, Replay, Target, TraceIndex};
 use gpu_core::shading::{ShaderUnit, UnitSetup};
+use gpu_core::tev::TevSolo;
 use gpu_core::vertex_loader::LoaderConfig;
 use pica_cmd::citrace::{CiTrace, TraceSource};
 use shader_unit::decode::Program;
@@ -43,7 +44,7 @@ use gpu_core::viewport::Viewport;
 
 use super::protocol::{
     CommandPage, DebugView, DrawInspection, ImageSource, MAX_VERTEX_IDS, Progress, Request,
-    Response, StateSnapshot, Thumb, UnitSnapshot, VsContext,
+    Response, SoloImages, StateSnapshot, Thumb, UnitSnapshot, VsContext,
 };
 use super::provenance::ProvenanceRecorder;
 use super::shader_debug;
@@ -304,6 +305,7 @@ impl<S: TraceSource> Worker<S> {
         let mut shader = None;
         let mut search = None;
         let mut debug = None;
+        let mut solo = None;
         let mut images: Vec<(u64, ImageSource)> = Vec::new();
         let mut pages: Vec<(u64, u32)> = Vec::new();
         for r in batch {
@@ -341,6 +343,7 @@ impl<S: TraceSource> Worker<S> {
                     query,
                 } => search = Some((id, first, last, query)),
                 Request::DebugBuffers { at } => debug = Some(at),
+                Request::TevSolo { draw: d, solo: t } => solo = Some((d, t)),
             }
         }
         // Images only for the newest position asked about.
@@ -394,6 +397,40 @@ impl<S: TraceSource> Worker<S> {
             let result = Ok(Arc::new(self.debug_view(at)));
             self.out.send(Response::DebugBuffers { at, result });
         }
+        if let Some((d, t)) = solo {
+            let result = self.tev_solo(d, t).map(Arc::new);
+            self.out.send(Response::TevSolo {
+                draw: d,
+                solo: t,
+                result,
+            });
+        }
+    }
+
+    /// The colour buffer after draw `draw` with the combiner solo `solo`, and without.
+    fn tev_solo(&mut self, draw: u64, solo: TevSolo) -> Result<SoloImages, String> {
+        let rec = self
+            .index
+            .draws
+            .get(usize::try_from(draw).unwrap_or(usize::MAX))
+            .ok_or_else(|| format!("draw {draw} does not exist"))?
+            .clone();
+        self.at = None;
+        // Just before the draw's trigger, then the draw alone with the solo.
+        self.replay
+            .seek(Target::AfterWrite(rec.before.writes), &mut ());
+        self.replay.set_tev_solo(Some(solo));
+        self.replay.run_until(Target::AfterDraw(draw), &mut ());
+        let soloed = images::extract(self.replay.gpu(), self.replay.mem(), ImageSource::Color);
+        self.replay.set_tev_solo(None);
+        // This seek restores a real state (the replay knows the current one is not): the
+        // background pass may continue from it.
+        self.replay.seek(Target::AfterDraw(draw), &mut ());
+        let real = images::extract(self.replay.gpu(), self.replay.mem(), ImageSource::Color)?;
+        Ok(SoloImages {
+            real,
+            solo: soloed?,
+        })
     }
 
     /// Records the debug buffers from the start of `at`'s frame to command `at` and reads the
@@ -490,6 +527,7 @@ impl<S: TraceSource> Worker<S> {
                 float_uniforms: gpu.gs.float_uniforms,
             },
             fixed_attribs: gpu.fixed_attribs,
+            luts: Arc::new(gpu.luts.clone()),
         }
     }
 

@@ -38,7 +38,7 @@ use crate::memory::PhysMem;
 use crate::pixel::color::{DepthFormat, Rgba};
 use crate::pixel::framebuffer::{FramebufferConfig, TileCache};
 use crate::pixel::raster::{Fragment, RasterConfig, TriangleOutcome, rasterize_triangle};
-use crate::pixel::tev::{TevConfig, TevIssue, TevProgram, TevSource};
+use crate::pixel::tev::{TevConfig, TevIssue, TevProgram, TevSolo, TevSource};
 use crate::pixel::texture::TextureError;
 
 pub mod specialized;
@@ -827,6 +827,15 @@ pub struct PixelPipeline<S: TextureSampler = NoTextures> {
     color_stage: Option<ColorStage>,
     /// Stage timing (benchmarks only).
     timer: Option<PixelTimer>,
+    /// The combiner solo (debugging), if set: see [`PixelPipeline::set_tev_solo`].
+    solo: Option<SoloProgram>,
+}
+
+/// A [`TevSolo`] with the combiner program that computes the soloed stage's output.
+#[derive(Clone, Copy, Debug)]
+struct SoloProgram {
+    solo: TevSolo,
+    tev: TevProgram,
 }
 
 impl PixelPipeline<NoTextures> {
@@ -936,6 +945,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
             invalid_triangles: 0,
             color_stage: Some(ColorStage::new(cfg.ops.output, cfg.ops.color_mask)),
             timer: None,
+            solo: None,
         };
         p.static_diagnostics();
         p
@@ -992,6 +1002,32 @@ impl<S: TextureSampler> PixelPipeline<S> {
             )),
             PixelPath::Reference => None,
         };
+    }
+
+    /// Sets (or clears) a combiner solo for this draw: every fragment writes stage
+    /// `solo.stage`'s output (see [`TevSolo`]) instead of the blended combiner output. A solo
+    /// switches the pipeline to the [`PixelPath::Reference`] path (call this after
+    /// [`PixelPipeline::set_path`]); clearing it does not switch back. Shadow-map and gas
+    /// fragments ignore the solo. With a solo, [`PixelPipeline::config`] reports fog off and a
+    /// replacing blend (how the value is written).
+    pub fn set_tev_solo(&mut self, solo: Option<TevSolo>) {
+        self.solo = solo.map(|solo| SoloProgram {
+            solo,
+            tev: TevProgram::new(&solo.config(&self.cfg.tev)),
+        });
+        if self.solo.is_some() {
+            self.color_stage = None;
+            // The soloed value is written as it is: no fog, and a blend that replaces
+            // (`src·1 + dst·0`; the colour write mask still applies). The per-fragment code is
+            // unchanged but for taking the value after the alpha test.
+            self.cfg.ops.fog = FogMode::Off;
+            self.cfg.ops.output = ColorOutput::Blend(Blend::from_words(0x0101_0000, 0));
+        }
+    }
+
+    /// The combiner solo in use.
+    pub fn tev_solo(&self) -> Option<TevSolo> {
+        self.solo.map(|s| s.solo)
     }
 
     /// Starts timing the pipeline's stages (see [`PixelTimer`]); off by default.
@@ -1077,6 +1113,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 mem: &mut *mem,
                 hooks: &mut *hooks,
                 color_stage: self.color_stage,
+                solo: self.solo.as_ref(),
                 sampling: false,
                 input_time: std::time::Duration::ZERO,
             };
@@ -1240,6 +1277,8 @@ struct FragCtx<'a, S: TextureSampler, H: FragmentHooks> {
     hooks: &'a mut H,
     /// The specialised colour stage (`None`: the generic reference code).
     color_stage: Option<ColorStage>,
+    /// The combiner solo (reference path only; `None` in normal replay).
+    solo: Option<&'a SoloProgram>,
     /// True while a fragment sampled by the [`PixelTimer`] runs.
     sampling: bool,
     /// Time of the sampled fragments' texture and lighting inputs (unscaled).
@@ -1291,6 +1330,8 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             self.input_time += s.elapsed();
         }
         let mut color = self.tev.run_table(&mut t);
+        // The soloed stage's output, from the same source table (entries 13-15 are scratch).
+        let solo = self.solo.map(|s| s.solo.value(s.tev.run_table(&mut t)));
 
         match ops.mode {
             FragmentMode::Shadow | FragmentMode::Gas => {
@@ -1304,6 +1345,12 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         if ops.alpha_test.enabled && !ops.alpha_test.func.test(color[3], ops.alpha_test.reference) {
             self.stats.alpha_failed += 1;
             return;
+        }
+
+        // Solo: the stage's value from here on (fog is off and blending replaces, see
+        // `PixelPipeline::set_tev_solo`).
+        if let Some(value) = solo {
+            color = value;
         }
 
         // Fog (§9.4), RGB only.

@@ -590,6 +590,58 @@ impl TevConfig {
     }
 }
 
+/// Which part of a combiner stage's output a [`TevSolo`] shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum SoloChannel {
+    /// The stage's RGB, written opaque: `(r, g, b, 255)`.
+    Color,
+    /// The stage's alpha as grey, written opaque: `(a, a, a, 255)`.
+    Alpha,
+    /// The stage's RGBA as it is.
+    Both,
+}
+
+/// A debugging override of the combiners (not a hardware feature): "solo" one stage, i.e. use
+/// stage `stage`'s output (or a channel of it) as the fragment's final colour.
+///
+/// The pixel pipeline applies it on the reference path only (see
+/// `PixelPipeline::set_tev_solo`): the fragment still goes through the alpha test (against the
+/// **real** combiner output, so the same fragments survive as without the solo), the stencil
+/// and depth tests and the colour write mask, but fog and blending / logic op are skipped, so
+/// the colour buffer receives exactly [`TevSolo::value`] of stage `stage`'s output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct TevSolo {
+    /// The stage 0-5 whose output is shown (larger values are treated as 5).
+    pub stage: u8,
+    /// What of its output is shown.
+    pub channel: SoloChannel,
+}
+
+impl TevSolo {
+    /// The colour written for a stage output `out`, per [`TevSolo::channel`].
+    #[inline]
+    pub const fn value(&self, out: Rgba) -> Rgba {
+        let [r, g, b, a] = out;
+        match self.channel {
+            SoloChannel::Color => [r, g, b, 255],
+            SoloChannel::Alpha => [a, a, a, 255],
+            SoloChannel::Both => out,
+        }
+    }
+
+    /// The combiner configuration whose final output is stage [`TevSolo::stage`]'s output:
+    /// `cfg` with every later stage made a pass-through. (Buffer updates of later stages cannot
+    /// change the previous stage's output, so they need no change.)
+    pub fn config(&self, cfg: &TevConfig) -> TevConfig {
+        let mut out = *cfg;
+        let k = usize::from(self.stage.min(5));
+        for st in &mut out.stages[k + 1..] {
+            *st = TevStage::PASS_THROUGH;
+        }
+        out
+    }
+}
+
 #[inline]
 fn source(src: TevSource, st: &TevStage, inp: &TevInputs, prev: Rgba, buffer: Rgba) -> Rgba {
     match src {
