@@ -11,6 +11,9 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod fragment;
+pub use fragment::{FragmentFate, FragmentRecord, PixelProbe, ProbeBuffer};
+
 use crate::vertex::{OutputVertex, ScreenVertex};
 
 /// Where a diagnostic came from and what it is about.
@@ -367,6 +370,9 @@ pub trait Observer {
     /// Where a draw's time went, reported before [`Observer::draw_end`] when
     /// [`Observer::wants_stage_times`] said so.
     fn stage_times(&mut self, _times: &StageTimes) {}
+    /// One fragment at the pixel probe (see [`PixelProbe`]), reported after the draw's
+    /// pixels are processed and before [`Observer::draw_end`]. Only called while a probe is set.
+    fn fragment(&mut self, _rec: &FragmentRecord) {}
 }
 
 /// Where one draw's time went, by pipeline stage (measured only for observers that ask, see

@@ -31,8 +31,8 @@ use shader_unit::fast::FastEngine;
 use shader_unit::interp::{Interpreter, NUM_FLOAT_UNIFORMS, Uniforms};
 
 use crate::debug::{
-    DiagKind, Diagnostic, DrawDetail, DrawInfo, DrawKind, DrawStats, Observer, ShadedVertex,
-    TextureRef, Topology,
+    DiagKind, Diagnostic, DrawDetail, DrawInfo, DrawKind, DrawStats, Observer, PixelProbe,
+    ShadedVertex, TextureRef, Topology,
 };
 use crate::geometry::assembly::PrimitiveAssembler;
 use crate::geometry::clip::{self, ClipParams};
@@ -129,6 +129,9 @@ pub struct PipelineState {
     /// Which implementation of the per-fragment operations draws use (both bit-identical; the
     /// reference path is the test oracle of the specialised one).
     pub pixel_path: PixelPath,
+    /// Pixel-history probe: draws into the probed buffer record the fragments at it and report
+    /// them through [`Observer::fragment`]. `None` (the default) costs nothing.
+    pub pixel_probe: Option<PixelProbe>,
     vs_program: Option<CachedProgram>,
     gs_program: Option<CachedProgram>,
     scratch: Scratch,
@@ -177,6 +180,7 @@ impl Default for PipelineState {
             cache_mode: VertexCacheMode::default(),
             limits: DrawLimits::default(),
             pixel_path: PixelPath::default(),
+            pixel_probe: None,
             vs_program: None,
             gs_program: None,
             scratch: Scratch::default(),
@@ -447,6 +451,17 @@ fn report_pixel_diags<O: Observer>(
     draw: u64,
     obs: &mut O,
 ) {
+    let (records, dropped) = pixels.take_probe_records();
+    for r in &records {
+        obs.fragment(r);
+    }
+    if dropped > 0 {
+        obs.diagnostic(&Diagnostic {
+            kind: DiagKind::Other,
+            draw: Some(draw),
+            detail: format!("pixel history: {dropped} fragment records not kept (limit per draw)"),
+        });
+    }
     for d in pixels.take_diagnostics() {
         obs.diagnostic(&d.to_diagnostic(Some(draw)));
     }
@@ -483,6 +498,9 @@ impl PipelineState {
             .then(|| DrawDetail::new(&ds.regs[..], obs.draw_detail_limits()));
         let mut pixels = self.textures.pipeline(mem, &ds.regs);
         pixels.set_path(self.pixel_path);
+        if let Some(probe) = self.pixel_probe {
+            pixels.set_probe(probe, draw);
+        }
         if obs.wants_stage_times() {
             pixels.enable_timing();
         }
@@ -735,6 +753,9 @@ impl PipelineState {
                 if !scratch.tris.is_empty() {
                     let mut pixels = self.textures.pipeline(mem, &ds.regs);
                     pixels.set_path(self.pixel_path);
+                    if let Some(probe) = self.pixel_probe {
+                        pixels.set_probe(probe, draw);
+                    }
                     let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
                     rasterize_all(
                         &mut scratch.tris,

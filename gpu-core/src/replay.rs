@@ -294,6 +294,8 @@ pub struct Replay<S: TraceSource> {
     pos: Position,
     keyframes: KeyframeStore,
     blob: Vec<u8>,
+    /// Pixel-history probe, re-applied to the GPU state after every restore.
+    probe: Option<crate::debug::PixelProbe>,
 }
 
 /// Counts positions and forwards events; can request a stop at a target.
@@ -346,6 +348,9 @@ impl<O: Observer> Observer for Driver<'_, O> {
     fn stage_times(&mut self, times: &StageTimes) {
         self.inner.stage_times(times);
     }
+    fn fragment(&mut self, rec: &crate::debug::FragmentRecord) {
+        self.inner.fragment(rec);
+    }
     fn stop_requested(&self) -> bool {
         self.reached || self.inner.stop_requested()
     }
@@ -365,6 +370,7 @@ impl<S: TraceSource> Replay<S> {
             pos: Position::default(),
             keyframes: KeyframeStore::new(DEFAULT_KEYFRAME_BUDGET),
             blob: Vec::new(),
+            probe: None,
         }
     }
 
@@ -384,6 +390,20 @@ impl<S: TraceSource> Replay<S> {
     pub fn set_pixel_path(&mut self, path: PixelPath) {
         self.gpu.pipeline.pixel_path = path;
         Arc::make_mut(&mut self.initial).0.pipeline.pixel_path = path;
+    }
+
+    /// Sets (or clears) the pixel-history probe: from now on, draws into the probed buffer
+    /// report the fragments at the probe through [`Observer::fragment`] (see
+    /// [`crate::debug::fragment`]). Survives [`Replay::seek`] and [`Replay::rewind`]; keyframes
+    /// are unaffected. Off by default (no cost).
+    pub fn set_pixel_probe(&mut self, probe: Option<crate::debug::PixelProbe>) {
+        self.probe = probe;
+        self.gpu.pipeline.pixel_probe = probe;
+    }
+
+    /// The pixel-history probe in use.
+    pub fn pixel_probe(&self) -> Option<crate::debug::PixelProbe> {
+        self.probe
     }
 
     /// Sets the memory budget of the keyframe store in bytes (default
@@ -415,6 +435,7 @@ impl<S: TraceSource> Replay<S> {
     /// Restarts from the initial state.
     pub fn rewind(&mut self) {
         self.gpu = self.initial.0.clone();
+        self.gpu.pipeline.pixel_probe = self.probe;
         self.mem = self.initial.1.clone();
         self.pos = Position::default();
     }
@@ -672,6 +693,7 @@ impl<S: TraceSource> Replay<S> {
             match key {
                 Some(k) => {
                     self.gpu = *k.gpu;
+                    self.gpu.pipeline.pixel_probe = self.probe;
                     self.mem = k.mem;
                     self.pos = k.pos;
                 }

@@ -41,12 +41,14 @@ use crate::pixel::raster::{Fragment, RasterConfig, TriangleOutcome, rasterize_tr
 use crate::pixel::tev::{TevConfig, TevIssue, TevProgram, TevSource};
 use crate::pixel::texture::TextureError;
 
+pub mod probe;
 pub mod specialized;
 pub mod textures;
 pub mod timing;
 use crate::vertex::ScreenVertex;
 use pica_cmd::regs::Regs;
 use pica_cmd::regs::framebuffer::BlendMode;
+use probe::Recorder;
 pub use specialized::{ColorStage, PixelPath};
 pub use textures::{NoTextures, TextureCache, TextureSampler, TextureUnits};
 pub use timing::PixelTimer;
@@ -827,6 +829,8 @@ pub struct PixelPipeline<S: TextureSampler = NoTextures> {
     color_stage: Option<ColorStage>,
     /// Stage timing (benchmarks only).
     timer: Option<PixelTimer>,
+    /// Pixel-history recording (see [`PixelPipeline::set_probe`]); `None` normally.
+    probe: Option<Box<probe::ProbeState>>,
 }
 
 impl PixelPipeline<NoTextures> {
@@ -936,6 +940,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
             invalid_triangles: 0,
             color_stage: Some(ColorStage::new(cfg.ops.output, cfg.ops.color_mask)),
             timer: None,
+            probe: None,
         };
         p.static_diagnostics();
         p
@@ -1061,6 +1066,9 @@ impl<S: TextureSampler> PixelPipeline<S> {
         tri: &[ScreenVertex; 3],
         hooks: &mut H,
     ) -> TriangleOutcome {
+        if self.probe.is_some() {
+            return self.draw_triangle_probed(mem, tri, hooks);
+        }
         let cfg = self.cfg;
         let mut missing = 0u32;
         let start = self.timer.is_some().then(std::time::Instant::now);
@@ -1084,16 +1092,16 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 let o = rasterize_triangle(&cfg.raster, tri, |f| {
                     if timer.tick() {
                         ctx.sampling = true;
-                        timer.sample(|| ctx.process(f));
+                        timer.sample(|| ctx.process(f, &mut ()));
                         ctx.sampling = false;
                     } else {
-                        ctx.process(f);
+                        ctx.process(f, &mut ());
                     }
                 });
                 timer.texture += PixelTimer::scaled(ctx.input_time);
                 o
             } else {
-                rasterize_triangle(&cfg.raster, tri, |f| ctx.process(f))
+                rasterize_triangle(&cfg.raster, tri, |f| ctx.process(f, &mut ()))
             }
         };
         self.color_cache.flush(mem);
@@ -1101,6 +1109,11 @@ impl<S: TextureSampler> PixelPipeline<S> {
         if let (Some(timer), Some(t)) = (self.timer.as_mut(), start) {
             timer.total += t.elapsed();
         }
+        self.finish_triangle(outcome, missing)
+    }
+
+    /// Counts a rasterised triangle's outcome and reports features it missed.
+    fn finish_triangle(&mut self, outcome: TriangleOutcome, missing: u32) -> TriangleOutcome {
         match outcome {
             TriangleOutcome::Drawn { fragments } => {
                 self.stats.triangles_drawn += 1;
@@ -1183,7 +1196,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         *self.missing |= 1 << (f as u32);
     }
 
-    fn process(&mut self, frag: &Fragment) {
+    fn process<R: Recorder>(&mut self, frag: &Fragment, rec: &mut R) {
         let cfg = self.cfg;
         let ops = &cfg.ops;
 
@@ -1197,12 +1210,18 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         for unit in 0..3 {
             if self.needs.tex[unit] {
                 t[3 + unit] = self.sampler.sample(self.mem, unit, frag);
+                if R::ON {
+                    rec.texel(self.sampler.describe(unit, frag), unit, t[3 + unit]);
+                }
             }
         }
         if self.needs.proctex {
             match self.hooks.procedural_texture(frag) {
                 Some(c) => t[6] = c,
                 None => self.miss(Feature::ProceduralTexture),
+            }
+            if R::ON {
+                rec.texel(None, 3, t[6]);
             }
         }
 
@@ -1216,15 +1235,23 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
                 }
                 None => self.miss(Feature::Lighting),
             }
+            if R::ON {
+                rec.lighting([t[1], t[2]]);
+            }
         }
 
         if let Some(s) = inputs_start {
             self.input_time += s.elapsed();
         }
-        let mut color = self.tev.run_table(&mut t);
+        let mut color = if R::ON {
+            rec.combiners(&cfg.tev, &t)
+        } else {
+            self.tev.run_table(&mut t)
+        };
 
         match ops.mode {
             FragmentMode::Shadow | FragmentMode::Gas => {
+                rec.fate(probe::FragmentFate::SpecialMode);
                 self.special_mode(frag, color, ops.mode);
                 return;
             }
@@ -1234,8 +1261,10 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         // Alpha test (§9.3).
         if ops.alpha_test.enabled && !ops.alpha_test.func.test(color[3], ops.alpha_test.reference) {
             self.stats.alpha_failed += 1;
+            rec.fate(probe::FragmentFate::AlphaTest);
             return;
         }
+        let before_fog = color;
 
         // Fog (§9.4), RGB only.
         match ops.fog {
@@ -1248,22 +1277,26 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
                 if !self.hooks.gas_fog(frag, &mut color) {
                     self.miss(Feature::Gas);
                     // UNVERIFIED: Citra GL discards gas fragments; we do the same without a hook.
+                    rec.fate(probe::FragmentFate::Discarded);
                     return;
                 }
             }
             FogMode::Off | FogMode::Other(_) => {}
         }
+        if R::ON && matches!(ops.fog, FogMode::Fog | FogMode::Gas) {
+            rec.fog(self.hooks.fog_factor(frag), before_fog, color);
+        }
 
-        if !self.depth_stencil(frag) {
+        if !self.depth_stencil(frag, rec) {
             return;
         }
         self.stats.fragments_passed += 1;
-        self.color_write(frag, color);
+        self.color_write(frag, color, rec);
     }
 
     /// Stencil test, depth test, depth write and stencil operations (§9.5). Returns false if
     /// the fragment is discarded.
-    fn depth_stencil(&mut self, frag: &Fragment) -> bool {
+    fn depth_stencil<R: Recorder>(&mut self, frag: &Fragment, rec: &mut R) -> bool {
         let cfg = self.cfg;
         let ops = &cfg.ops;
         let fb = &cfg.fb;
@@ -1295,16 +1328,18 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         let mut dirty = false;
 
         let mut result = true;
+        // HW: [C] rasterizer.cpp: `trunc(depth · (2^bits − 1))` (depth already in [0, 1]).
+        let z = (frag.depth * df.max_depth() as f32) as u32;
         if stencil_on && !ops.stencil.passes(old_stencil) {
             self.stats.stencil_failed += 1;
+            rec.fate(probe::FragmentFate::Stencil);
             dirty |= stencil_op(cfg, df, &mut new, ops.stencil.fail, old_stencil);
             result = false;
         } else {
-            // HW: [C] rasterizer.cpp: `trunc(depth · (2^bits − 1))` (depth already in [0, 1]).
-            let z = (frag.depth * df.max_depth() as f32) as u32;
             // Depth test disabled behaves as "always" (HW: [3DB-I]).
             if ops.depth.enabled && !ops.depth.func.test(z, stored_z) {
                 self.stats.depth_failed += 1;
+                rec.fate(probe::FragmentFate::Depth);
                 if stencil_on {
                     dirty |= stencil_op(cfg, df, &mut new, ops.stencil.depth_fail, old_stencil);
                 }
@@ -1320,6 +1355,15 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
                 }
             }
         }
+        if R::ON {
+            rec.depth_stencil(probe::DepthStencilRecord {
+                fragment_depth: z,
+                depth_before: stored_z,
+                depth_after: df.decode_depth(new),
+                stencil_before: old_stencil,
+                stencil_after: df.decode_stencil(new),
+            });
+        }
         if dirty && new != b {
             if !fast {
                 px[..n].copy_from_slice(&new[..n]);
@@ -1332,14 +1376,19 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     }
 
     /// Blending / logic op, write mask and colour write (§9.6).
-    fn color_write(&mut self, frag: &Fragment, src: Rgba) {
+    fn color_write<R: Recorder>(&mut self, frag: &Fragment, src: Rgba, rec: &mut R) {
         let cfg = self.cfg;
         let fb = &cfg.fb;
         let ops = &cfg.ops;
-        let Some(cf) = fb.color_format else { return };
+        let Some(cf) = fb.color_format else {
+            rec.fate(probe::FragmentFate::WriteMask);
+            return;
+        };
         if !fb.color_write || ops.color_mask == [false; 4] {
+            rec.fate(probe::FragmentFate::WriteMask);
             return;
         }
+        rec.fate(probe::FragmentFate::Passed);
         let Some(px) = self
             .color_cache
             .pixel(self.mem, fb, fb.color_addr, frag.x, frag.y)
@@ -1374,6 +1423,16 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             }
         }
         let enc = cf.encode_word(res);
+        if R::ON {
+            rec.blend(probe::blend_record(
+                ops.output,
+                src,
+                dst,
+                out,
+                cf.decode_word(enc),
+                ops.color_mask,
+            ));
+        }
         if enc[..n] != b[..n] {
             px[..n].copy_from_slice(&enc[..n]);
             self.color_cache.mark_dirty();
