@@ -9,7 +9,8 @@
 //! The pixel is named in one of four ways ([`HistoryTarget`]):
 //! * `Color` / `Depth`: image coordinates (top row 0, as the buffer is shown upright) of the
 //!   colour or depth buffer configured at the end of the range;
-//! * `Top` / `Bottom`: screen coordinates as a person sees the LCD (top-left origin). They are
+//! * `Top` / `Bottom`: screen coordinates as a person sees the LCD (top-left origin) at the end
+//!   of the frame (even when the range stops after an earlier draw). They are
 //!   mapped through the LCD scan-out (the framebuffer is stored rotated: screen column x is memory
 //!   row x, screen row y is pixel 239 − y of that row) to the framebuffer address, then through
 //!   the last display transfer that wrote that address (inverting its flip and box filter) back to
@@ -664,10 +665,11 @@ pub fn pixel_history<S: TraceSource>(
             } else {
                 Screen::Bottom
             };
-            // The log covers the trace up to the end of the frame; keep the transfers up to
-            // the end of the range.
-            let end_writes = replay.position().writes;
-            log.transfers.retain(|(_, w, _)| *w <= end_writes);
+            // Screens are mapped as they are at the end of the frame (the image the frame
+            // presents), even when the range stops earlier: the LCD and the display transfer
+            // that feed it usually run after the last draw. The log covers the trace up to the
+            // end of the frame.
+            replay.seek(Target::Frame(req.frame), &mut ());
             map_screen(replay, screen, req.x, req.y, &log)?
         }
     };
