@@ -323,7 +323,8 @@ fn modulate_primary_by_texture() {
     let mut s = Mini::new();
     s.texture(0, [255, 128, 0, 255]);
     // Stage 0: primary × texture 0 (op 1 = modulate) for RGB and alpha.
-    s.regs[0x0C0] = 0 | (3 << 4) | (3 << 20);
+    // RGB sources primary (0), texture 0 (3); alpha sources primary, texture 0.
+    s.regs[0x0C0] = (3 << 4) | (3 << 20);
     s.regs[0x0C2] = 1 | (1 << 16);
     let recs = s.draw(&mut TestHooks);
     let r = only(&recs);
