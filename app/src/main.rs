@@ -14,6 +14,7 @@ mod cmd_bench;
 mod cmd_bench_replay;
 mod cmd_cmdlist;
 mod cmd_disasm;
+mod cmd_pixel;
 mod cmd_render;
 mod cmd_shader;
 mod cmd_trace;
@@ -53,6 +54,8 @@ enum Command {
     Trace(cmd_trace::TraceArgs),
     /// Replay a CiTrace and write a screen or PICA buffer as PNG (or every frame).
     Render(cmd_render::RenderArgs),
+    /// Pixel history: every draw, fill and transfer that touched one pixel in a frame.
+    Pixel(cmd_pixel::PixelArgs),
     /// Print a shell completion script (e.g. `picaview completions bash > picaview.bash`).
     Completions {
         /// The shell.
@@ -149,6 +152,12 @@ const EXAMPLES: &[(&[&str], &str)] = &[
   picaview render game.ctf --all-frames -o shot.png           shot_0000.png, shot_0001.png, ...",
     ),
     (
+        &["pixel"],
+        "  picaview pixel game.ctf --frame 2 --target top --x 200 --y 120
+  picaview pixel game.ctf --frame 2 --after-draw 5 --target color --x 10 --y 300
+  picaview pixel game.ctf --target depth --x 10 --y 300 --json | jq -c 'select(.type == \"draw\")'",
+    ),
+    (
         &["completions"],
         "  picaview completions bash > ~/.local/share/bash-completion/completions/picaview
   picaview completions zsh > ~/.zfunc/_picaview
@@ -243,6 +252,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Cmdlist(args) => cmd_cmdlist::run(&args),
         Command::Trace(args) => cmd_trace::run(&args),
         Command::Render(args) => cmd_render::run(&args),
+        Command::Pixel(args) => cmd_pixel::run(&args),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut command(), "picaview", &mut script);
