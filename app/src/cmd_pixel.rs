@@ -17,12 +17,10 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use gpu_core::debug::EngineEvent;
-use gpu_core::debug::fragment::{FragmentRecord, ProbeBuffer};
-use gpu_core::history::{
-    HistoryEvent, HistoryRequest, HistoryTarget, PixelHistory, PixelValue, pixel_history,
-};
+use gpu_core::debug::fragment::ProbeBuffer;
+use gpu_core::history::{HistoryEvent, HistoryRequest, HistoryTarget, PixelHistory, pixel_history};
 use gpu_core::replay::Replay;
+use picaview::viewer::panels::pixel_history::{engine_text, fragment_lines, value_text};
 use serde_json::json;
 
 use crate::cmd_trace::open_trace;
@@ -72,6 +70,7 @@ pub fn run(args: &PixelArgs) -> Result<()> {
     let req = HistoryRequest {
         frame: args.frame,
         after_draw: args.after_draw,
+        until_write: None,
         target: match args.target {
             PixelTarget::Color => HistoryTarget::Color,
             PixelTarget::Depth => HistoryTarget::Depth,
@@ -129,179 +128,6 @@ pub fn write_json(out: &mut impl Write, h: &PixelHistory) -> Result<()> {
                "events": h.events.len(), "fragments": h.fragment_count(),
                "dropped": h.dropped}),
     )
-}
-
-fn rgba(c: [u8; 4]) -> String {
-    format!("({},{},{},{})", c[0], c[1], c[2], c[3])
-}
-
-fn rgb(c: [u8; 3]) -> String {
-    format!("({},{},{})", c[0], c[1], c[2])
-}
-
-/// The value of the followed pixel for people.
-pub fn value_text(v: &PixelValue) -> String {
-    let mut parts = Vec::new();
-    if let Some(c) = v.color {
-        parts.push(format!("rgba{}", rgba(c)));
-    }
-    if let Some(d) = v.depth {
-        parts.push(format!("depth 0x{d:06X}"));
-    }
-    if let Some(s) = v.stencil {
-        parts.push(format!("stencil {s}"));
-    }
-    if parts.is_empty() {
-        "unreadable".to_string()
-    } else {
-        parts.join(" ")
-    }
-}
-
-/// One engine event for people.
-pub fn engine_text(e: &EngineEvent) -> String {
-    match e {
-        EngineEvent::MemoryFill {
-            unit,
-            start,
-            end,
-            value,
-            ..
-        } => format!("memory fill (unit {unit}) 0x{start:08X}..0x{end:08X} with 0x{value:08X}"),
-        EngineEvent::Transfer {
-            input,
-            output,
-            texture_copy,
-            ..
-        } => format!(
-            "{} 0x{input:08X} -> 0x{output:08X}",
-            if *texture_copy {
-                "texture copy"
-            } else {
-                "display transfer"
-            }
-        ),
-        EngineEvent::CommandList { addr, size } => {
-            format!("command list 0x{addr:08X} ({size} bytes)")
-        }
-    }
-}
-
-/// The lines describing one fragment (indented by the caller).
-pub fn fragment_lines(f: &FragmentRecord) -> Vec<String> {
-    let mut l = Vec::new();
-    let fate = f.fate.map_or("unknown", |x| x.label());
-    l.push(format!(
-        "triangle {} at window ({},{}): {fate}",
-        f.triangle, f.x, f.y
-    ));
-    let i = &f.inputs;
-    l.push(format!(
-        "  inputs: depth {:.6} w {:.6} primary {} tc0 ({:.4},{:.4}) tc0.w {:.4} tc1 ({:.4},{:.4}) tc2 ({:.4},{:.4})",
-        i.depth,
-        i.w,
-        rgba(i.primary),
-        i.texcoord[0][0],
-        i.texcoord[0][1],
-        i.texcoord0_w,
-        i.texcoord[1][0],
-        i.texcoord[1][1],
-        i.texcoord[2][0],
-        i.texcoord[2][1]
-    ));
-    for t in &f.texels {
-        if t.unit == 3 {
-            l.push(format!("  texture 3 (procedural): {}", rgba(t.color)));
-        } else {
-            l.push(format!(
-                "  texture {}: {} from level {} at 0x{:08X} (lod {:.3}, texel ({:.2},{:.2}); base 0x{:08X}, format {})",
-                t.unit,
-                rgba(t.color),
-                t.level,
-                t.level_addr,
-                t.lod,
-                t.texel[0],
-                t.texel[1],
-                t.addr,
-                t.format
-            ));
-        }
-    }
-    if let Some([p, s]) = f.lighting {
-        l.push(format!(
-            "  fragment lighting: primary {} secondary {}",
-            rgba(p),
-            rgba(s)
-        ));
-    }
-    let mut passed = Vec::new();
-    for st in &f.tev {
-        if !st.active {
-            passed.push(st.stage.to_string());
-            continue;
-        }
-        l.push(format!(
-            "  tev {}: rgb in {} {} {} alpha in {} {} {} -> {} (buffer {})",
-            st.stage,
-            rgb(st.rgb_in[0]),
-            rgb(st.rgb_in[1]),
-            rgb(st.rgb_in[2]),
-            st.alpha_in[0],
-            st.alpha_in[1],
-            st.alpha_in[2],
-            rgba(st.output),
-            rgba(st.buffer)
-        ));
-    }
-    if !f.tev.is_empty() {
-        if !passed.is_empty() {
-            l.push(format!("  tev {}: pass-through", passed.join(",")));
-        }
-        l.push(format!("  combiner output {}", rgba(f.combiner_output)));
-    }
-    if let Some(fog) = f.fog {
-        l.push(format!(
-            "  fog: factor {} colour {} {} -> {}",
-            fog.factor
-                .map_or("unknown".to_string(), |x| format!("{x:.4}")),
-            rgb(fog.color),
-            rgba(fog.before),
-            rgba(fog.after)
-        ));
-    }
-    if let Some(ds) = f.depth_stencil {
-        l.push(format!(
-            "  depth/stencil: fragment depth 0x{:06X}, stored 0x{:06X} -> 0x{:06X}, stencil {} -> {}",
-            ds.fragment_depth, ds.depth_before, ds.depth_after, ds.stencil_before, ds.stencil_after
-        ));
-    }
-    if let Some(b) = f.blend {
-        let mask: String = ["R", "G", "B", "A"]
-            .iter()
-            .zip(b.mask)
-            .map(|(c, on)| if on { *c } else { "-" })
-            .collect();
-        if b.blend {
-            l.push(format!(
-                "  blend: src {} x {} + dst {} x {} -> {}; mask {mask}; written {}",
-                rgba(b.src),
-                rgba(b.src_factor),
-                rgba(b.dst),
-                rgba(b.dst_factor),
-                rgba(b.result),
-                rgba(b.written)
-            ));
-        } else {
-            l.push(format!(
-                "  logic op: src {} dst {} -> {}; mask {mask}; written {}",
-                rgba(b.src),
-                rgba(b.dst),
-                rgba(b.result),
-                rgba(b.written)
-            ));
-        }
-    }
-    l
 }
 
 /// Human-readable report.

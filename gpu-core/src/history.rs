@@ -60,6 +60,9 @@ pub struct HistoryRequest {
     /// Stop right after this draw of the frame (0-based within the frame); `None`: the whole
     /// frame.
     pub after_draw: Option<u64>,
+    /// Stop right after this register write (1-based, counted over the whole trace, as
+    /// [`Target::AfterWrite`]); overrides `after_draw`. It must lie inside the frame.
+    pub until_write: Option<u64>,
     /// Which buffer or screen the coordinates refer to.
     pub target: HistoryTarget,
     /// Column.
@@ -78,6 +81,18 @@ pub enum HistoryError {
         frame: u32,
         /// Frames in the trace.
         frames: u32,
+    },
+    /// The register write lies outside the frame.
+    #[error("command {write} lies outside frame {frame} (commands {first}..={last})")]
+    WriteOutsideFrame {
+        /// Frame.
+        frame: u32,
+        /// Requested write.
+        write: u64,
+        /// First write of the frame.
+        first: u64,
+        /// Last write of the frame.
+        last: u64,
     },
     /// The draw does not exist in the frame.
     #[error("draw {draw} of frame {frame} does not exist: the frame has {count} draw(s)")]
@@ -137,8 +152,7 @@ pub struct PixelMapping {
 /// The display transfer a screen pixel was mapped through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct TransferMapping {
-    /// Ordinal of the transfer among the trace's transfers and fills up to the end of the
-    /// range (0-based).
+    /// Ordinal of the transfer among the fills, transfers and copies of the frame (0-based).
     pub ordinal: usize,
     /// Register writes executed when it ran.
     pub at_write: u64,
@@ -369,15 +383,19 @@ fn range<S: TraceSource>(
     req: &HistoryRequest,
     log: &mut TransferLog,
 ) -> Result<(Position, Target), HistoryError> {
-    replay.rewind();
     let frame = req.frame;
-    if frame > 0 && !replay.run_until(Target::Frame(frame - 1), log) {
+    // Seek (keyframes make it short) to the start of the frame; display transfers are logged
+    // from there on, so a screen is followed through a transfer made in this frame.
+    if frame == 0 {
+        replay.rewind();
+    } else if !replay.seek(Target::Frame(frame - 1), &mut ()) {
         return Err(HistoryError::NoFrame {
             frame,
             frames: replay.position().frame,
         });
     }
     let start = replay.position();
+    log.writes = start.writes;
     let closed = replay.run_until(Target::Frame(frame), log);
     let end = replay.position();
     if !closed && frame > 0 && end.writes == start.writes {
@@ -385,6 +403,17 @@ fn range<S: TraceSource>(
             frame,
             frames: end.frame,
         });
+    }
+    if let Some(n) = req.until_write {
+        if n < start.writes || n > end.writes {
+            return Err(HistoryError::WriteOutsideFrame {
+                frame,
+                write: n,
+                first: start.writes,
+                last: end.writes,
+            });
+        }
+        return Ok((start, Target::AfterWrite(n)));
     }
     let target = match req.after_draw {
         None => Target::Frame(frame),
@@ -523,7 +552,7 @@ fn map_screen<S: TraceSource>(
         matches!(ev, EngineEvent::Transfer { written, .. } if overlaps(*written, fb_addr, bpp))
     }) else {
         return Err(HistoryError::Unmappable(format!(
-            "no display transfer wrote the {name} framebuffer pixel at 0x{fb_addr:08X} ({name} ({x},{y}) -> framebuffer 0x{base:08X} ({p},{x}))"
+            "no display transfer in this frame wrote the {name} framebuffer pixel at 0x{fb_addr:08X} ({name} ({x},{y}) -> framebuffer 0x{base:08X} ({p},{x}))"
         )));
     };
     replay.seek(Target::AfterWrite(at_write), &mut ());

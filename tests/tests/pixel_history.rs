@@ -619,6 +619,7 @@ mod trace {
         let req = HistoryRequest {
             frame: 0,
             after_draw: None,
+            until_write: None,
             target: HistoryTarget::Top,
             x: 20,
             y: 20,
@@ -698,6 +699,7 @@ mod trace {
         let req = HistoryRequest {
             frame: 0,
             after_draw: None,
+            until_write: None,
             target: HistoryTarget::Top,
             x: 380,
             y: 220,

@@ -65,6 +65,8 @@ pub struct Panels {
     pub shader: ShaderView,
     /// Log.
     pub log: log::LogView,
+    /// Pixel history window.
+    pub pixel_history: super::panels::pixel_history::PixelHistoryView,
 }
 
 /// The viewer.
@@ -697,6 +699,9 @@ impl ViewerApp {
                     }
                 });
             }
+        }
+        if let Document::Trace(s) = &mut self.doc {
+            self.panels.pixel_history.ui(ui.ctx(), s, &mut self.queue);
         }
         self.open_field_ui(ui.ctx());
         if self.show_help {

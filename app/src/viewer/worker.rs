@@ -299,6 +299,7 @@ impl<S: TraceSource> Worker<S> {
         let mut draw = None;
         let mut shader = None;
         let mut search = None;
+        let mut history = None;
         let mut images: Vec<(u64, ImageSource)> = Vec::new();
         let mut pages: Vec<(u64, u32)> = Vec::new();
         for r in batch {
@@ -310,6 +311,7 @@ impl<S: TraceSource> Worker<S> {
                     }
                 }
                 Request::Pixel { at, source, x, y } => pixel = Some((at, source, x, y)),
+                Request::PixelHistory { at, source, x, y } => history = Some((at, source, x, y)),
                 Request::Commands { first, count } => {
                     if !pages.contains(&(first, count)) {
                         pages.push((first, count));
@@ -384,6 +386,59 @@ impl<S: TraceSource> Worker<S> {
         if let Some((id, first, last, query)) = search {
             self.search(id, first, last, &query);
         }
+        if let Some((at, source, x, y)) = history {
+            let result = self.pixel_history(at, source, x, y);
+            self.out.send(Response::PixelHistory {
+                at,
+                source,
+                x,
+                y,
+                result,
+            });
+        }
+    }
+
+    /// The history of a pixel over the frame containing command `at`, up to it.
+    fn pixel_history(
+        &mut self,
+        at: u64,
+        source: ImageSource,
+        x: u32,
+        y: u32,
+    ) -> Result<Arc<gpu_core::history::PixelHistory>, String> {
+        use gpu_core::history::{HistoryRequest, HistoryTarget};
+        let target = match source {
+            ImageSource::TopScreen => HistoryTarget::Top,
+            ImageSource::BottomScreen => HistoryTarget::Bottom,
+            ImageSource::Color => HistoryTarget::Color,
+            ImageSource::Depth | ImageSource::Stencil => HistoryTarget::Depth,
+            ImageSource::Texture { .. } | ImageSource::Custom(_) => {
+                return Err(format!(
+                    "pixel history follows screens and render targets, not {}",
+                    source.label()
+                ));
+            }
+        };
+        let frame = self
+            .index
+            .frames
+            .iter()
+            .find(|f| at <= f.end.writes)
+            .or(self.index.frames.last())
+            .map_or(0, |f| f.index);
+        let req = HistoryRequest {
+            frame,
+            after_draw: None,
+            until_write: Some(at),
+            target,
+            x,
+            y,
+        };
+        // The history moves the replay: forget where it was.
+        self.at = None;
+        gpu_core::history::pixel_history(&mut self.replay, &req)
+            .map(Arc::new)
+            .map_err(|e| e.to_string())
     }
 
     /// Moves the replay to "after command `at`".
