@@ -131,7 +131,7 @@ fn bad_coordinates_and_frames_are_one_line_errors() {
         assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: {e}");
         assert!(!e.contains("panicked"), "{e}");
     }
-    let mut json = vec![
+    let json = [
         "pixel", &trace, "--frame", "99", "--x", "0", "--y", "0", "--json",
     ];
     let o = run(&json);
