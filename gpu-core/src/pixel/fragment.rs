@@ -1092,16 +1092,16 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 let o = rasterize_triangle(&cfg.raster, tri, |f| {
                     if timer.tick() {
                         ctx.sampling = true;
-                        timer.sample(|| ctx.process(f, &mut ()));
+                        timer.sample(|| ctx.process(f, ()));
                         ctx.sampling = false;
                     } else {
-                        ctx.process(f, &mut ());
+                        ctx.process(f, ());
                     }
                 });
                 timer.texture += PixelTimer::scaled(ctx.input_time);
                 o
             } else {
-                rasterize_triangle(&cfg.raster, tri, |f| ctx.process(f, &mut ()))
+                rasterize_triangle(&cfg.raster, tri, |f| ctx.process(f, ()))
             }
         };
         self.color_cache.flush(mem);
@@ -1196,7 +1196,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         *self.missing |= 1 << (f as u32);
     }
 
-    fn process<R: Recorder>(&mut self, frag: &Fragment, rec: &mut R) {
+    fn process<R: Recorder>(&mut self, frag: &Fragment, mut rec: R) {
         let cfg = self.cfg;
         let ops = &cfg.ops;
 
@@ -1287,11 +1287,11 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             rec.fog(self.hooks.fog_factor(frag), before_fog, color);
         }
 
-        if !self.depth_stencil(frag, rec) {
+        if !self.depth_stencil(frag, &mut rec) {
             return;
         }
         self.stats.fragments_passed += 1;
-        self.color_write(frag, color, rec);
+        self.color_write(frag, color, &mut rec);
     }
 
     /// Stencil test, depth test, depth write and stencil operations (§9.5). Returns false if
@@ -1328,14 +1328,14 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         let mut dirty = false;
 
         let mut result = true;
-        // HW: [C] rasterizer.cpp: `trunc(depth · (2^bits − 1))` (depth already in [0, 1]).
-        let z = (frag.depth * df.max_depth() as f32) as u32;
         if stencil_on && !ops.stencil.passes(old_stencil) {
             self.stats.stencil_failed += 1;
             rec.fate(probe::FragmentFate::Stencil);
             dirty |= stencil_op(cfg, df, &mut new, ops.stencil.fail, old_stencil);
             result = false;
         } else {
+            // HW: [C] rasterizer.cpp: `trunc(depth · (2^bits − 1))` (depth already in [0, 1]).
+            let z = (frag.depth * df.max_depth() as f32) as u32;
             // Depth test disabled behaves as "always" (HW: [3DB-I]).
             if ops.depth.enabled && !ops.depth.func.test(z, stored_z) {
                 self.stats.depth_failed += 1;
@@ -1357,7 +1357,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         }
         if R::ON {
             rec.depth_stencil(probe::DepthStencilRecord {
-                fragment_depth: z,
+                fragment_depth: (frag.depth * df.max_depth() as f32) as u32,
                 depth_before: stored_z,
                 depth_after: df.decode_depth(new),
                 stencil_before: old_stencil,

@@ -54,6 +54,31 @@ impl Recorder for () {
     const ON: bool = false;
 }
 
+impl<R: Recorder> Recorder for &mut R {
+    const ON: bool = R::ON;
+    fn texel(&mut self, info: Option<TexelRecord>, unit: usize, color: Rgba) {
+        (**self).texel(info, unit, color);
+    }
+    fn lighting(&mut self, colors: [Rgba; 2]) {
+        (**self).lighting(colors);
+    }
+    fn combiners(&mut self, tev: &TevConfig, t: &[Rgba; 16]) -> Rgba {
+        (**self).combiners(tev, t)
+    }
+    fn fog(&mut self, factor: Option<(f32, [u8; 3])>, before: Rgba, after: Rgba) {
+        (**self).fog(factor, before, after);
+    }
+    fn depth_stencil(&mut self, r: DepthStencilRecord) {
+        (**self).depth_stencil(r);
+    }
+    fn blend(&mut self, r: BlendRecord) {
+        (**self).blend(r);
+    }
+    fn fate(&mut self, f: FragmentFate) {
+        (**self).fate(f);
+    }
+}
+
 fn inputs_of(t: &[Rgba; 16]) -> TevInputs {
     TevInputs {
         primary: t[0],
@@ -264,7 +289,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
                     ctx.process(f, &mut r);
                     st.push(r);
                 } else {
-                    ctx.process(f, &mut ());
+                    ctx.process(f, ());
                 }
             })
         };
