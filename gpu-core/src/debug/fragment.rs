@@ -44,7 +44,8 @@ pub struct PixelProbe {
 impl PixelProbe {
     /// Largest side of a probe rectangle: recording is meant for one pixel or a few.
     pub const MAX_SIDE: u32 = 16;
-    /// Most records one draw keeps; the rest are counted in [`ProbeDrawSummary::dropped`].
+    /// Most records one draw keeps; the rest are counted and reported as a diagnostic
+    /// ("pixel history: N fragment records not kept ...") before the draw ends.
     pub const MAX_RECORDS_PER_DRAW: usize = 4096;
 
     /// A probe of one pixel.
@@ -258,11 +259,4 @@ pub struct FragmentRecord {
     pub depth_stencil: Option<DepthStencilRecord>,
     /// Blending or logic op, when the fragment reached the colour write.
     pub blend: Option<BlendRecord>,
-}
-
-/// Per-draw totals of a probe, reported with the records.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProbeDrawSummary {
-    /// Records not kept because of [`PixelProbe::MAX_RECORDS_PER_DRAW`].
-    pub dropped: u64,
 }
