@@ -17,6 +17,7 @@ mod cmd_compare;
 mod cmd_diff;
 mod cmd_costs;
 mod cmd_disasm;
+mod cmd_pixel;
 mod cmd_render;
 mod cmd_shader;
 mod cmd_trace;
@@ -64,6 +65,8 @@ enum Command {
     Compare(cmd_compare::CompareArgs),
     /// Per-draw cost table of a frame: vertices, shader instructions, triangles, fragments.
     Costs(cmd_costs::CostsArgs),
+    /// Pixel history: every draw, fill and transfer that touched one pixel in a frame.
+    Pixel(cmd_pixel::PixelArgs),
     /// Print a shell completion script (e.g. `picaview completions bash > picaview.bash`).
     Completions {
         /// The shell.
@@ -179,6 +182,12 @@ const EXAMPLES: &[(&[&str], &str)] = &[
   picaview costs game.ctf --json | jq '.draws[] | select(.stats.fragments_depth_failed > 0)'",
     ),
     (
+        &["pixel"],
+        "  picaview pixel game.ctf --frame 2 --target top --x 200 --y 120
+  picaview pixel game.ctf --frame 2 --after-draw 5 --target color --x 10 --y 300
+  picaview pixel game.ctf --target depth --x 10 --y 300 --json | jq -c 'select(.type == \"draw\")'",
+    ),
+    (
         &["completions"],
         "  picaview completions bash > ~/.local/share/bash-completion/completions/picaview
   picaview completions zsh > ~/.zfunc/_picaview
@@ -283,6 +292,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Trace(args) => cmd_trace::run(&args),
         Command::Render(args) => cmd_render::run(&args),
         Command::Costs(args) => cmd_costs::run(&args),
+        Command::Pixel(args) => cmd_pixel::run(&args),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut command(), "picaview", &mut script);

@@ -17,6 +17,9 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod fragment;
+pub use fragment::{FragmentFate, FragmentRecord, PixelProbe, ProbeBuffer};
+
 use crate::vertex::{OutputVertex, ScreenVertex};
 
 pub mod buffers;
@@ -480,6 +483,9 @@ pub trait Observer {
     /// Where a draw's time went, reported before [`Observer::draw_end`] when
     /// [`Observer::wants_stage_times`] said so.
     fn stage_times(&mut self, _times: &StageTimes) {}
+    /// One fragment at the pixel probe (see [`PixelProbe`]), reported after the draw's
+    /// pixels are processed and before [`Observer::draw_end`]. Only called while a probe is set.
+    fn fragment(&mut self, _rec: &FragmentRecord) {}
     /// Called at the start of every draw: an observer that wants the primitive-ID and overdraw
     /// buffers ([`DebugBuffers`]) lends them to the draw, which records into them (on the
     /// reference pixel path) and gives them back through [`Observer::return_debug_buffers`].
@@ -566,6 +572,9 @@ impl<O: Observer> Observer for DebugBufferRecorder<'_, O> {
     }
     fn return_debug_buffers(&mut self, buffers: Box<DebugBuffers>) {
         self.buffers = Some(buffers);
+    }
+    fn fragment(&mut self, rec: &FragmentRecord) {
+        self.inner.fragment(rec);
     }
 }
 

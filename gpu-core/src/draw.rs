@@ -32,7 +32,7 @@ use shader_unit::interp::{Interpreter, NUM_FLOAT_UNIFORMS, Uniforms};
 
 use crate::debug::{
     DebugBuffers, DiagKind, Diagnostic, DrawDetail, DrawInfo, DrawKind, DrawStats, Observer,
-    PrimitiveId, ShadedVertex, TextureRef, Topology, TriangleFate, TriangleVertices,
+    PixelProbe, PrimitiveId, ShadedVertex, TextureRef, Topology, TriangleFate, TriangleVertices,
 };
 use crate::geometry::assembly::PrimitiveAssembler;
 use crate::geometry::clip::{self, ClipParams};
@@ -139,6 +139,9 @@ pub struct PipelineState {
     /// A combiner solo applied to every draw (debugging; `None` in normal replay): see
     /// [`crate::pixel::tev::TevSolo`]. Draws with a solo run the reference pixel path.
     pub tev_solo: Option<TevSolo>,
+    /// Pixel-history probe: draws into the probed buffer record the fragments at it and report
+    /// them through [`Observer::fragment`]. `None` (the default) costs nothing.
+    pub pixel_probe: Option<PixelProbe>,
     vs_program: Option<CachedProgram>,
     gs_program: Option<CachedProgram>,
     scratch: Scratch,
@@ -249,6 +252,7 @@ impl Default for PipelineState {
             vs_engine: VsEngine::default(),
             render_mode: RenderMode::default(),
             tev_solo: None,
+            pixel_probe: None,
             vs_program: None,
             gs_program: None,
             scratch: Scratch::default(),
@@ -598,6 +602,17 @@ fn report_pixel_diags<O: Observer>(
     draw: u64,
     obs: &mut O,
 ) {
+    let (records, dropped) = pixels.take_probe_records();
+    for r in &records {
+        obs.fragment(r);
+    }
+    if dropped > 0 {
+        obs.diagnostic(&Diagnostic {
+            kind: DiagKind::Other,
+            draw: Some(draw),
+            detail: format!("pixel history: {dropped} fragment records not kept (limit per draw)"),
+        });
+    }
     for d in pixels.take_diagnostics() {
         obs.diagnostic(&d.to_diagnostic(Some(draw)));
     }
@@ -636,6 +651,9 @@ impl PipelineState {
         pixels.set_path(self.pixel_path);
         if self.tev_solo.is_some() {
             pixels.set_tev_solo(self.tev_solo);
+        }
+        if let Some(probe) = self.pixel_probe {
+            pixels.set_probe(probe, draw);
         }
         if obs.wants_stage_times() {
             pixels.enable_timing();
@@ -917,6 +935,9 @@ impl PipelineState {
                     begin_debug(&mut debug, &mut pixels);
                     if self.tev_solo.is_some() {
                         pixels.set_tev_solo(self.tev_solo);
+                    }
+                    if let Some(probe) = self.pixel_probe {
+                        pixels.set_probe(probe, draw);
                     }
                     let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
                     rasterize_all(

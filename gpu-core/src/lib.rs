@@ -27,6 +27,7 @@ pub mod debug;
 pub mod draw;
 pub mod engines;
 pub mod geometry;
+pub mod history;
 pub mod lut;
 pub mod memory;
 pub mod pixel;

@@ -302,6 +302,8 @@ pub struct Replay<S: TraceSource> {
     /// True when the current state may hold soloed draws: it is not a state of the trace, so
     /// the next seek restores a keyframe instead of continuing from it.
     diverged: bool,
+    /// Pixel-history probe, re-applied to the GPU state after every restore.
+    probe: Option<crate::debug::PixelProbe>,
 }
 
 /// Counts positions and forwards events; can request a stop at a target.
@@ -354,6 +356,9 @@ impl<O: Observer> Observer for Driver<'_, O> {
     fn stage_times(&mut self, times: &StageTimes) {
         self.inner.stage_times(times);
     }
+    fn fragment(&mut self, rec: &crate::debug::FragmentRecord) {
+        self.inner.fragment(rec);
+    }
     fn stop_requested(&self) -> bool {
         self.reached || self.inner.stop_requested()
     }
@@ -381,6 +386,7 @@ impl<S: TraceSource> Replay<S> {
             blob: Vec::new(),
             solo: None,
             diverged: false,
+            probe: None,
         }
     }
 
@@ -435,6 +441,20 @@ impl<S: TraceSource> Replay<S> {
         self.solo
     }
 
+    /// Sets (or clears) the pixel-history probe: from now on, draws into the probed buffer
+    /// report the fragments at the probe through [`Observer::fragment`] (see
+    /// [`crate::debug::fragment`]). Survives [`Replay::seek`] and [`Replay::rewind`]; keyframes
+    /// are unaffected. Off by default (no cost).
+    pub fn set_pixel_probe(&mut self, probe: Option<crate::debug::PixelProbe>) {
+        self.probe = probe;
+        self.gpu.pipeline.pixel_probe = probe;
+    }
+
+    /// The pixel-history probe in use.
+    pub fn pixel_probe(&self) -> Option<crate::debug::PixelProbe> {
+        self.probe
+    }
+
     /// Sets the memory budget of the keyframe store in bytes (default
     /// [`DEFAULT_KEYFRAME_BUDGET`]); takes effect at the next [`Replay::build_index`].
     pub fn set_keyframe_budget(&mut self, bytes: u64) {
@@ -464,6 +484,7 @@ impl<S: TraceSource> Replay<S> {
     /// Restarts from the initial state.
     pub fn rewind(&mut self) {
         self.gpu = self.initial.0.clone();
+        self.gpu.pipeline.pixel_probe = self.probe;
         self.mem = self.initial.1.clone();
         self.pos = Position::default();
         self.gpu.pipeline.tev_solo = self.solo;
@@ -735,6 +756,7 @@ impl<S: TraceSource> Replay<S> {
             match key {
                 Some(k) => {
                     self.gpu = *k.gpu;
+                    self.gpu.pipeline.pixel_probe = self.probe;
                     self.mem = k.mem;
                     self.pos = k.pos;
                     self.gpu.pipeline.tev_solo = self.solo;

@@ -76,6 +76,8 @@ pub struct Panels {
     pub tev: TevView,
     /// Lookup-table plots.
     pub luts: LutsView,
+    /// Pixel history window.
+    pub pixel_history: super::panels::pixel_history::PixelHistoryView,
 }
 
 /// The viewer.
@@ -733,6 +735,9 @@ impl ViewerApp {
                     }
                 });
             }
+        }
+        if let Document::Trace(s) = &mut self.doc {
+            self.panels.pixel_history.ui(ui.ctx(), s, &mut self.queue);
         }
         self.open_field_ui(ui.ctx());
         if self.show_help {

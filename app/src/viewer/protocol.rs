@@ -406,6 +406,18 @@ pub enum Request {
         /// Row from the top.
         y: u32,
     },
+    /// The history of pixel (x, y) of an image (screens, colour, depth or stencil buffer)
+    /// over the frame that contains command `at`, up to `at` (issue 15).
+    PixelHistory {
+        /// Command number.
+        at: u64,
+        /// Which image.
+        source: ImageSource,
+        /// Column.
+        x: u32,
+        /// Row from the top.
+        y: u32,
+    },
     /// Commands `first..first + count`.
     Commands {
         /// First command number (1-based).
@@ -491,6 +503,19 @@ pub enum Response {
         y: u32,
         /// Rows of text.
         info: PixelInfo,
+    },
+    /// A pixel history.
+    PixelHistory {
+        /// Command number.
+        at: u64,
+        /// Which image.
+        source: ImageSource,
+        /// Column.
+        x: u32,
+        /// Row.
+        y: u32,
+        /// The history or why there is none.
+        result: Result<Arc<gpu_core::history::PixelHistory>, String>,
     },
     /// A page of commands.
     Commands(Arc<CommandPage>),

@@ -116,6 +116,12 @@ pub struct TraceSession {
     /// Newest pixel pick.
     pub pixel: Option<(u64, ImageSource, u32, u32, PixelInfo)>,
     pixel_pending: Option<(u64, ImageSource, u32, u32)>,
+    /// Newest pixel history: (command, image, x, y) and the answer.
+    pub pixel_history: Option<(
+        PixelKey,
+        Result<Arc<gpu_core::history::PixelHistory>, String>,
+    )>,
+    pixel_history_pending: Option<PixelKey>,
     thumbs: HashMap<u64, ThumbEntry>,
     /// Search of the command list.
     pub search: SearchState,
@@ -126,6 +132,9 @@ pub struct TraceSession {
     pub log: Vec<String>,
     outbox: Vec<Request>,
 }
+
+/// A picked pixel: command, image, column, row.
+pub type PixelKey = (u64, ImageSource, u32, u32);
 
 impl std::fmt::Debug for TraceSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -172,6 +181,8 @@ impl TraceSession {
             pixel_pending: None,
             debug: None,
             debug_pending: None,
+            pixel_history: None,
+            pixel_history_pending: None,
             thumbs: HashMap::new(),
             search: SearchState::default(),
             tev_solo: None,
@@ -253,6 +264,19 @@ impl TraceSession {
                     self.pixel_pending = None;
                 }
                 self.pixel = Some((at, source, x, y, info));
+            }
+            Response::PixelHistory {
+                at,
+                source,
+                x,
+                y,
+                result,
+            } => {
+                let key = (at, source, x, y);
+                if self.pixel_history_pending == Some(key) {
+                    self.pixel_history_pending = None;
+                }
+                self.pixel_history = Some((key, result));
             }
             Response::Commands(page) => {
                 let key = (page.first - 1) / PAGE;
@@ -561,6 +585,21 @@ impl TraceSession {
             self.pixel_pending = Some((at, source, x, y));
             self.outbox.push(Request::Pixel { at, source, x, y });
         }
+    }
+
+    /// Asks for the history of a pixel (answered into [`TraceSession::pixel_history`]).
+    pub fn request_pixel_history(&mut self, key: PixelKey) {
+        let have = self.pixel_history.as_ref().is_some_and(|(k, _)| *k == key);
+        if !have && self.pixel_history_pending != Some(key) {
+            self.pixel_history_pending = Some(key);
+            let (at, source, x, y) = key;
+            self.outbox.push(Request::PixelHistory { at, source, x, y });
+        }
+    }
+
+    /// True while a pixel history is being computed.
+    pub fn pixel_history_pending(&self) -> bool {
+        self.pixel_history_pending.is_some()
     }
 
     /// Thumbnail texture of `draw` (requested when missing).

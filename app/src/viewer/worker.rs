@@ -306,6 +306,7 @@ impl<S: TraceSource> Worker<S> {
         let mut search = None;
         let mut debug = None;
         let mut solo = None;
+        let mut history = None;
         let mut images: Vec<(u64, ImageSource)> = Vec::new();
         let mut pages: Vec<(u64, u32)> = Vec::new();
         for r in batch {
@@ -317,6 +318,7 @@ impl<S: TraceSource> Worker<S> {
                     }
                 }
                 Request::Pixel { at, source, x, y } => pixel = Some((at, source, x, y)),
+                Request::PixelHistory { at, source, x, y } => history = Some((at, source, x, y)),
                 Request::Commands { first, count } => {
                     if !pages.contains(&(first, count)) {
                         pages.push((first, count));
@@ -405,6 +407,16 @@ impl<S: TraceSource> Worker<S> {
                 result,
             });
         }
+        if let Some((at, source, x, y)) = history {
+            let result = self.pixel_history(at, source, x, y);
+            self.out.send(Response::PixelHistory {
+                at,
+                source,
+                x,
+                y,
+                result,
+            });
+        }
     }
 
     /// The colour buffer after draw `draw` with the combiner solo `solo`, and without.
@@ -478,6 +490,49 @@ impl<S: TraceSource> Worker<S> {
                 2.0 * vp.half_height,
             ],
         }
+    }
+
+    /// The history of a pixel over the frame containing command `at`, up to it.
+    fn pixel_history(
+        &mut self,
+        at: u64,
+        source: ImageSource,
+        x: u32,
+        y: u32,
+    ) -> Result<Arc<gpu_core::history::PixelHistory>, String> {
+        use gpu_core::history::{HistoryRequest, HistoryTarget};
+        let target = match source {
+            ImageSource::TopScreen => HistoryTarget::Top,
+            ImageSource::BottomScreen => HistoryTarget::Bottom,
+            ImageSource::Color => HistoryTarget::Color,
+            ImageSource::Depth | ImageSource::Stencil => HistoryTarget::Depth,
+            ImageSource::Texture { .. } | ImageSource::Custom(_) => {
+                return Err(format!(
+                    "pixel history follows screens and render targets, not {}",
+                    source.label()
+                ));
+            }
+        };
+        let frame = self
+            .index
+            .frames
+            .iter()
+            .find(|f| at <= f.end.writes)
+            .or(self.index.frames.last())
+            .map_or(0, |f| f.index);
+        let req = HistoryRequest {
+            frame,
+            after_draw: None,
+            until_write: Some(at),
+            target,
+            x,
+            y,
+        };
+        // The history moves the replay: forget where it was.
+        self.at = None;
+        gpu_core::history::pixel_history(&mut self.replay, &req)
+            .map(Arc::new)
+            .map_err(|e| e.to_string())
     }
 
     /// Moves the replay to "after command `at`".

@@ -41,12 +41,14 @@ use crate::pixel::raster::{Fragment, RasterConfig, TriangleOutcome, rasterize_tr
 use crate::pixel::tev::{TevConfig, TevIssue, TevProgram, TevSolo, TevSource};
 use crate::pixel::texture::TextureError;
 
+pub mod probe;
 pub mod specialized;
 pub mod textures;
 pub mod timing;
 use crate::vertex::ScreenVertex;
 use pica_cmd::regs::Regs;
 use pica_cmd::regs::framebuffer::BlendMode;
+use probe::Recorder;
 pub use specialized::{ColorStage, PixelPath};
 pub use textures::{NoTextures, TextureCache, TextureSampler, TextureUnits};
 pub use timing::PixelTimer;
@@ -827,6 +829,8 @@ pub struct PixelPipeline<S: TextureSampler = NoTextures> {
     color_stage: Option<ColorStage>,
     /// Stage timing (benchmarks only).
     timer: Option<PixelTimer>,
+    /// Pixel-history recording (see [`PixelPipeline::set_probe`]); `None` normally.
+    probe: Option<Box<probe::ProbeState>>,
     /// The combiner solo (debugging), if set: see [`PixelPipeline::set_tev_solo`].
     solo: Option<SoloProgram>,
 }
@@ -946,6 +950,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
             color_stage: Some(ColorStage::new(cfg.ops.output, cfg.ops.color_mask)),
             timer: None,
             solo: None,
+            probe: None,
         };
         p.static_diagnostics();
         p
@@ -1097,6 +1102,9 @@ impl<S: TextureSampler> PixelPipeline<S> {
         tri: &[ScreenVertex; 3],
         hooks: &mut H,
     ) -> TriangleOutcome {
+        if self.probe.is_some() {
+            return self.draw_triangle_probed(mem, tri, hooks);
+        }
         let cfg = self.cfg;
         let mut missing = 0u32;
         let start = self.timer.is_some().then(std::time::Instant::now);
@@ -1121,16 +1129,16 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 let o = rasterize_triangle(&cfg.raster, tri, |f| {
                     if timer.tick() {
                         ctx.sampling = true;
-                        timer.sample(|| ctx.process(f));
+                        timer.sample(|| ctx.process(f, ()));
                         ctx.sampling = false;
                     } else {
-                        ctx.process(f);
+                        ctx.process(f, ());
                     }
                 });
                 timer.texture += PixelTimer::scaled(ctx.input_time);
                 o
             } else {
-                rasterize_triangle(&cfg.raster, tri, |f| ctx.process(f))
+                rasterize_triangle(&cfg.raster, tri, |f| ctx.process(f, ()))
             }
         };
         self.color_cache.flush(mem);
@@ -1138,6 +1146,11 @@ impl<S: TextureSampler> PixelPipeline<S> {
         if let (Some(timer), Some(t)) = (self.timer.as_mut(), start) {
             timer.total += t.elapsed();
         }
+        self.finish_triangle(outcome, missing)
+    }
+
+    /// Counts a rasterised triangle's outcome and reports features it missed.
+    fn finish_triangle(&mut self, outcome: TriangleOutcome, missing: u32) -> TriangleOutcome {
         match outcome {
             TriangleOutcome::Drawn { fragments } => {
                 self.stats.triangles_drawn += 1;
@@ -1291,7 +1304,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         *self.missing |= 1 << (f as u32);
     }
 
-    fn process(&mut self, frag: &Fragment) {
+    fn process<R: Recorder>(&mut self, frag: &Fragment, mut rec: R) {
         let cfg = self.cfg;
         let ops = &cfg.ops;
 
@@ -1305,12 +1318,18 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         for unit in 0..3 {
             if self.needs.tex[unit] {
                 t[3 + unit] = self.sampler.sample(self.mem, unit, frag);
+                if R::ON {
+                    rec.texel(self.sampler.describe(unit, frag), unit, t[3 + unit]);
+                }
             }
         }
         if self.needs.proctex {
             match self.hooks.procedural_texture(frag) {
                 Some(c) => t[6] = c,
                 None => self.miss(Feature::ProceduralTexture),
+            }
+            if R::ON {
+                rec.texel(None, 3, t[6]);
             }
         }
 
@@ -1324,17 +1343,25 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
                 }
                 None => self.miss(Feature::Lighting),
             }
+            if R::ON {
+                rec.lighting([t[1], t[2]]);
+            }
         }
 
         if let Some(s) = inputs_start {
             self.input_time += s.elapsed();
         }
-        let mut color = self.tev.run_table(&mut t);
+        let mut color = if R::ON {
+            rec.combiners(&cfg.tev, &t)
+        } else {
+            self.tev.run_table(&mut t)
+        };
         // The soloed stage's output, from the same source table (entries 13-15 are scratch).
         let solo = self.solo.map(|s| s.solo.value(s.tev.run_table(&mut t)));
 
         match ops.mode {
             FragmentMode::Shadow | FragmentMode::Gas => {
+                rec.fate(probe::FragmentFate::SpecialMode);
                 self.special_mode(frag, color, ops.mode);
                 return;
             }
@@ -1344,8 +1371,10 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         // Alpha test (§9.3).
         if ops.alpha_test.enabled && !ops.alpha_test.func.test(color[3], ops.alpha_test.reference) {
             self.stats.alpha_failed += 1;
+            rec.fate(probe::FragmentFate::AlphaTest);
             return;
         }
+        let before_fog = color;
 
         // Solo: the stage's value from here on (fog is off and blending replaces, see
         // `PixelPipeline::set_tev_solo`).
@@ -1364,22 +1393,26 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
                 if !self.hooks.gas_fog(frag, &mut color) {
                     self.miss(Feature::Gas);
                     // UNVERIFIED: Citra GL discards gas fragments; we do the same without a hook.
+                    rec.fate(probe::FragmentFate::Discarded);
                     return;
                 }
             }
             FogMode::Off | FogMode::Other(_) => {}
         }
+        if R::ON && matches!(ops.fog, FogMode::Fog | FogMode::Gas) {
+            rec.fog(self.hooks.fog_factor(frag), before_fog, color);
+        }
 
-        if !self.depth_stencil(frag) {
+        if !self.depth_stencil(frag, &mut rec) {
             return;
         }
         self.stats.fragments_passed += 1;
-        self.color_write(frag, color);
+        self.color_write(frag, color, &mut rec);
     }
 
     /// Stencil test, depth test, depth write and stencil operations (§9.5). Returns false if
     /// the fragment is discarded.
-    fn depth_stencil(&mut self, frag: &Fragment) -> bool {
+    fn depth_stencil<R: Recorder>(&mut self, frag: &Fragment, rec: &mut R) -> bool {
         let cfg = self.cfg;
         let ops = &cfg.ops;
         let fb = &cfg.fb;
@@ -1413,6 +1446,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         let mut result = true;
         if stencil_on && !ops.stencil.passes(old_stencil) {
             self.stats.stencil_failed += 1;
+            rec.fate(probe::FragmentFate::Stencil);
             dirty |= stencil_op(cfg, df, &mut new, ops.stencil.fail, old_stencil);
             result = false;
         } else {
@@ -1421,6 +1455,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             // Depth test disabled behaves as "always" (HW: [3DB-I]).
             if ops.depth.enabled && !ops.depth.func.test(z, stored_z) {
                 self.stats.depth_failed += 1;
+                rec.fate(probe::FragmentFate::Depth);
                 if stencil_on {
                     dirty |= stencil_op(cfg, df, &mut new, ops.stencil.depth_fail, old_stencil);
                 }
@@ -1436,6 +1471,15 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
                 }
             }
         }
+        if R::ON {
+            rec.depth_stencil(probe::DepthStencilRecord {
+                fragment_depth: (frag.depth * df.max_depth() as f32) as u32,
+                depth_before: stored_z,
+                depth_after: df.decode_depth(new),
+                stencil_before: old_stencil,
+                stencil_after: df.decode_stencil(new),
+            });
+        }
         if dirty && new != b {
             if !fast {
                 px[..n].copy_from_slice(&new[..n]);
@@ -1448,14 +1492,19 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     }
 
     /// Blending / logic op, write mask and colour write (§9.6).
-    fn color_write(&mut self, frag: &Fragment, src: Rgba) {
+    fn color_write<R: Recorder>(&mut self, frag: &Fragment, src: Rgba, rec: &mut R) {
         let cfg = self.cfg;
         let fb = &cfg.fb;
         let ops = &cfg.ops;
-        let Some(cf) = fb.color_format else { return };
+        let Some(cf) = fb.color_format else {
+            rec.fate(probe::FragmentFate::WriteMask);
+            return;
+        };
         if !fb.color_write || ops.color_mask == [false; 4] {
+            rec.fate(probe::FragmentFate::WriteMask);
             return;
         }
+        rec.fate(probe::FragmentFate::Passed);
         let Some(px) = self
             .color_cache
             .pixel(self.mem, fb, fb.color_addr, frag.x, frag.y)
@@ -1490,6 +1539,16 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             }
         }
         let enc = cf.encode_word(res);
+        if R::ON {
+            rec.blend(probe::blend_record(
+                ops.output,
+                src,
+                dst,
+                out,
+                cf.decode_word(enc),
+                ops.color_mask,
+            ));
+        }
         if enc[..n] != b[..n] {
             px[..n].copy_from_slice(&enc[..n]);
             self.color_cache.mark_dirty();

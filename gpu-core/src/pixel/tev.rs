@@ -18,6 +18,7 @@
 //! PR #2671), so it is our choice. DOT3 itself has its own, measured arithmetic (one's-complement
 //! sign and magnitude, products rounded to nearest over 255; hardware fact TE-4): see [`dot3`].
 
+use crate::debug::fragment::TevStageRecord;
 use crate::pixel::color::Rgba;
 use pica_cmd::regs::Regs;
 
@@ -566,6 +567,16 @@ impl TevConfig {
     /// This is the readable reference; the pixel pipeline runs the equivalent compiled
     /// [`TevProgram`].
     pub fn combine(&self, inp: &TevInputs) -> Rgba {
+        self.combine_inner(inp, None)
+    }
+
+    /// [`TevConfig::combine`] that also records, per stage, its inputs after operand
+    /// selection, its output and the combiner buffer it read (pixel history).
+    pub fn combine_traced(&self, inp: &TevInputs, trace: &mut [TevStageRecord; 6]) -> Rgba {
+        self.combine_inner(inp, Some(trace))
+    }
+
+    fn combine_inner(&self, inp: &TevInputs, mut trace: Option<&mut [TevStageRecord; 6]>) -> Rgba {
         let mut prev: Rgba = match PREVIOUS_IN_STAGE0 {
             PreviousInStage0::Zero => [0; 4],
             PreviousInStage0::PrimaryColor => inp.primary,
@@ -573,8 +584,20 @@ impl TevConfig {
         let mut buffer: Rgba = [0; 4];
         let mut next_buffer = self.buffer_color;
         for (i, st) in self.stages.iter().enumerate() {
+            let mut rec = trace.as_deref_mut().and_then(|t| t.get_mut(i));
+            if let Some(r) = rec.as_deref_mut() {
+                *r = TevStageRecord {
+                    stage: i as u8,
+                    active: !st.is_pass_through(),
+                    buffer,
+                    ..TevStageRecord::default()
+                };
+            }
             if !st.is_pass_through() {
-                prev = eval_stage(st, inp, prev, buffer);
+                prev = eval_stage(st, inp, prev, buffer, rec.as_deref_mut());
+            }
+            if let Some(r) = rec {
+                r.output = prev;
             }
             buffer = next_buffer;
             if i < 4 {
@@ -661,7 +684,13 @@ fn source(src: TevSource, st: &TevStage, inp: &TevInputs, prev: Rgba, buffer: Rg
 
 /// Evaluates one stage: RGB and alpha combiners, then the scales (saturating at 255).
 #[inline]
-fn eval_stage(st: &TevStage, inp: &TevInputs, prev: Rgba, buffer: Rgba) -> Rgba {
+fn eval_stage(
+    st: &TevStage,
+    inp: &TevInputs,
+    prev: Rgba,
+    buffer: Rgba,
+    rec: Option<&mut TevStageRecord>,
+) -> Rgba {
     // Inputs the operation does not read are left at 0 (never fetched).
     let mut rgb_in = [[0u8; 3]; 3];
     for (k, slot) in rgb_in.iter_mut().enumerate().take(st.rgb_op.arity()) {
@@ -683,6 +712,7 @@ fn eval_stage(st: &TevStage, inp: &TevInputs, prev: Rgba, buffer: Rgba) -> Rgba 
         }
     };
 
+    let mut alpha_in = [0u8; 3];
     let alpha: u8 = if st.rgb_op == TevOp::Dot3Rgba {
         // HW: [C] PR #2671: the DOT3 result is also the alpha output; the alpha combiner is
         // skipped (its scale still applies below).
@@ -698,12 +728,19 @@ fn eval_stage(st: &TevStage, inp: &TevInputs, prev: Rgba, buffer: Rgba) -> Rgba 
                 buffer,
             )));
         }
+        for (d, &a) in alpha_in.iter_mut().zip(&a_in) {
+            *d = a as u8;
+        }
         match st.alpha_op {
             TevOp::Dot3Rgb | TevOp::Dot3Rgba => DOT3_AS_ALPHA_OP_RESULT,
             op => op_channel(op, a_in[0], a_in[1], a_in[2]),
         }
     };
 
+    if let Some(r) = rec {
+        r.rgb_in = rgb_in;
+        r.alpha_in = alpha_in;
+    }
     let rs = u32::from(st.rgb_scale);
     let as_ = u32::from(st.alpha_scale);
     [

@@ -8,6 +8,7 @@ pub mod cost;
 pub mod image;
 pub mod log;
 pub mod luts;
+pub mod pixel_history;
 pub mod screens;
 pub mod shader;
 pub mod state;

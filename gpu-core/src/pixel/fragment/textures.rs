@@ -12,6 +12,7 @@
 
 use std::sync::Arc;
 
+use crate::debug::fragment::TexelRecord;
 use crate::memory::{PAGE_SIZE, PhysMem};
 use crate::pixel::color::Rgba;
 use crate::pixel::raster::Fragment;
@@ -30,6 +31,11 @@ pub trait TextureSampler {
     fn needs_gradients(&self) -> bool;
     /// The colour of enabled unit `unit` (0-2) for `frag`.
     fn sample(&self, mem: &PhysMem, unit: usize, frag: &Fragment) -> Rgba;
+    /// Where unit `unit`'s texel for `frag` comes from (level, address, texel coordinates), for
+    /// pixel history; `None` when the sampler cannot say. The colour is filled in by the caller.
+    fn describe(&self, _unit: usize, _frag: &Fragment) -> Option<TexelRecord> {
+        None
+    }
 }
 
 /// No texture sampling (for callers without memory to decode textures from): every unit reads
@@ -148,6 +154,46 @@ impl TextureSampler for TextureUnits {
         } else {
             s.sample(u, v, 0.0, &Gradients::uv(g[0], g[1], g[2], g[3]))
         }
+    }
+
+    fn describe(&self, unit: usize, frag: &Fragment) -> Option<TexelRecord> {
+        let Some(Some(s)) = self.samplers.get(unit) else {
+            return None;
+        };
+        let tc = match unit {
+            2 if self.unit2_uses_texcoord1 => 1,
+            u => u.min(2),
+        };
+        let [u, v] = frag.tc[tc];
+        let g = frag.tc_grad[tc];
+        // The 2D level choice of `Sampler::sample_face` (cube and projective lookups of unit 0
+        // use other coordinates: the level shown is the 2D one, best effort).
+        let lambda = s.lambda(&Gradients::uv(g[0], g[1], g[2], g[3]));
+        let lod = s.lod(lambda);
+        let cfg = s.config();
+        let biased = lambda + cfg.lod.bias;
+        let level = if biased.is_nan() || biased <= 0.0 || lod <= 0.5 {
+            lod.floor().max(0.0) as u32
+        } else {
+            ((lod + 0.5).ceil() - 1.0).max(0.0) as u32
+        };
+        let layout = s.layout();
+        let level = level.min(layout.count.saturating_sub(1) as u32);
+        let info = layout
+            .levels
+            .get(level as usize)
+            .copied()
+            .unwrap_or_default();
+        Some(TexelRecord {
+            unit: unit as u8,
+            color: [0; 4],
+            addr: cfg.address,
+            format: cfg.format_id,
+            lod,
+            level,
+            level_addr: cfg.address.wrapping_add(info.offset),
+            texel: [u * info.width as f32, v * info.height as f32],
+        })
     }
 }
 

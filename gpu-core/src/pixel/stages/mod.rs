@@ -56,6 +56,11 @@ pub trait FragmentHooks {
     fn gas_fog(&mut self, _frag: &Fragment, _color: &mut Rgba) -> bool {
         false
     }
+    /// The fog factor and fog colour (RGB) [`FragmentHooks::fog`] uses for `frag`, for pixel
+    /// history; `None` when unknown.
+    fn fog_factor(&self, _frag: &Fragment) -> Option<(f32, [u8; 3])> {
+        None
+    }
     /// Gas rendering (fragment operation mode 1): update this pixel's colour-buffer bytes
     /// (`pixel`, in the colour buffer's own format, 2-4 bytes) from the combiner output
     /// `color`. Nothing else happens to the fragment. Returns `None` if not implemented, else
@@ -198,6 +203,10 @@ impl FragmentHooks for FixedFunctionStages {
             f.apply(frag.depth, color);
         }
         true
+    }
+
+    fn fog_factor(&self, frag: &Fragment) -> Option<(f32, [u8; 3])> {
+        self.fog.as_ref().map(|f| (f.factor(frag.depth), f.color))
     }
 
     // `gas_fog` and `gas_render` keep their "not implemented" defaults: gas is not modelled
