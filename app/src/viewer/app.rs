@@ -1011,6 +1011,7 @@ impl ViewerApp {
                 if let Document::Trace(s) = &mut self.doc {
                     s.pick(at, source, x, y);
                 }
+                self.panels.pixel_history.open_for((at, source, x, y));
             }
             AppCommand::SelectVertex(k) => {
                 if self.sel.vertex != Some(k) {

@@ -48,6 +48,8 @@ impl Tab {
         Tab::Image,
         Tab::Vertices,
         Tab::Shader,
+        Tab::Tev,
+        Tab::Luts,
         Tab::Compare,
         Tab::Costs,
     ];

@@ -1211,10 +1211,11 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 color_stage: None,
                 sampling: false,
                 input_time: std::time::Duration::ZERO,
+                solo: self.solo.as_ref(),
             };
             rasterize_triangle(&cfg.raster, tri, |f| {
                 let before = ctx.stats.fragments_passed;
-                ctx.process(f);
+                ctx.process(f, ());
                 debug.fragment(f.x, f.y, ctx.stats.fragments_passed != before);
             })
         };

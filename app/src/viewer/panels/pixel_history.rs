@@ -43,6 +43,16 @@ pub fn has_history(source: &ImageSource) -> bool {
 }
 
 impl PixelHistoryView {
+    /// Opens the window on the history of `key` (also when that pixel was picked before and the
+    /// window was closed since).
+    pub fn open_for(&mut self, key: PixelKey) {
+        if has_history(&key.1) {
+            self.open = true;
+            self.seen = Some(key);
+            self.shown = Some(key);
+        }
+    }
+
     /// Follows pixel picks and shows the window (when open).
     pub fn ui(&mut self, ctx: &egui::Context, s: &mut TraceSession, queue: &mut Vec<AppCommand>) {
         if let Some((at, source, x, y, _)) = &s.pixel {

@@ -282,6 +282,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 color_stage: None,
                 sampling: false,
                 input_time: std::time::Duration::ZERO,
+                solo: self.solo.as_ref(),
             };
             rasterize_triangle(&cfg.raster, tri, |f| {
                 if probe.contains(f.x, f.y) {
