@@ -66,6 +66,15 @@ pub struct RenderArgs {
     /// NAME_NNNN.png files).
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Pixel-pipeline worker threads (default: the available cores). Images are
+    /// bit-identical for every count.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
+}
+
+/// The default number of pixel-pipeline workers: the available cores (1 if unknown).
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Depth values (fractions of the depth format's maximum) shown as black and white.
@@ -102,6 +111,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
     check_output(args)?;
     let trace = open_trace(&args.trace)?;
     let mut replay = Replay::new(trace);
+    replay.set_threads(args.threads.map_or_else(default_threads, usize::from));
     if args.all_frames {
         return all_frames(&mut replay, args);
     }

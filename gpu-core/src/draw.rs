@@ -50,10 +50,14 @@ use crate::pixel::fragment::{PixelPath, PixelPipeline, TextureCache, TextureUnit
 use crate::pixel::raster::TriangleOutcome;
 use crate::pixel::stages::FixedFunctionStages;
 use crate::regs::{PICA_REG_COUNT, reg};
-use crate::vertex::OutputVertex;
+use crate::vertex::{OutputVertex, ScreenVertex};
 
 /// Vertices shaded per batch.
 pub const SHADE_BATCH: usize = 64;
+
+/// Screen-space triangles collected before the parallel pixel path draws them (bounds the
+/// memory of a draw's pending triangles; see [`PixelPipeline::draw_triangles`]).
+pub const PIXEL_BATCH: usize = 2048;
 
 /// One shader unit's memories as a draw reads them.
 #[derive(Clone, Copy, Debug)]
@@ -129,6 +133,14 @@ pub struct PipelineState {
     /// Which implementation of the per-fragment operations draws use (both bit-identical; the
     /// reference path is the test oracle of the specialised one).
     pub pixel_path: PixelPath,
+    /// Workers of the pixel pipeline (1: the calling thread only). Any count gives
+    /// bit-identical results; above 1, draws on the specialised path collect their triangles
+    /// in batches of [`PIXEL_BATCH`] and shade them in parallel.
+    ///
+    /// UNVERIFIED (ordering): with more than one worker a batch's pixels are written after
+    /// its vertices were fetched, so a draw whose vertex or index data lies inside its own
+    /// render target would read them as of the batch start. No known software does this.
+    pub threads: usize,
     vs_program: Option<CachedProgram>,
     gs_program: Option<CachedProgram>,
     scratch: Scratch,
@@ -177,6 +189,7 @@ impl Default for PipelineState {
             cache_mode: VertexCacheMode::default(),
             limits: DrawLimits::default(),
             pixel_path: PixelPath::default(),
+            threads: 1,
             vs_program: None,
             gs_program: None,
             scratch: Scratch::default(),
@@ -197,6 +210,8 @@ struct Scratch {
     cached: Vec<OutputSlots>,
     shade: ShadeScratch,
     tris: Vec<[OutputVertex; 3]>,
+    /// Screen-space triangles waiting for the parallel pixel path.
+    screen: Vec<[ScreenVertex; 3]>,
 }
 
 /// Where a pending vertex's shaded outputs come from.
@@ -335,7 +350,37 @@ fn draw_setup<O: Observer>(
     }
 }
 
-/// Clips, transforms and rasterises the assembled triangles in `tris`.
+/// Where a draw's screen-space triangles go: straight to the pixel pipeline (`threads` ≤ 1,
+/// or the reference path), or into `screen` for [`flush_screen`].
+struct PixelSink<'a> {
+    screen: &'a mut Vec<[ScreenVertex; 3]>,
+    threads: usize,
+}
+
+impl PixelSink<'_> {
+    fn batched(&self, pixels: &PixelPipeline<TextureUnits>) -> bool {
+        self.threads > 1 && pixels.path() == PixelPath::Specialized
+    }
+}
+
+/// Draws the triangles collected in `sink` (in order) and empties it.
+fn flush_screen(
+    sink: &mut PixelSink,
+    pixels: &mut PixelPipeline<TextureUnits>,
+    stages: &mut FixedFunctionStages,
+    mem: &mut PhysMem,
+    stats: &mut DrawStats,
+) {
+    if sink.screen.is_empty() {
+        return;
+    }
+    stats.triangles_rasterized += pixels.draw_triangles(mem, sink.screen, stages, sink.threads);
+    sink.screen.clear();
+}
+
+/// Clips, transforms and rasterises the assembled triangles in `tris` (or collects them in
+/// `sink` for the parallel path, drawing a full batch).
+#[allow(clippy::too_many_arguments)]
 fn rasterize_all(
     tris: &mut Vec<[OutputVertex; 3]>,
     ds: &DrawSetup,
@@ -344,7 +389,9 @@ fn rasterize_all(
     mem: &mut PhysMem,
     stats: &mut DrawStats,
     detail: &mut Option<DrawDetail>,
+    sink: &mut PixelSink,
 ) {
+    let batched = sink.batched(pixels);
     for tri in tris.drain(..) {
         stats.triangles_assembled += 1;
         if let Some(d) = detail.as_mut() {
@@ -357,7 +404,14 @@ fn rasterize_all(
             if let Some(d) = detail.as_mut() {
                 d.push_clipped(screen);
             }
-            if let TriangleOutcome::Drawn { .. } = pixels.draw_triangle_with(mem, &screen, stages) {
+            if batched {
+                sink.screen.push(screen);
+                if sink.screen.len() >= PIXEL_BATCH {
+                    flush_screen(sink, pixels, stages, mem, stats);
+                }
+            } else if let TriangleOutcome::Drawn { .. } =
+                pixels.draw_triangle_with(mem, &screen, stages)
+            {
                 stats.triangles_rasterized += 1;
             }
         }
@@ -509,6 +563,11 @@ impl PipelineState {
         scratch.attrs.resize(batch, AttributeSet::default());
         scratch.slots.resize(batch, [[0.0; 4]; 16]);
         let mut instructions: u64 = 0;
+        let mut screen = std::mem::take(&mut scratch.screen);
+        let mut sink = PixelSink {
+            screen: &mut screen,
+            threads: p.threads,
+        };
         'draw: loop {
             // Gather a batch of vertex ids; load the ones that need shading.
             scratch.pending.clear();
@@ -625,6 +684,7 @@ impl PipelineState {
                     mem,
                     &mut stats,
                     &mut detail,
+                    &mut sink,
                 );
             }
             if shaded < n_shade {
@@ -643,6 +703,8 @@ impl PipelineState {
                 break;
             }
         }
+        flush_screen(&mut sink, &mut pixels, &mut stages, mem, &mut stats);
+        scratch.screen = screen;
         p.scratch = scratch;
         let gs_float_uniforms = gs_uniforms.map(|u| u.f);
         stats.fragments_written = pixels.stats().fragments_passed;
@@ -736,6 +798,7 @@ impl PipelineState {
                     let mut pixels = self.textures.pipeline(mem, &ds.regs);
                     pixels.set_path(self.pixel_path);
                     let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
+                    // Immediate-mode vertices come one at a time: drawn on this thread.
                     rasterize_all(
                         &mut scratch.tris,
                         &ds,
@@ -744,6 +807,10 @@ impl PipelineState {
                         mem,
                         &mut imm.stats,
                         &mut imm.detail,
+                        &mut PixelSink {
+                            screen: &mut Vec::new(),
+                            threads: 1,
+                        },
                     );
                     imm.stats.fragments_written += pixels.stats().fragments_passed;
                     report_pixel_diags(&mut pixels, draw, obs);

@@ -41,6 +41,7 @@ use crate::pixel::raster::{Fragment, RasterConfig, TriangleOutcome, rasterize_tr
 use crate::pixel::tev::{TevConfig, TevIssue, TevProgram, TevSource};
 use crate::pixel::texture::TextureError;
 
+pub mod parallel;
 pub mod specialized;
 pub mod textures;
 pub mod timing;
