@@ -4,7 +4,9 @@
 //! shading, assembly, clipping, rasterisation and fragment work) vs. everything else (memory
 //! loads, command processing, fills, transfers), the index pass with keyframes and their memory
 //! budget use (`--keyframe-budget MIB`), and the latency
-//! of time-travel seeks to evenly spread draws (what the viewer's scrubbing costs).
+//! of time-travel seeks to evenly spread draws (what the viewer's scrubbing costs). The full
+//! replay is timed with 1 pixel-pipeline thread and with `--threads N` (default: the available
+//! cores) in the same run; the index and the seeks use N.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -15,6 +17,9 @@ use gpu_core::debug::{DrawDetail, DrawInfo, DrawStats, Observer, StageTimes};
 use gpu_core::replay::{Replay, Target};
 
 use crate::cmd_trace::open_trace;
+
+/// The trace type `open_trace` returns.
+type Trace = pica_cmd::citrace::CiTrace<pica_cmd::citrace::SeekSource<std::fs::File>>;
 
 /// Arguments of `picaview bench replay`.
 #[derive(clap::Args, Debug)]
@@ -31,6 +36,10 @@ pub struct ReplayBenchArgs {
     /// under it; seeks re-execute more).
     #[arg(long, value_name = "MIB", default_value_t = gpu_core::replay::DEFAULT_KEYFRAME_BUDGET >> 20)]
     pub keyframe_budget: u64,
+    /// Pixel-pipeline worker threads for the second replay timing, the index and the seeks
+    /// (default: the available cores).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
 }
 
 #[derive(Default)]
@@ -76,30 +85,58 @@ fn ms(d: Duration) -> f64 {
 pub fn run(args: &ReplayBenchArgs) -> Result<()> {
     let open = || open_trace(&args.trace);
     let mut out = std::io::stdout().lock();
-    let mut best: Option<(Duration, Timer, u32)> = None;
+    let threads = args
+        .threads
+        .map_or_else(crate::cmd_render::default_threads, usize::from);
+    writeln!(out, "trace: {}", args.trace.display())?;
+    // Interleaved runs (1 thread, N threads, 1, N, ...) so load changes hit both alike.
+    let counts: Vec<usize> = if threads > 1 {
+        vec![1, threads]
+    } else {
+        vec![1]
+    };
+    let mut best: Vec<Option<(Duration, Timer, u32)>> = counts.iter().map(|_| None).collect();
     for _ in 0..args.runs.max(1) {
-        let mut replay = Replay::new(open()?);
-        let mut timer = Timer::default();
-        let t = Instant::now();
-        replay.run_until(Target::End, &mut timer);
-        let total = t.elapsed();
-        let frames = replay.position().frame;
-        if best.as_ref().is_none_or(|(b, _, _)| total < *b) {
-            best = Some((total, timer, frames));
+        for (slot, &n) in best.iter_mut().zip(&counts) {
+            let mut replay = Replay::new(open()?);
+            replay.set_threads(n);
+            let mut timer = Timer::default();
+            let t = Instant::now();
+            replay.run_until(Target::End, &mut timer);
+            let total = t.elapsed();
+            let frames = replay.position().frame;
+            if slot.as_ref().is_none_or(|(b, _, _)| total < *b) {
+                *slot = Some((total, timer, frames));
+            }
         }
     }
-    let Some((total, timer, frames)) = best else {
-        return Ok(());
-    };
+    for (slot, &n) in best.into_iter().zip(&counts) {
+        if let Some((total, timer, frames)) = slot {
+            replay_report(&mut out, args, n, total, &timer, frames)?;
+        }
+    }
+    stage_report(&mut out, &open)?;
+    index_and_seeks(&mut out, args, &open, threads)
+}
+
+/// Prints one timed replay.
+fn replay_report(
+    out: &mut impl std::io::Write,
+    args: &ReplayBenchArgs,
+    threads: usize,
+    total: Duration,
+    timer: &Timer,
+    frames: u32,
+) -> Result<()> {
     let fps = if total.as_secs_f64() > 0.0 {
         f64::from(frames) / total.as_secs_f64()
     } else {
         0.0
     };
-    writeln!(out, "trace: {}", args.trace.display())?;
     writeln!(
         out,
-        "replay: {frames} frames, {} draws in {:.2} ms = {fps:.1} frames/s (best of {})",
+        "replay ({threads} thread{}): {frames} frames, {} draws in {:.2} ms = {fps:.1} frames/s (best of {})",
+        if threads == 1 { "" } else { "s" },
         timer.draws,
         ms(total),
         args.runs.max(1)
@@ -121,12 +158,21 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
     let secs = total.as_secs_f64().max(1e-12);
     writeln!(
         out,
-        "  per frame: {:.2} ms; {:.2} Mfragments/s written, {:.2} Mvertices/s shaded (1 thread)",
+        "  per frame: {:.2} ms; {:.2} Mfragments/s written, {:.2} Mvertices/s shaded ({threads} thread{})",
         ms(total) / f64::from(frames.max(1)),
         timer.fragments as f64 / secs / 1e6,
-        timer.vertices as f64 / secs / 1e6
+        timer.vertices as f64 / secs / 1e6,
+        if threads == 1 { "" } else { "s" },
     )?;
-    // One more run with stage timing (clock reads per triangle and per sampled fragment).
+    Ok(())
+}
+
+/// One more run with stage timing (clock reads per triangle and per sampled fragment; the
+/// pixel pipeline runs on one thread while it is timed).
+fn stage_report(
+    out: &mut impl std::io::Write,
+    open: &dyn Fn() -> Result<Trace, crate::report::FileError>,
+) -> Result<()> {
     let mut staged = Timer {
         stages: Some(StageTimes::default()),
         ..Timer::default()
@@ -145,7 +191,18 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
             pct(st.fragment_ops)
         )?;
     }
+    Ok(())
+}
+
+/// Builds the index and times seeks, with `threads` pixel-pipeline workers.
+fn index_and_seeks(
+    out: &mut impl std::io::Write,
+    args: &ReplayBenchArgs,
+    open: &dyn Fn() -> Result<Trace, crate::report::FileError>,
+    threads: usize,
+) -> Result<()> {
     let mut replay = Replay::new(open()?);
+    replay.set_threads(threads);
     replay.set_keyframe_budget(args.keyframe_budget.saturating_mul(1 << 20));
     let t = Instant::now();
     let index = replay.build_index();
@@ -187,7 +244,8 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
         let p99 = all[((all.len() * 99).div_ceil(100)).clamp(1, all.len()) - 1];
         writeln!(
             out,
-            "seek to a draw: mean {:.2} ms, p99 {:.2} ms, worst {:.2} ms over {} seeks",
+            "seek to a draw ({threads} thread{}): mean {:.2} ms, p99 {:.2} ms, worst {:.2} ms over {} seeks",
+            if threads == 1 { "" } else { "s" },
             ms(sum) / f64::from(args.seeks),
             ms(p99),
             ms(worst),

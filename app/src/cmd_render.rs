@@ -82,6 +82,15 @@ pub struct RenderArgs {
     /// NAME_NNNN.png files).
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Pixel-pipeline worker threads (default: the available cores). Images are
+    /// bit-identical for every count.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
+}
+
+/// The default number of pixel-pipeline workers: the available cores (1 if unknown).
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Depth values (fractions of the depth format's maximum) shown as black and white.
@@ -141,6 +150,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
     if args.citra_swrast {
         replay.set_render_mode(gpu_core::texture::RenderMode::CitraSwrast);
     }
+    replay.set_threads(args.threads.map_or_else(default_threads, usize::from));
     if args.all_frames {
         return all_frames(&mut replay, args);
     }

@@ -23,6 +23,10 @@ pub struct ViewArgs {
     /// Start on this view.
     #[arg(long, value_enum)]
     pub tab: Option<ViewTab>,
+    /// Pixel-pipeline worker threads of the replay (default: the available cores). Images are
+    /// bit-identical for every count.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
 }
 
 /// The viewer's central views.
@@ -66,6 +70,10 @@ impl From<ViewTab> for Tab {
 
 /// Opens the viewer window.
 pub fn run(args: &ViewArgs) -> Result<()> {
+    if let Some(n) = args.threads {
+        picaview::viewer::worker::PIXEL_THREADS
+            .store(usize::from(n), std::sync::atomic::Ordering::Relaxed);
+    }
     let open = args.file.clone().or_else(picaview::viewer::default_trace);
     if open.is_none() {
         eprintln!("picaview: the demo trace assets/demos/cube.ctf was not found; starting empty");

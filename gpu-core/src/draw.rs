@@ -52,10 +52,14 @@ use crate::pixel::stages::FixedFunctionStages;
 use crate::pixel::texture::RenderMode;
 use crate::pixel::tev::TevSolo;
 use crate::regs::{PICA_REG_COUNT, reg};
-use crate::vertex::OutputVertex;
+use crate::vertex::{OutputVertex, ScreenVertex};
 
 /// Vertices shaded per batch.
 pub const SHADE_BATCH: usize = 64;
+
+/// Screen-space triangles collected before the parallel pixel path draws them (bounds the
+/// memory of a draw's pending triangles; see [`PixelPipeline::draw_triangles`]).
+pub const PIXEL_BATCH: usize = 2048;
 
 /// One shader unit's memories as a draw reads them.
 #[derive(Clone, Copy, Debug)]
@@ -142,6 +146,14 @@ pub struct PipelineState {
     /// Pixel-history probe: draws into the probed buffer record the fragments at it and report
     /// them through [`Observer::fragment`]. `None` (the default) costs nothing.
     pub pixel_probe: Option<PixelProbe>,
+    /// Workers of the pixel pipeline (1: the calling thread only). Any count gives
+    /// bit-identical results; above 1, draws on the specialised path collect their triangles
+    /// in batches of [`PIXEL_BATCH`] and shade them in parallel.
+    ///
+    /// UNVERIFIED (ordering): with more than one worker a batch's pixels are written after
+    /// its vertices were fetched, so a draw whose vertex or index data lies inside its own
+    /// render target would read them as of the batch start. No known software does this.
+    pub threads: usize,
     vs_program: Option<CachedProgram>,
     gs_program: Option<CachedProgram>,
     scratch: Scratch,
@@ -253,6 +265,7 @@ impl Default for PipelineState {
             render_mode: RenderMode::default(),
             tev_solo: None,
             pixel_probe: None,
+            threads: 1,
             vs_program: None,
             gs_program: None,
             scratch: Scratch::default(),
@@ -273,6 +286,8 @@ struct Scratch {
     cached: Vec<OutputSlots>,
     shade: ShadeScratch,
     tris: Vec<[OutputVertex; 3]>,
+    /// Screen-space triangles waiting for the parallel pixel path.
+    screen: Vec<[ScreenVertex; 3]>,
 }
 
 /// Where a pending vertex's shaded outputs come from.
@@ -421,7 +436,39 @@ struct Recording<'a> {
     vertices: TriangleVertices,
 }
 
-/// Clips, transforms and rasterises the assembled triangles in `tris`.
+/// Where a draw's screen-space triangles go: straight to the pixel pipeline (`threads` ≤ 1,
+/// or the reference path), or into `screen` for [`flush_screen`].
+struct PixelSink<'a> {
+    screen: &'a mut Vec<[ScreenVertex; 3]>,
+    threads: usize,
+}
+
+impl PixelSink<'_> {
+    fn batched(&self, pixels: &PixelPipeline<TextureUnits>) -> bool {
+        self.threads > 1 && pixels.path() == PixelPath::Specialized
+    }
+}
+
+/// Draws the triangles collected in `sink` (in order) and empties it.
+fn flush_screen(
+    sink: &mut PixelSink,
+    pixels: &mut PixelPipeline<TextureUnits>,
+    stages: &mut FixedFunctionStages,
+    mem: &mut PhysMem,
+    stats: &mut DrawStats,
+) {
+    if sink.screen.is_empty() {
+        return;
+    }
+    let culled = pixels.stats().triangles_culled;
+    stats.triangles_rasterized += pixels.draw_triangles(mem, sink.screen, stages, sink.threads);
+    stats.triangles_culled += pixels.stats().triangles_culled - culled;
+    sink.screen.clear();
+}
+
+/// Clips, transforms and rasterises the assembled triangles in `tris` (or collects them in
+/// `sink` for the parallel path, drawing a full batch).
+#[allow(clippy::too_many_arguments)]
 fn rasterize_all(
     tris: &mut Vec<[OutputVertex; 3]>,
     ds: &DrawSetup,
@@ -430,6 +477,7 @@ fn rasterize_all(
     mem: &mut PhysMem,
     stats: &mut DrawStats,
     rec: Recording,
+    sink: &mut PixelSink,
 ) {
     let Recording {
         detail,
@@ -437,6 +485,9 @@ fn rasterize_all(
         draw,
         vertices,
     } = rec;
+    // Per-draw detail and debug buffers need each triangle's outcome as it is drawn: those
+    // draws stay on this thread (the debug buffers also select the reference path).
+    let batched = sink.batched(pixels) && detail.is_none() && debug.is_none();
     for tri in tris.drain(..) {
         let index = u32::try_from(stats.triangles_assembled).unwrap_or(u32::MAX);
         stats.triangles_assembled += 1;
@@ -457,6 +508,13 @@ fn rasterize_all(
         for t in poly.triangles() {
             stats.triangles_clipped += 1;
             let screen = t.map(|v| viewport::to_screen(&v, &ds.viewport));
+            if batched {
+                sink.screen.push(screen);
+                if sink.screen.len() >= PIXEL_BATCH {
+                    flush_screen(sink, pixels, stages, mem, stats);
+                }
+                continue;
+            }
             let outcome = match debug.as_mut() {
                 Some(b) => pixels.draw_triangle_recorded(mem, &screen, stages, b),
                 None => pixels.draw_triangle_with(mem, &screen, stages),
@@ -688,6 +746,11 @@ impl PipelineState {
         scratch.attrs.resize(batch, AttributeSet::default());
         scratch.slots.resize(batch, [[0.0; 4]; 16]);
         let mut instructions: u64 = 0;
+        let mut screen = std::mem::take(&mut scratch.screen);
+        let mut sink = PixelSink {
+            screen: &mut screen,
+            threads: p.threads,
+        };
         'draw: loop {
             // Gather a batch of vertex ids; load the ones that need shading.
             scratch.pending.clear();
@@ -816,6 +879,7 @@ impl PipelineState {
                         draw,
                         vertices,
                     },
+                    &mut sink,
                 );
             }
             if shaded < n_shade {
@@ -834,6 +898,8 @@ impl PipelineState {
                 break;
             }
         }
+        flush_screen(&mut sink, &mut pixels, &mut stages, mem, &mut stats);
+        scratch.screen = screen;
         p.scratch = scratch;
         let gs_float_uniforms = gs_uniforms.map(|u| u.f);
         add_pixel_stats(&mut stats, &pixels);
@@ -940,6 +1006,7 @@ impl PipelineState {
                         pixels.set_probe(probe, draw);
                     }
                     let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
+                    // Immediate-mode vertices come one at a time: drawn on this thread.
                     rasterize_all(
                         &mut scratch.tris,
                         &ds,
@@ -952,6 +1019,10 @@ impl PipelineState {
                             debug: &mut debug,
                             draw,
                             vertices: None,
+                        },
+                        &mut PixelSink {
+                            screen: &mut Vec::new(),
+                            threads: 1,
                         },
                     );
                     add_pixel_stats(&mut imm.stats, &pixels);

@@ -455,6 +455,15 @@ impl<S: TraceSource> Replay<S> {
         self.probe
     }
 
+    /// Sets the number of pixel-pipeline workers for this replay, from its initial state on
+    /// (call it before running; keyframes taken earlier keep their setting). Every count gives
+    /// bit-identical results; 1 (the default) draws on the calling thread only.
+    pub fn set_threads(&mut self, threads: usize) {
+        let threads = threads.max(1);
+        self.gpu.pipeline.threads = threads;
+        Arc::make_mut(&mut self.initial).0.pipeline.threads = threads;
+    }
+
     /// Sets the memory budget of the keyframe store in bytes (default
     /// [`DEFAULT_KEYFRAME_BUDGET`]); takes effect at the next [`Replay::build_index`].
     pub fn set_keyframe_budget(&mut self, bytes: u64) {

@@ -1,4 +1,5 @@
 //! Helpers shared by picaview's end-to-end tests (fixtures, image comparison, scene building).
 
+pub mod bench_scenes;
 pub mod image_compare;
 pub mod scene;

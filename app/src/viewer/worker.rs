@@ -139,6 +139,18 @@ impl Out {
     }
 }
 
+/// Pixel-pipeline threads of the replays workers open (0: the available cores). Set once at
+/// start-up from `picaview view --threads`; every count renders identically.
+pub static PIXEL_THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The thread count [`PIXEL_THREADS`] selects.
+fn pixel_threads() -> usize {
+    match PIXEL_THREADS.load(Ordering::Relaxed) {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+}
+
 fn run<S: TraceSource>(
     trace: CiTrace<S>,
     rx: Receiver<Request>,
@@ -147,6 +159,7 @@ fn run<S: TraceSource>(
 ) {
     let total = trace.elements().len().max(1);
     let mut replay = Replay::new(trace);
+    replay.set_threads(pixel_threads());
     let mut last = Instant::now();
     out.send(Response::Progress(Progress {
         task: "Indexing trace",

@@ -42,6 +42,7 @@ use crate::pixel::tev::{TevConfig, TevIssue, TevProgram, TevSolo, TevSource};
 use crate::pixel::texture::TextureError;
 
 pub mod probe;
+pub mod parallel;
 pub mod specialized;
 pub mod textures;
 pub mod timing;

@@ -345,6 +345,11 @@ impl TileCache {
         }
     }
 
+    /// Bytes per pixel of the cached buffer.
+    pub fn bpp(&self) -> u32 {
+        self.bpp
+    }
+
     fn tile_len(&self) -> usize {
         64 * self.bpp as usize
     }

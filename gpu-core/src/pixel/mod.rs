@@ -19,6 +19,7 @@
 //! * [`framebuffer`]: the render target in memory.
 //! * Shared with [`crate::engines`]: [`color`] (pixel formats, re-exported here) and [`tiling`]
 //!   (tiled and linear addressing).
+//! * [`fastmath`]: exact libm-free `floor`/`round` conversions for per-fragment code.
 
 pub mod raster;
 
@@ -35,5 +36,7 @@ pub mod framebuffer;
 pub mod color;
 
 pub mod tiling;
+
+pub mod fastmath;
 
 pub use color::*;

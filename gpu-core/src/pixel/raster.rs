@@ -380,6 +380,38 @@ struct Setup {
 pub fn rasterize_triangle<F: FnMut(&Fragment)>(
     cfg: &RasterConfig,
     tri: &[ScreenVertex; 3],
+    emit: F,
+) -> TriangleOutcome {
+    rasterize_triangle_bands(cfg, tri, None, emit)
+}
+
+/// A share of the render target's memory tile rows (8 memory rows each, memory row
+/// `H − 1 − y`): tile row `r` belongs to share `r % count`. The parallel pixel path gives each
+/// worker one share, so no two workers touch the same 8×8 tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowBands {
+    /// Number of shares (≥ 1).
+    pub count: u32,
+    /// This share, `0..count`.
+    pub index: u32,
+}
+
+impl RowBands {
+    /// True if memory tile row `tile_row` belongs to this share.
+    #[inline]
+    pub fn owns(self, tile_row: i64) -> bool {
+        tile_row.rem_euclid(i64::from(self.count.max(1))) == i64::from(self.index)
+    }
+}
+
+/// As [`rasterize_triangle`], visiting only the memory tile rows of `bands` (all rows for
+/// `None`). Every fragment gets exactly the values it gets from [`rasterize_triangle`]: edge
+/// values are evaluated per block from the triangle's integer setup, never accumulated across
+/// rows. The outcome's kind does not depend on `bands`; its fragment count is this share's.
+pub fn rasterize_triangle_bands<F: FnMut(&Fragment)>(
+    cfg: &RasterConfig,
+    tri: &[ScreenVertex; 3],
+    bands: Option<RowBands>,
     mut emit: F,
 ) -> TriangleOutcome {
     let mut pos = [[0i64; 2]; 3];
@@ -467,6 +499,10 @@ pub fn rasterize_triangle<F: FnMut(&Fragment)>(
     let mut count = 0u64;
     let mut tile_row = ym_lo >> 3;
     while tile_row <= ym_hi >> 3 {
+        if bands.is_some_and(|b| !b.owns(tile_row)) {
+            tile_row += 1;
+            continue;
+        }
         // Window rows of this tile row, intersected with [y0, y1].
         let by_hi = (h - 1 - (tile_row << 3)).min(y1);
         let by_lo = (h - 1 - ((tile_row << 3) + 7)).max(y0);

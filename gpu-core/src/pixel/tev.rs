@@ -785,6 +785,23 @@ struct CompiledStage {
     constant: Rgba,
     rgb_scale: u32,
     alpha_scale: u32,
+    /// The stage resolved to a specialised form, if it has one.
+    fast: FastStage,
+}
+
+/// Common stage shapes evaluated without operand selection: the RGB and alpha combiners use
+/// the same operation on the same source slots, every operand read is the plain colour /
+/// alpha, and both scales are 1. Same result as [`CompiledStage::eval`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FastStage {
+    /// No specialised form: the generic evaluation.
+    Generic,
+    /// `REPLACE(t[a])`.
+    Replace(u8),
+    /// `MODULATE(t[a], t[b])`: `a·b/255` per channel.
+    Modulate(u8, u8),
+    /// `ADD(t[a], t[b])`: `min(a + b, 255)` per channel.
+    Add(u8, u8),
 }
 
 /// Slot of the source table for source `s` (sources 7-12 map to an all-zero slot).
@@ -850,6 +867,7 @@ impl TevProgram {
             constant: [0; 4],
             rgb_scale: 1,
             alpha_scale: 1,
+            fast: FastStage::Generic,
         }; 6];
         for (i, (c, st)) in stages.iter_mut().zip(&cfg.stages).enumerate() {
             c.index = i as u8;
@@ -865,6 +883,7 @@ impl TevProgram {
             c.constant = st.constant;
             c.rgb_scale = u32::from(st.rgb_scale);
             c.alpha_scale = u32::from(st.alpha_scale);
+            c.fast = c.specialise();
         }
         // Trailing pass-through stages beyond the last buffer-updating stage (0-3) and the last
         // active stage change nothing: drop them.
@@ -903,7 +922,7 @@ impl TevProgram {
         for c in &self.stages[..self.n] {
             if c.active {
                 t[14] = c.constant;
-                t[15] = c.eval(t);
+                t[15] = c.run(t);
             }
             t[13] = next_buffer;
             let i = c.index;
@@ -919,6 +938,48 @@ impl TevProgram {
 }
 
 impl CompiledStage {
+    /// The specialised form of this stage (see [`FastStage`]).
+    fn specialise(&self) -> FastStage {
+        if self.rgb_op != self.alpha_op || self.rgb_scale != 1 || self.alpha_scale != 1 {
+            return FastStage::Generic;
+        }
+        let arity = self.rgb_op.arity();
+        let plain = (0..arity).all(|k| {
+            self.rgb_src[k] == self.alpha_src[k]
+                && self.rgb_sel[k] == [0, 1, 2]
+                && self.rgb_xor[k] == 0
+                && self.alpha_sel[k] == 3
+                && self.alpha_xor[k] == 0
+        });
+        if !plain {
+            return FastStage::Generic;
+        }
+        let [a, b, _] = self.rgb_src.map(|s| s & 15);
+        match self.rgb_op {
+            TevOp::Replace => FastStage::Replace(a),
+            TevOp::Modulate => FastStage::Modulate(a, b),
+            TevOp::Add => FastStage::Add(a, b),
+            _ => FastStage::Generic,
+        }
+    }
+
+    /// Evaluates the stage on the source table.
+    #[inline(always)]
+    fn run(&self, t: &[Rgba; 16]) -> Rgba {
+        match self.fast {
+            FastStage::Replace(a) => t[usize::from(a)],
+            FastStage::Modulate(a, b) => {
+                let (x, y) = (t[usize::from(a)], t[usize::from(b)]);
+                [0, 1, 2, 3].map(|c| (u32::from(x[c]) * u32::from(y[c]) / 255) as u8)
+            }
+            FastStage::Add(a, b) => {
+                let (x, y) = (t[usize::from(a)], t[usize::from(b)]);
+                [0, 1, 2, 3].map(|c| x[c].saturating_add(y[c]))
+            }
+            FastStage::Generic => self.eval(t),
+        }
+    }
+
     #[inline]
     fn eval(&self, t: &[Rgba; 16]) -> Rgba {
         let mut a = [[0u8; 3]; 3];

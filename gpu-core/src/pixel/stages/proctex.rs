@@ -25,6 +25,7 @@
 //! that level's offset. Everything is f32; colours are truncated to u8 once at the end.
 
 use crate::pixel::color::Rgba;
+use crate::pixel::fastmath::{floor_f32, round_u32, round_usize};
 use crate::pixel::raster::Fragment;
 use pica_cmd::regs::RegView as _;
 use pica_cmd::regs::Regs;
@@ -316,7 +317,7 @@ impl ProcTexConfig {
             }
             ProcTexFilter::NearestMipNearest | ProcTexFilter::LinearMipNearest => {
                 // Round half away from zero, as GLSL round() commonly does.
-                let level = self.lod(grad).round() as usize;
+                let level = round_usize(self.lod(grad));
                 self.level_color(lut_coord, level)
             }
             ProcTexFilter::NearestMipLinear | ProcTexFilter::LinearMipLinear => {
@@ -404,7 +405,7 @@ impl ProcTexConfig {
                 let (c, d) = (self.color[i], self.color_diff[i]);
                 [0, 1, 2, 3].map(|k| c[k] + f * d[k])
             }
-            _ => self.color[color_index(index.round() as u32)],
+            _ => self.color[color_index(round_u32(index))],
         }
     }
 }
@@ -443,7 +444,7 @@ pub fn clamp_coord(c: f32, mode: ProcTexClamp) -> f32 {
                 c
             }
         }
-        ProcTexClamp::SymmetricalRepeat => c - c.floor(),
+        ProcTexClamp::SymmetricalRepeat => c - floor_f32(c),
         ProcTexClamp::MirroredRepeat => {
             let i = c as i32; // ok: saturating truncation
             let f = c - i as f32;

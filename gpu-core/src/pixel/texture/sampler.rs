@@ -28,6 +28,7 @@
 
 use crate::memory::PhysMem;
 use crate::pixel::color::Rgba;
+use crate::pixel::fastmath::{floor_i32, floor_i64};
 
 use super::TextureError;
 use super::config::{
@@ -310,7 +311,9 @@ impl<S: TexelSource> Sampler<S> {
                 self.filter_level(face, level as usize, min, u, v)
             }
             Filter::Linear => {
-                let l0 = (lod.floor() as u32).min(self.max_level);
+                // `lod as u32` equals `lod.floor() as u32` (negative and NaN give 0 either
+                // way) without the libm call.
+                let l0 = (lod as u32).min(self.max_level);
                 let l1 = (l0 + 1).min(self.max_level);
                 let f = lod - l0 as f32;
                 let a = self.filter_level(face, l0 as usize, min, u, v);
@@ -340,14 +343,14 @@ impl<S: TexelSource> Sampler<S> {
                 {
                     (fu as i32, fv as i32)
                 } else {
-                    (fu.floor() as i32, fv.floor() as i32)
+                    (floor_i32(fu), floor_i32(fv))
                 };
                 self.texel_wrapped(face, level, s, t, w, h)
             }
             Filter::Linear => {
                 let one = 1i64 << FILTER_FRAC_BITS;
-                let sf = ((u * w as f32 - 0.5) * one as f32).floor() as i64;
-                let tf = ((v * h as f32 - 0.5) * one as f32).floor() as i64;
+                let sf = floor_i64((u * w as f32 - 0.5) * one as f32);
+                let tf = floor_i64((v * h as f32 - 0.5) * one as f32);
                 let (s0, t0) = (sf >> FILTER_FRAC_BITS, tf >> FILTER_FRAC_BITS);
                 let (fs, ft) = ((sf & (one - 1)) as u32, (tf & (one - 1)) as u32);
                 let s0 = s0.clamp(i32::MIN as i64, i32::MAX as i64 - 1) as i32;
@@ -419,7 +422,7 @@ impl<S: TexelSource> Sampler<S> {
         let (s, t) = if self.config.mode == RenderMode::CitraSwrast {
             (fu as i32, fv as i32)
         } else {
-            (fu.floor() as i32, fv.floor() as i32)
+            (floor_i32(fu), floor_i32(fv))
         };
         let texel = self.texel_wrapped(face, 0, s, t, info.width, info.height);
         let zq = (z.min(1.0) * 16_777_215.0) as i64 - i64::from(self.config.shadow.bias);

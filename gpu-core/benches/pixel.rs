@@ -1,0 +1,218 @@
+//! Criterion benchmarks of the pixel pipeline's stages (issue 14): triangle setup, raster
+//! coverage and interpolation, the colour combiners, texture sampling per format, fragment
+//! lighting, and a whole batch through the pixel pipeline at 1 and 2 threads.
+//!
+//! Run: `cargo bench -p gpu-core --bench pixel` (add `-- NAME` to filter).
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use gpu_core::lut::LookupTables;
+use gpu_core::memory::{PhysMem, VRAM};
+use gpu_core::pixel::fragment::{FragmentHooks, PixelPipeline, TextureSampler, TextureUnits};
+use gpu_core::pixel::raster::{Fragment, RasterConfig, rasterize_triangle};
+use gpu_core::pixel::stages::FixedFunctionStages;
+use gpu_core::pixel::tev::{TevConfig, TevInputs, TevProgram};
+use gpu_core::vertex::{OutputVertex, ScreenVertex};
+
+/// A 400×240 RGBA8 / D24S8 render target in VRAM, depth test off, no blending, stage 0
+/// replacing with the primary colour.
+fn target_regs() -> Box<[u32; 0x300]> {
+    let mut r = Box::new([0u32; 0x300]);
+    r[0x11D] = VRAM.base >> 3;
+    r[0x11C] = (VRAM.base + 0x10_0000) >> 3;
+    r[0x117] = 0;
+    r[0x116] = 3;
+    r[0x11E] = 400 | (239 << 12) | (1 << 24);
+    r[0x112] = 0xF;
+    r[0x113] = 0xF;
+    r[0x114] = 3;
+    r[0x115] = 3;
+    r[0x04D] = 0xBF_0000;
+    r[0x06D] = 1;
+    r[0x107] = 0xF << 8;
+    for base in [0x0C8, 0x0D0, 0x0D8, 0x0F0, 0x0F8] {
+        r[base] = 15 | (15 << 16);
+    }
+    r
+}
+
+fn vertex(x: f32, y: f32, u: f32, v: f32) -> ScreenVertex {
+    ScreenVertex {
+        x,
+        y,
+        z_over_w: -0.5,
+        inv_w: 1.0,
+        attrs: OutputVertex {
+            color: [0.8, 0.5, 0.2, 1.0],
+            tc0: [u, v],
+            ..Default::default()
+        },
+    }
+}
+
+/// 64 quads of 24×24 pixels spread over the target (128 triangles).
+fn sprite_batch() -> Vec<[ScreenVertex; 3]> {
+    let mut tris = Vec::new();
+    for k in 0..64 {
+        let (x, y) = ((k % 16) as f32 * 24.0 + 4.0, (k / 16) as f32 * 56.0 + 8.0);
+        let (a, b, c, d) = (
+            vertex(x, y, 0.0, 0.0),
+            vertex(x + 24.0, y, 1.0, 0.0),
+            vertex(x, y + 24.0, 0.0, 1.0),
+            vertex(x + 24.0, y + 24.0, 1.0, 1.0),
+        );
+        tris.push([a, b, c]);
+        tris.push([c, b, d]);
+    }
+    tris
+}
+
+fn raster(c: &mut Criterion) {
+    let regs = target_regs();
+    let cfg = RasterConfig::from_regs(&regs);
+    // Setup-dominated: a one-pixel triangle.
+    let tiny = [
+        vertex(10.2, 10.2, 0.0, 0.0),
+        vertex(11.2, 10.2, 0.0, 0.0),
+        vertex(10.2, 11.2, 0.0, 0.0),
+    ];
+    c.bench_function("raster/setup (1-pixel triangle)", |b| {
+        b.iter(|| {
+            let mut n = 0u32;
+            rasterize_triangle(&cfg, black_box(&tiny), |f| n += f.x);
+            n
+        })
+    });
+    let big = [
+        vertex(0.0, 0.0, 0.0, 0.0),
+        vertex(128.0, 0.0, 1.0, 0.0),
+        vertex(0.0, 128.0, 0.0, 1.0),
+    ];
+    c.bench_function("raster/coverage+interpolation (8k fragments)", |b| {
+        b.iter(|| {
+            let mut n = 0u32;
+            rasterize_triangle(&cfg, black_box(&big), |f| {
+                n = n.wrapping_add(f.color[0] as u32)
+            });
+            n
+        })
+    });
+}
+
+fn tev(c: &mut Criterion) {
+    let mut regs = target_regs();
+    // Stage 0: texture 0 × primary colour (sources 0 and 1; the specialised modulate shape).
+    regs[0x0C0] = 3 | (3 << 16);
+    regs[0x0C3] = 0;
+    regs[0x0C1] = 0;
+    regs[0x0C2] = 1 | (1 << 16);
+    let modulate = TevProgram::new(&TevConfig::from_regs(&regs));
+    // Six stages with mixed operands (the generic evaluation).
+    for (i, base) in [0x0C0, 0x0C8, 0x0D0, 0x0D8, 0x0F0, 0x0F8]
+        .into_iter()
+        .enumerate()
+    {
+        regs[base] = 0x0F3 | (0x0E3 << 16);
+        regs[base + 1] = 0x0001_0005 + i as u32;
+        regs[base + 2] = (4 + i as u32 % 5) | (2 << 16);
+        regs[base + 3] = 0x8040_20FF;
+    }
+    let generic = TevProgram::new(&TevConfig::from_regs(&regs));
+    let inp = TevInputs {
+        primary: [200, 100, 50, 255],
+        fragment_primary: [10, 20, 30, 40],
+        fragment_secondary: [1, 2, 3, 4],
+        texture: [
+            [90, 180, 45, 128],
+            [5, 6, 7, 8],
+            [9, 10, 11, 12],
+            [13, 14, 15, 16],
+        ],
+    };
+    c.bench_function("tev/1 stage modulate", |b| {
+        b.iter(|| modulate.run(black_box(&inp)))
+    });
+    c.bench_function("tev/6 stages generic", |b| {
+        b.iter(|| generic.run(black_box(&inp)))
+    });
+}
+
+fn textures(c: &mut Criterion) {
+    let mut mem = PhysMem::new();
+    let tex = VRAM.base + 0x20_0000;
+    let bytes: Vec<u8> = (0..128 * 128 * 4).map(|i| (i * 7 + i / 13) as u8).collect();
+    mem.write(tex, &bytes).unwrap();
+    let formats = [
+        ("RGBA8", 0),
+        ("RGB8", 1),
+        ("RGB565", 3),
+        ("RGBA4", 4),
+        ("IA8", 5),
+        ("A8", 8),
+        ("ETC1", 12),
+        ("ETC1A4", 13),
+    ];
+    for (name, id) in formats {
+        for (filter, param) in [("nearest", 0u32), ("linear", 0b110)] {
+            let mut regs = target_regs();
+            regs[0x080] = 1;
+            regs[0x082] = 128 | (128 << 16);
+            regs[0x083] = param;
+            regs[0x085] = tex >> 3;
+            regs[0x08E] = id;
+            regs[0x0C0] = 3 | (3 << 16);
+            let units = TextureUnits::from_regs(&mem, &regs, [true, false, false]);
+            let mut frag = Fragment::default();
+            let mut k = 0u32;
+            c.bench_function(&format!("texture/{name} {filter}"), |b| {
+                b.iter(|| {
+                    k = k.wrapping_add(1);
+                    frag.tc[0] = [(k % 97) as f32 / 97.0, (k % 89) as f32 / 89.0];
+                    units.sample(&mem, 0, black_box(&frag))
+                })
+            });
+        }
+    }
+}
+
+fn lighting(c: &mut Criterion) {
+    let mut regs = target_regs();
+    regs[0x08F] = 1; // LIGHTING_ENABLE0
+    regs[0x1C2] = 0; // one light
+    regs[0x140] = 0x00C0_C0C0; // light 0 specular 0
+    regs[0x143] = 0x00FF_FFFF; // diffuse
+    regs[0x144] = 0x0020_2020; // ambient
+    let luts = LookupTables::default();
+    let mut stages = FixedFunctionStages::for_draw(&regs, &luts);
+    let frag = Fragment {
+        quat: [0.0, 0.0, 0.0, 1.0],
+        view: [0.0, 0.0, 1.0],
+        ..Default::default()
+    };
+    let tex = [[0u8; 4]; 4];
+    c.bench_function("lighting/1 light", |b| {
+        b.iter(|| stages.lighting(black_box(&frag), &tex))
+    });
+}
+
+fn batch(c: &mut Criterion) {
+    let regs = target_regs();
+    let tris = sprite_batch();
+    for threads in [1usize, 2] {
+        let mut mem = PhysMem::new();
+        mem.write(VRAM.base, &[0u8; 4]).unwrap();
+        c.bench_function(
+            &format!("pipeline/128 sprite triangles, {threads} thread(s)"),
+            |b| {
+                b.iter(|| {
+                    let mut p = PixelPipeline::new(&regs);
+                    p.draw_triangles(&mut mem, black_box(&tris), &mut (), threads)
+                })
+            },
+        );
+    }
+}
+
+criterion_group!(benches, raster, tev, textures, lighting, batch);
+criterion_main!(benches);

@@ -1,0 +1,517 @@
+//! The parallel pixel path: a batch of a draw's triangles shaded by several workers at once,
+//! with results bit-identical to drawing them one by one.
+//!
+//! Stage: the same as [`PixelPipeline::draw_triangle_with`] (rasterisation and the
+//! per-fragment operations) for many triangles. Input: the batch's screen-space triangles in
+//! submission order; output: the render target in [`PhysMem`], the pipeline's counters and
+//! diagnostics.
+//!
+//! # Method
+//!
+//! The render target's memory tile rows (8 memory rows, see [`RowBands`]) are dealt out to
+//! `threads` shares, row `r` to share `r % threads`. Every share rasterises every triangle of
+//! the batch in submission order but visits only its own tile rows, so each 8×8 tile — and so
+//! each pixel — is written by one share only and sees its fragments in the hardware's order.
+//! Fragment values do not depend on the share (the rasteriser evaluates edge functions per block
+//! from the triangle's integer setup), so the result is the same for any thread count.
+//!
+//! Share 0 writes into the caller's memory; the others write into copy-on-write clones of it
+//! (a clone copies a few hundred pointers; a page is copied when a share first writes it). After
+//! the batch, the tiles the other shares touched are copied back (only where the bytes differ),
+//! counters are summed, and "not implemented" diagnostics are raised in the order the
+//! sequential path raises them (by the first triangle that needed the feature). The shares run
+//! on rayon's pool; the number of shares, not the pool size, fixes the partition, and the
+//! partition does not change the result.
+//!
+//! The batch falls back to the sequential loop when it cannot gain or cannot be proven
+//! identical: one thread, the [`PixelPath::Reference`] path (kept single-threaded as the test
+//! oracle and for the debugging hooks that live there), stage timing on, a render-target width
+//! that makes neighbouring tiles share bytes (not a multiple of the 8×8 tile or 32×32 block
+//! edge), colour and depth buffers overlapping in memory, or less than [`PARALLEL_MIN_PIXELS`]
+//! of estimated coverage.
+
+use rayon::prelude::*;
+
+use super::{
+    Feature, FragCtx, FragmentHooks, PixelPath, PixelPipeline, PixelStats, TextureSampler,
+};
+use crate::memory::PhysMem;
+use crate::pixel::framebuffer::{FramebufferConfig, TileCache};
+use crate::pixel::raster::{RowBands, TriangleOutcome, rasterize_triangle_bands};
+use crate::pixel::tiling::{TileMode, flip_row};
+use crate::vertex::ScreenVertex;
+
+/// Below this many pixels of summed (clipped) triangle bounding boxes a batch is drawn on the
+/// calling thread: starting the workers and copying pages back would cost more than it saves.
+pub const PARALLEL_MIN_PIXELS: u64 = 4096;
+
+/// The features in the order [`PixelPipeline::draw_triangle_with`] checks them.
+const FEATURES: [Feature; 6] = [
+    Feature::Textures,
+    Feature::ProceduralTexture,
+    Feature::Lighting,
+    Feature::Fog,
+    Feature::Gas,
+    Feature::ShadowRendering,
+];
+
+/// The memory one share writes into.
+enum ShareMem<'m> {
+    /// The caller's memory (share 0).
+    Main(&'m mut PhysMem),
+    /// A copy-on-write clone (the other shares).
+    Copy(PhysMem),
+}
+
+impl ShareMem<'_> {
+    fn get(&mut self) -> &mut PhysMem {
+        match self {
+            ShareMem::Main(m) => m,
+            ShareMem::Copy(m) => m,
+        }
+    }
+
+    fn into_copy(self) -> Option<PhysMem> {
+        match self {
+            ShareMem::Main(_) => None,
+            ShareMem::Copy(m) => Some(m),
+        }
+    }
+}
+
+/// What one share produced.
+struct ShareOut {
+    /// Fragment-operation counters (alpha/stencil/depth failures, fragments passed).
+    stats: PixelStats,
+    /// Fragments this share rasterised.
+    fragments: u64,
+    /// Triangle outcomes (the same in every share; share 0's are used).
+    drawn: u64,
+    culled: u64,
+    invalid: u64,
+    /// Per [`FEATURES`] entry: the first triangle of the batch that needed it unimplemented.
+    first_missing: [usize; 6],
+    color_unmapped: u64,
+    depth_unmapped: u64,
+    /// Per memory tile row: the range of tile columns fragments touched (`lo > hi`: none).
+    touched: Vec<(u32, u32)>,
+}
+
+/// Sums the clipped bounding-box areas of `tris` (window coordinates), saturating.
+fn estimated_pixels(tris: &[[ScreenVertex; 3]], fb: &FramebufferConfig) -> u64 {
+    let (w, h) = (fb.width as f32, fb.height as f32);
+    let mut sum = 0u64;
+    for t in tris {
+        let (mut x0, mut x1, mut y0, mut y1) = (f32::MAX, f32::MIN, f32::MAX, f32::MIN);
+        for v in t {
+            x0 = x0.min(v.x);
+            x1 = x1.max(v.x);
+            y0 = y0.min(v.y);
+            y1 = y1.max(v.y);
+        }
+        let dx = (x1.min(w) - x0.max(0.0)).max(0.0);
+        let dy = (y1.min(h) - y0.max(0.0)).max(0.0);
+        // NaN compares false in max/min chains above and lands here as 0 (`as` saturates).
+        sum = sum.saturating_add((dx * dy) as u64);
+    }
+    sum
+}
+
+/// The block edge of the render target's layout: 8×8 tiles ([`TileMode::Tiled8`]) or 32×32
+/// blocks ([`TileMode::Block32`]); `None` for a layout the parallel path does not handle.
+fn block_edge(fb: &FramebufferConfig) -> Option<u32> {
+    match fb.tile_mode {
+        TileMode::Tiled8 => Some(8),
+        TileMode::Block32 => Some(32),
+        TileMode::Linear => None,
+    }
+}
+
+/// True if every 8×8 tile of the render target has bytes of its own: the width is a multiple
+/// of the layout's block edge (otherwise the address formula makes neighbouring tiles or
+/// blocks overlap, and two shares could write the same bytes).
+fn tiles_are_disjoint(fb: &FramebufferConfig) -> bool {
+    block_edge(fb).is_some_and(|e| fb.width.is_multiple_of(e))
+}
+
+/// True if the byte ranges of the colour and depth buffers (whole blocks) overlap (then a
+/// pixel's colour and depth bytes could belong to different shares' tiles).
+fn buffers_overlap(fb: &FramebufferConfig, color_bpp: u32, depth_bpp: u32) -> bool {
+    let e = block_edge(fb).unwrap_or(32);
+    let pixels = u64::from(fb.width) * u64::from(fb.height.div_ceil(e) * e);
+    let c0 = u64::from(fb.color_addr);
+    let c1 = c0 + pixels * u64::from(color_bpp);
+    let d0 = u64::from(fb.depth_addr);
+    let d1 = d0 + pixels * u64::from(depth_bpp);
+    c0 < d1 && d0 < c1
+}
+
+/// Copies the tile of `len` bytes at `addr` from `src` to `dst` where it differs, byte ranges
+/// that are not mapped in both skipped.
+fn merge_tile(dst: &mut PhysMem, src: &PhysMem, addr: u32, len: usize, bpp: usize) {
+    let mut a = [0u8; 256];
+    let mut b = [0u8; 256];
+    let len = len.min(256);
+    if src.read(addr, &mut a[..len]).is_ok() && dst.read(addr, &mut b[..len]).is_ok() {
+        if a[..len] != b[..len] {
+            // ok: the range was just read successfully.
+            let _ = dst.write(addr, &a[..len]);
+        }
+        return;
+    }
+    // Partly unmapped (a tile at the end of a region): pixel by pixel, as the tile cache does.
+    let bpp = bpp.clamp(1, 4);
+    for off in (0..len).step_by(bpp) {
+        let Some(pa) = addr.checked_add(off as u32) else {
+            continue;
+        };
+        let (sa, sb) = (&mut a[..bpp], &mut b[..bpp]);
+        if src.read(pa, sa).is_ok() && dst.read(pa, sb).is_ok() && sa != sb {
+            let _ = dst.write(pa, sa);
+        }
+    }
+}
+
+impl<S: TextureSampler + Sync> PixelPipeline<S> {
+    /// Rasterises and shades `tris` in order with `threads` workers (see the module doc);
+    /// memory, counters and diagnostics end up exactly as after calling
+    /// [`PixelPipeline::draw_triangle_with`] for each triangle in turn. Returns the number of
+    /// triangles drawn ([`TriangleOutcome::Drawn`]).
+    pub fn draw_triangles<H: FragmentHooks + Clone + Send>(
+        &mut self,
+        mem: &mut PhysMem,
+        tris: &[[ScreenVertex; 3]],
+        hooks: &mut H,
+        threads: usize,
+    ) -> u64 {
+        let cfg = self.cfg;
+        let color_bpp = self.color_cache.bpp();
+        let depth_bpp = self.depth_cache.bpp();
+        let parallel = threads > 1
+            && tris.len() > 1
+            && self.path() == PixelPath::Specialized
+            && self.timer.is_none()
+            && tiles_are_disjoint(&cfg.fb)
+            && !buffers_overlap(&cfg.fb, color_bpp, depth_bpp)
+            && estimated_pixels(tris, &cfg.fb) >= PARALLEL_MIN_PIXELS;
+        if !parallel {
+            let mut drawn = 0;
+            for t in tris {
+                if let TriangleOutcome::Drawn { .. } = self.draw_triangle_with(mem, t, hooks) {
+                    drawn += 1;
+                }
+            }
+            return drawn;
+        }
+        // The caches may hold a tile that the shares are about to change.
+        self.color_cache.invalidate(mem);
+        self.depth_cache.invalidate(mem);
+
+        let n = threads.min(u32::MAX as usize);
+        let tile_rows = cfg.fb.height.div_ceil(8) as usize;
+        let mut jobs: Vec<(ShareMem<'_>, H)> = Vec::with_capacity(n);
+        for _ in 1..n {
+            jobs.push((ShareMem::Copy(mem.clone()), hooks.clone()));
+        }
+        jobs.insert(0, (ShareMem::Main(&mut *mem), hooks.clone()));
+        let tev = &self.tev;
+        let sampler = &self.sampler;
+        let needs = self.needs;
+        let color_stage = self.color_stage;
+        let cfg_ref = &cfg;
+        let results: Vec<(ShareOut, Option<PhysMem>)> = jobs
+            .into_par_iter()
+            .enumerate()
+            .map(|(index, (mut share_mem, mut share_hooks))| {
+                let bands = RowBands {
+                    count: n as u32,
+                    index: index as u32,
+                };
+                let mut out = ShareOut {
+                    stats: PixelStats::default(),
+                    fragments: 0,
+                    drawn: 0,
+                    culled: 0,
+                    invalid: 0,
+                    first_missing: [usize::MAX; 6],
+                    color_unmapped: 0,
+                    depth_unmapped: 0,
+                    touched: vec![(u32::MAX, 0); tile_rows],
+                };
+                let mut color_cache = TileCache::new(color_bpp);
+                let mut depth_cache = TileCache::new(depth_bpp);
+                let m = share_mem.get();
+                let height = cfg_ref.fb.height;
+                for (k, tri) in tris.iter().enumerate() {
+                    let mut missing = 0u32;
+                    let touched = &mut out.touched;
+                    let outcome = {
+                        let mut ctx = FragCtx {
+                            cfg: cfg_ref,
+                            tev,
+                            sampler,
+                            needs,
+                            color_cache: &mut color_cache,
+                            depth_cache: &mut depth_cache,
+                            stats: &mut out.stats,
+                            missing: &mut missing,
+                            mem: &mut *m,
+                            hooks: &mut share_hooks,
+                            color_stage,
+                            sampling: false,
+                            input_time: std::time::Duration::ZERO,
+                            // A solo selects the reference path, which never comes here.
+                            solo: None,
+                        };
+                        rasterize_triangle_bands(&cfg_ref.raster, tri, Some(bands), |f| {
+                            let row = (flip_row(f.y, height) >> 3) as usize;
+                            if let Some(r) = touched.get_mut(row) {
+                                let col = f.x >> 3;
+                                r.0 = r.0.min(col);
+                                r.1 = r.1.max(col);
+                            }
+                            ctx.process(f, ());
+                        })
+                    };
+                    color_cache.flush(m);
+                    depth_cache.flush(m);
+                    match outcome {
+                        TriangleOutcome::Drawn { fragments } => {
+                            out.drawn += 1;
+                            out.fragments += fragments;
+                        }
+                        TriangleOutcome::Culled => out.culled += 1,
+                        TriangleOutcome::Invalid => out.invalid += 1,
+                        TriangleOutcome::Degenerate => {}
+                    }
+                    for (i, f) in FEATURES.iter().enumerate() {
+                        if missing & (1 << (*f as u32)) != 0 {
+                            out.first_missing[i] = out.first_missing[i].min(k);
+                        }
+                    }
+                }
+                out.color_unmapped = color_cache.unmapped_pixels;
+                out.depth_unmapped = depth_cache.unmapped_pixels;
+                (out, share_mem.into_copy())
+            })
+            .collect();
+
+        // Merge in share order.
+        let mut first_missing = [usize::MAX; 6];
+        let mut drawn = 0;
+        for (index, (out, copy)) in results.into_iter().enumerate() {
+            if index == 0 {
+                drawn = out.drawn;
+                self.stats.triangles_drawn += out.drawn;
+                self.stats.triangles_culled += out.culled;
+                self.invalid_triangles += out.invalid;
+            }
+            self.stats.fragments += out.fragments;
+            self.stats.alpha_failed += out.stats.alpha_failed;
+            self.stats.stencil_failed += out.stats.stencil_failed;
+            self.stats.depth_failed += out.stats.depth_failed;
+            self.stats.fragments_passed += out.stats.fragments_passed;
+            self.color_cache.unmapped_pixels += out.color_unmapped;
+            self.depth_cache.unmapped_pixels += out.depth_unmapped;
+            for (a, b) in first_missing.iter_mut().zip(out.first_missing) {
+                *a = (*a).min(b);
+            }
+            let Some(copy) = copy else { continue };
+            let fb = &cfg.fb;
+            for (tile_row, &(lo, hi)) in out.touched.iter().enumerate() {
+                if lo > hi {
+                    continue;
+                }
+                let ym = (tile_row as u32) << 3;
+                for col in lo..=hi {
+                    let x = col << 3;
+                    for (base, bpp) in [(fb.color_addr, color_bpp), (fb.depth_addr, depth_bpp)] {
+                        let addr = base.wrapping_add(fb.tile_mode.offset(x, ym, fb.width, bpp));
+                        merge_tile(mem, &copy, addr, 64 * bpp as usize, bpp as usize);
+                    }
+                }
+            }
+        }
+        // "Not implemented" diagnostics in the sequential order: by first triangle, then by
+        // feature order.
+        let mut order: Vec<(usize, usize)> = first_missing
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| **k != usize::MAX)
+            .map(|(i, k)| (*k, i))
+            .collect();
+        order.sort_unstable();
+        for (_, i) in order {
+            self.not_implemented(FEATURES[i]);
+        }
+        drawn
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::VRAM;
+    use crate::vertex::OutputVertex;
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u32 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 >> 16) as u32
+        }
+        fn f(&mut self, scale: f32) -> f32 {
+            (self.next() % 10_000) as f32 / 10_000.0 * scale
+        }
+    }
+
+    /// The bytes the test's buffers can live in: the start and the end of VRAM.
+    fn snapshot(mem: &PhysMem) -> Vec<u8> {
+        let mut out = vec![0u8; 0x6_0000];
+        let (a, b) = out.split_at_mut(0x4_0000);
+        mem.read(VRAM.base, a).unwrap();
+        mem.read(VRAM.base + VRAM.size - 0x2_0000, b).unwrap();
+        out
+    }
+
+    /// Random render targets (every colour and depth format, both tile modes, buffers partly
+    /// past the end of VRAM), fragment operations, fog and procedural texture without hooks
+    /// (so "not implemented" diagnostics are raised mid-batch), and random triangles: drawing
+    /// the batch with 2, 3 and 8 workers leaves the same memory, counters and diagnostics as
+    /// drawing the triangles one by one.
+    #[test]
+    fn batches_match_the_sequential_loop_at_every_thread_count() {
+        let mut rng = Rng(0x5EED_1234_ABCD_0001);
+        let mut noise = vec![0u8; 0x4_0000];
+        for b in noise.iter_mut() {
+            *b = rng.next() as u8;
+        }
+        let mut base = PhysMem::new();
+        base.write(VRAM.base, &noise).unwrap();
+        base.write(VRAM.base + VRAM.size - 0x2_0000, &noise[..0x2_0000])
+            .unwrap();
+        let mut parallel_cases = 0;
+        for case in 0..120 {
+            let mut r = Box::new([0u32; 0x300]);
+            for w in r[0x100..0x108].iter_mut() {
+                *w = rng.next();
+            }
+            r[0x100] &= !3;
+            if case % 2 == 0 {
+                r[0x101] = [0x7676_0000, 0x0101_0000, 0x1016_0000][case % 3];
+                r[0x100] |= 1 << 8;
+            }
+            let (mut w, h) = (8 * (2 + rng.next() % 12), 8 * (2 + rng.next() % 12));
+            if case % 9 == 8 {
+                // A width whose tiles overlap in memory: must fall back, still identical.
+                w += 3;
+            }
+            let color_bytes = w * h * 4;
+            if case % 5 == 4 {
+                // Colour buffer running past the end of VRAM.
+                r[0x11D] = (VRAM.base + VRAM.size - color_bytes / 2) >> 3;
+            } else {
+                r[0x11D] = (VRAM.base + (rng.next() % 0x100) * 8) >> 3;
+            }
+            r[0x11C] = (VRAM.base + 0x2_0000 + (rng.next() % 0x100) * 8) >> 3;
+            r[0x117] = (rng.next() % 5) << 16;
+            r[0x116] = [0, 2, 3][rng.next() as usize % 3];
+            r[0x11B] = rng.next() % 2;
+            r[0x11E] = w | ((h - 1) << 12) | (1 << 24);
+            r[0x112] = 0xF;
+            r[0x113] = 0xF;
+            r[0x114] = 3;
+            r[0x115] = 3;
+            r[0x04D] = 0xBF_0000;
+            r[0x06D] = 1;
+            // Fog mode 5 (no hook: "not implemented") in some cases.
+            r[0x0E0] = if case % 3 == 0 { 5 } else { 0 };
+            // Stage 0: primary colour, or (some cases) the procedural texture (unit 3 enabled,
+            // no hook: "not implemented").
+            if case % 4 == 1 {
+                r[0x080] = 1 << 10;
+                r[0x0C0] = 6 | (6 << 16);
+            } else {
+                r[0x0C0] = 0;
+            }
+            r[0x0C1] = 0;
+            for s in [0x0C8, 0x0D0, 0x0D8, 0x0F0, 0x0F8] {
+                r[s] = 15 | (15 << 16);
+            }
+            let (wf, hf) = (w as f32, h as f32);
+            let mut tris = Vec::new();
+            for _ in 0..(4 + rng.next() % 20) {
+                let mut tri = [ScreenVertex::default(); 3];
+                for v in &mut tri {
+                    *v = ScreenVertex {
+                        x: rng.f(wf + 16.0) - 8.0,
+                        y: rng.f(hf + 16.0) - 8.0,
+                        z_over_w: -rng.f(1.0),
+                        inv_w: 1.0,
+                        attrs: OutputVertex {
+                            color: [rng.f(1.0), rng.f(1.0), rng.f(1.0), rng.f(1.0)],
+                            ..Default::default()
+                        },
+                    };
+                }
+                tris.push(tri);
+            }
+            if case % 7 == 0 {
+                tris[1][0].x = f32::NAN;
+            }
+            let run = |threads: Option<usize>| {
+                let mut mem = base.clone();
+                let mut p = PixelPipeline::new(&r);
+                let drawn = match threads {
+                    None => tris
+                        .iter()
+                        .filter(|t| {
+                            matches!(p.draw_triangle(&mut mem, t), TriangleOutcome::Drawn { .. })
+                        })
+                        .count() as u64,
+                    Some(n) => p.draw_triangles(&mut mem, &tris, &mut (), n),
+                };
+                (snapshot(&mem), drawn, p.stats(), p.take_diagnostics())
+            };
+            let fb = FramebufferConfig::from_regs(&r);
+            let bpp = |b: Option<usize>| b.map_or(4, |n| n as u32);
+            let parallel = estimated_pixels(&tris, &fb) >= PARALLEL_MIN_PIXELS
+                && tiles_are_disjoint(&fb)
+                && !buffers_overlap(
+                    &fb,
+                    bpp(fb.color_format.map(|f| f.bytes_per_pixel())),
+                    bpp(fb.depth_format.map(|f| f.bytes_per_pixel())),
+                );
+            parallel_cases += u32::from(parallel);
+            let sequential = run(None);
+            for n in [2, 3, 8] {
+                let par = run(Some(n));
+                assert!(
+                    par.0 == sequential.0,
+                    "case {case}, {n} threads: memory differs"
+                );
+                assert_eq!(par.1, sequential.1, "case {case}, {n} threads: drawn");
+                assert_eq!(par.2, sequential.2, "case {case}, {n} threads: counters");
+                assert_eq!(par.3, sequential.3, "case {case}, {n} threads: diagnostics");
+            }
+        }
+        assert!(
+            parallel_cases > 40,
+            "only {parallel_cases} batches took the parallel path"
+        );
+    }
+
+    #[test]
+    fn row_bands_partition_tile_rows() {
+        for count in 1..6u32 {
+            for row in -20i64..40 {
+                let owners = (0..count)
+                    .filter(|&index| RowBands { count, index }.owns(row))
+                    .count();
+                assert_eq!(owners, 1, "row {row} with {count} shares");
+            }
+        }
+    }
+}
