@@ -460,6 +460,11 @@ impl<S: TraceSource> Replay<S> {
         self.keyframes.budget = bytes;
     }
 
+    /// Number of keyframes held now.
+    pub fn keyframe_count(&self) -> usize {
+        self.keyframes.keys.len()
+    }
+
     /// The memory budget of the keyframe store in bytes.
     pub fn keyframe_budget(&self) -> u64 {
         self.keyframes.budget

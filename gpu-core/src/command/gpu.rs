@@ -309,6 +309,8 @@ pub enum AppliedEdit {
         edits: Vec<usize>,
         /// The draw.
         draw: u64,
+        /// True for an immediate-mode draw (injected at its first vertex).
+        immediate: bool,
         /// Where the command processor was in its command list (`None`: not in a list).
         site: Option<ListSite>,
         /// Every write executed, cursor restores included: (id, param, mask).
@@ -647,7 +649,7 @@ impl Gpu {
             }
             reg::DRAWARRAYS | reg::DRAWELEMENTS if stored != 0 => {
                 if self.edit_hooks.is_some() {
-                    self.inject_before_draw(mem, obs);
+                    self.inject_before_draw(mem, false, obs);
                 }
                 let indexed = id == reg::DRAWELEMENTS;
                 let (pipeline, req) = self.split_for_draw();
@@ -790,6 +792,10 @@ impl Gpu {
             let needed = (self.regs[reg::VSH_NUM_ATTR as usize] & 0xF) as usize + 1;
             if self.immediate_attrs.len() >= needed {
                 let attrs = std::mem::take(&mut self.immediate_attrs);
+                if self.edit_hooks.is_some() && !self.pipeline.immediate_open() {
+                    // The first vertex opens an immediate-mode draw.
+                    self.inject_before_draw(mem, true, obs);
+                }
                 let (pipeline, req) = self.split_for_draw();
                 let outcome = pipeline.immediate_vertex(&req, mem, &attrs, obs);
                 self.apply_draw(outcome);
@@ -833,7 +839,7 @@ impl Gpu {
 
     /// Runs the writes edits inject before the draw about to start, then puts the upload
     /// cursors they moved back (trace editing).
-    fn inject_before_draw<O: Observer>(&mut self, mem: &mut PhysMem, obs: &mut O) {
+    fn inject_before_draw<O: Observer>(&mut self, mem: &mut PhysMem, immediate: bool, obs: &mut O) {
         let Some(hooks) = self.edit_hooks.take() else {
             return;
         };
@@ -885,8 +891,9 @@ impl Gpu {
             self.fixed_fifo.count,
             self.fixed_fifo.words,
         ) != before.2
-            && index != 0xF
         {
+            // At both injection points no immediate-mode vertex is pending (the one that
+            // opens an immediate draw has been taken), so selecting 0xF again loses nothing.
             restore.push((reg::FIXEDATTRIB_INDEX, index, 0xF));
             for &w in words.iter().take(usize::from(count)) {
                 restore.push((reg::FIXEDATTRIB_DATA0, w, 0xF));
@@ -911,6 +918,7 @@ impl Gpu {
             self.edit_log.push(AppliedEdit::Injected {
                 edits: edits.iter().map(|(e, _)| *e).collect(),
                 draw,
+                immediate,
                 site,
                 writes: done,
             });

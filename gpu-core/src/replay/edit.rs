@@ -823,7 +823,9 @@ fn parse_line(
                             },
                         },
                         _ => {
-                            return Err(format!("expected cN, iN or bN after '{first}', got '{r}'"));
+                            return Err(format!(
+                                "expected cN, iN or bN after '{first}', got '{r}'"
+                            ));
                         }
                     }
                 }
@@ -1061,11 +1063,23 @@ fn bake_element(
             AppliedEdit::Injected {
                 edits,
                 draw,
+                immediate,
                 site,
                 writes,
             } => {
                 let edit = edits.first().copied().unwrap_or(0);
                 let unsavable = |message: String| EditError::Unsavable { edit, message };
+                // The inserted list runs before the command that completes the first vertex,
+                // while earlier words of that vertex may already sit in the FIFO.
+                if *immediate
+                    && writes
+                        .iter()
+                        .any(|w| (reg::FIXEDATTRIB_INDEX..=reg::FIXEDATTRIB_DATA2).contains(&w.0))
+                {
+                    return Err(unsavable(format!(
+                        "draw {draw} is an immediate-mode draw, whose vertices go through the fixed-attribute FIFO this edit writes"
+                    )));
+                }
                 let Some(ListSite {
                     start,
                     end,
