@@ -92,7 +92,9 @@ impl Default for ShaderUnitMemory {
 }
 
 /// The upload cursors of a shader unit (trace editing puts them back after injected writes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Two values are equal when they would continue an upload the same way (the words of the
+/// partial float vector beyond its count are not compared).
+#[derive(Clone, Copy, Debug)]
 pub struct UnitCursors {
     code_index: u32,
     opdesc_index: u32,
@@ -101,6 +103,20 @@ pub struct UnitCursors {
     float_words: [u32; 4],
     float_count: u8,
 }
+
+impl PartialEq for UnitCursors {
+    fn eq(&self, o: &Self) -> bool {
+        let n = usize::from(self.float_count.min(4));
+        self.code_index == o.code_index
+            && self.opdesc_index == o.opdesc_index
+            && self.float_index == o.float_index
+            && self.float_mode_f32 == o.float_mode_f32
+            && self.float_count == o.float_count
+            && self.float_words[..n] == o.float_words[..n]
+    }
+}
+
+impl Eq for UnitCursors {}
 
 impl UnitCursors {
     /// The writes (to the unit whose register block starts at `base`) that set the cursors
