@@ -62,6 +62,10 @@ pub struct RenderArgs {
     /// NAME_0000.png, NAME_0001.png, ...
     #[arg(long)]
     pub all_frames: bool,
+    /// Apply the edits of this edit script while replaying (syntax: `picaview edit --help`);
+    /// no trace is written.
+    #[arg(long, value_name = "FILE")]
+    pub edits: Option<PathBuf>,
     /// Output PNG file, `-` for stdout (with --all-frames: a directory, or NAME.png for
     /// NAME_NNNN.png files).
     #[arg(short, long)]
@@ -102,6 +106,12 @@ pub fn run(args: &RenderArgs) -> Result<()> {
     check_output(args)?;
     let trace = open_trace(&args.trace)?;
     let mut replay = Replay::new(trace);
+    if let Some(path) = &args.edits {
+        let edits = crate::cmd_edit::read_script_file(path)?;
+        replay
+            .set_edits(edits)
+            .with_context(|| path.display().to_string())?;
+    }
     if args.all_frames {
         return all_frames(&mut replay, args);
     }
