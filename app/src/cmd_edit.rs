@@ -86,8 +86,8 @@ pub fn edit_list(args: &EditArgs) -> Result<EditList> {
         ("--shader", &args.shader),
     ] {
         for line in lines {
-            let one = read_script(line, Path::new("."))
-                .with_context(|| format!("{flag} '{line}'"))?;
+            let one =
+                read_script(line, Path::new(".")).with_context(|| format!("{flag} '{line}'"))?;
             list.edits.extend(one.edits);
         }
     }

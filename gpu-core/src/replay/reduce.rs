@@ -418,16 +418,16 @@ pub fn reduce(
     let removed = search.ddmin("frames", &mut trace, &Plan::default(), &units)?;
     report.phases.push(("frames", removed.len(), units.len()));
     current = build(&mut trace, &apply(&Plan::default(), &removed))?;
-    // Phases 2 and 3: draws, then other commands.
-    for phase in ["draws", "register writes"] {
+    // Phase 2: draws.
+    {
         let mut trace = CiTrace::from_bytes(current.clone())?;
-        let (draws, others) = command_units(CiTrace::from_bytes(current.clone())?);
-        let units = if phase == "draws" { draws } else { others };
-        let removed = search.ddmin(phase, &mut trace, &Plan::default(), &units)?;
-        report.phases.push((phase, removed.len(), units.len()));
+        let (draws, _) = command_units(CiTrace::from_bytes(current.clone())?);
+        let removed = search.ddmin("draws", &mut trace, &Plan::default(), &draws)?;
+        report.phases.push(("draws", removed.len(), draws.len()));
         current = build(&mut trace, &apply(&Plan::default(), &removed))?;
     }
-    // Phase 4: memory loads and stream register writes.
+    // Phase 3: memory loads and stream register writes (these shrink the file most), then the
+    // remaining commands.
     let mut trace = CiTrace::from_bytes(current.clone())?;
     let units: Vec<Unit> = (0..trace.elements().len())
         .filter(|&i| !matches!(trace.event(i), Some(StreamEvent::FrameMarker) | None))
@@ -438,6 +438,15 @@ pub fn reduce(
         .phases
         .push(("stream elements", removed.len(), units.len()));
     current = build(&mut trace, &apply(&Plan::default(), &removed))?;
+    {
+        let mut trace = CiTrace::from_bytes(current.clone())?;
+        let (_, others) = command_units(CiTrace::from_bytes(current.clone())?);
+        let removed = search.ddmin("register writes", &mut trace, &Plan::default(), &others)?;
+        report
+            .phases
+            .push(("register writes", removed.len(), others.len()));
+        current = build(&mut trace, &apply(&Plan::default(), &removed))?;
+    }
     report.after = measure(&current)?;
     report.steps = search.steps;
     report.budget_exhausted = search.exhausted;
