@@ -15,6 +15,7 @@ use eframe::egui::{self, Key, Modifiers, RichText};
 use super::command::{AppCommand, Selection};
 use super::load::{self, FileKind, Opened};
 use super::panels::commands::CommandsView;
+use super::panels::edits::EditsView;
 use super::panels::image::ImageView;
 use super::panels::shader::ShaderView;
 use super::panels::state::StateView;
@@ -65,6 +66,8 @@ pub struct Panels {
     pub shader: ShaderView,
     /// Log.
     pub log: log::LogView,
+    /// Trace editor.
+    pub edits: EditsView,
 }
 
 /// The viewer.
@@ -438,9 +441,16 @@ impl ViewerApp {
             if i.consume_key(Modifiers::NONE, Key::End) {
                 q.push(AppCommand::End);
             }
-            for (k, tab) in [Key::Num1, Key::Num2, Key::Num3, Key::Num4, Key::Num5]
-                .into_iter()
-                .zip(Tab::ALL)
+            for (k, tab) in [
+                Key::Num1,
+                Key::Num2,
+                Key::Num3,
+                Key::Num4,
+                Key::Num5,
+                Key::Num6,
+            ]
+            .into_iter()
+            .zip(Tab::ALL)
             {
                 if i.consume_key(Modifiers::NONE, k) {
                     q.push(AppCommand::Tab(tab));
@@ -694,6 +704,7 @@ impl ViewerApp {
                                 .ui(ui, s, command, self.sel.vertex, &mut self.queue)
                         }
                         Tab::Shader => p.shader.trace_ui(ui, s, &self.sel, &mut self.queue),
+                        Tab::Edits => p.edits.ui(ui, s, command),
                     }
                 });
             }
@@ -939,6 +950,10 @@ impl ViewerApp {
                 }
             }
             AppCommand::Tab(t) => self.prefs.tab = t,
+            AppCommand::AddEdit(kind) => {
+                self.panels.edits.add(*kind);
+                self.prefs.tab = Tab::Edits;
+            }
             AppCommand::ShowImage(src) => {
                 self.prefs.image.source = src;
                 self.prefs.tab = Tab::Image;

@@ -30,16 +30,19 @@ pub enum Tab {
     Vertices,
     /// The shader debugger.
     Shader,
+    /// The trace editor (edit list, before/after images).
+    Edits,
 }
 
 impl Tab {
     /// Every tab in display order.
-    pub const ALL: [Tab; 5] = [
+    pub const ALL: [Tab; 6] = [
         Tab::Commands,
         Tab::State,
         Tab::Image,
         Tab::Vertices,
         Tab::Shader,
+        Tab::Edits,
     ];
 
     /// The tab's title.
@@ -50,6 +53,7 @@ impl Tab {
             Tab::Image => "Image",
             Tab::Vertices => "Vertices",
             Tab::Shader => "Shader",
+            Tab::Edits => "Edits",
         }
     }
 }

@@ -17,8 +17,8 @@ use gpu_core::replay::{FrameInfo, TraceIndex};
 
 use super::load::{ShaderDoc, TraceInfo};
 use super::protocol::{
-    CommandPage, DrawInspection, ImageData, ImageSource, PixelInfo, Progress, Request, Response,
-    ShaderTrace, StateSnapshot, Thumb,
+    CommandPage, DrawInspection, EditImages, ImageData, ImageSource, PixelInfo, Progress, Request,
+    Response, ShaderTrace, StateSnapshot, Thumb,
 };
 use super::provenance::Provenance;
 use super::worker::WorkerHandle;
@@ -115,6 +115,10 @@ pub struct TraceSession {
     /// Messages for the log panel.
     pub log: Vec<String>,
     outbox: Vec<Request>,
+    /// The newest answer of the Edits panel's comparison (request id, result).
+    pub edit_compare: Option<(u64, Result<Arc<EditImages>, String>)>,
+    /// The answer to the last "Save as .ctf" of the Edits panel.
+    pub edit_saved: Option<Result<String, String>>,
 }
 
 impl std::fmt::Debug for TraceSession {
@@ -164,6 +168,8 @@ impl TraceSession {
             search: SearchState::default(),
             log,
             outbox: Vec::new(),
+            edit_compare: None,
+            edit_saved: None,
         }
     }
 
@@ -306,6 +312,14 @@ impl TraceSession {
                     self.search.truncated = truncated;
                 }
             }
+            Response::EditCompare { id, result } => self.edit_compare = Some((id, result)),
+            Response::Saved(result) => {
+                self.log.push(match &result {
+                    Ok(m) => m.clone(),
+                    Err(e) => format!("error: {e}"),
+                });
+                self.edit_saved = Some(result);
+            }
             Response::Log(m) => self.log.push(m),
             Response::Failed(m) => {
                 self.log.push(format!("error: {m}"));
@@ -325,6 +339,11 @@ impl TraceSession {
                 self.images.remove(&old);
             }
         }
+    }
+
+    /// Files a request of the Edits panel (sent at the next flush).
+    pub fn send_edit_request(&mut self, r: Request) {
+        self.outbox.push(r);
     }
 
     /// Sends the requests filed since the last flush.

@@ -38,8 +38,8 @@ use super::images;
 use super::listing::ShaderListing;
 use super::ports::{PortEffect, PortTracker};
 use super::protocol::{
-    CommandPage, DrawInspection, ImageSource, MAX_VERTEX_IDS, Progress, Request, Response,
-    StateSnapshot, Thumb, UnitSnapshot, VsContext,
+    CommandPage, DrawInspection, EditImages, ImageData, ImageSource, MAX_VERTEX_IDS, Progress,
+    Request, Response, StateSnapshot, Thumb, UnitSnapshot, VsContext,
 };
 use super::provenance::ProvenanceRecorder;
 use super::shader_debug;
@@ -299,6 +299,8 @@ impl<S: TraceSource> Worker<S> {
         let mut draw = None;
         let mut shader = None;
         let mut search = None;
+        let mut compare = None;
+        let mut saves = Vec::new();
         let mut images: Vec<(u64, ImageSource)> = Vec::new();
         let mut pages: Vec<(u64, u32)> = Vec::new();
         for r in batch {
@@ -335,6 +337,12 @@ impl<S: TraceSource> Worker<S> {
                     last,
                     query,
                 } => search = Some((id, first, last, query)),
+                Request::EditCompare { id, at, edits } => compare = Some((id, at, edits)),
+                Request::SaveEdited {
+                    source,
+                    dest,
+                    edits,
+                } => saves.push((source, dest, edits)),
             }
         }
         // Images only for the newest position asked about.
@@ -384,6 +392,66 @@ impl<S: TraceSource> Worker<S> {
         if let Some((id, first, last, query)) = search {
             self.search(id, first, last, &query);
         }
+        if let Some((id, at, edits)) = compare {
+            let result = self.edit_compare(at, &edits).map(Arc::new);
+            self.out.send(Response::EditCompare { id, result });
+        }
+        for (source, dest, edits) in saves {
+            self.out
+                .send(Response::Saved(save_edited_file(&source, &dest, &edits)));
+        }
+    }
+
+    /// The colour buffer after command `at` without and with `edits`. The replay runs
+    /// unedited again afterwards (keyframes after the first edit are rebuilt by later seeks'
+    /// re-execution, not kept).
+    fn edit_compare(
+        &mut self,
+        at: u64,
+        edits: &gpu_core::replay::edit::EditList,
+    ) -> Result<EditImages, String> {
+        use gpu_core::replay::edit::EditList;
+        self.goto(at);
+        let before = images::extract(self.replay.gpu(), self.replay.mem(), ImageSource::Color)?;
+        let applied = self
+            .replay
+            .set_edits(edits.clone())
+            .map_err(|e| e.to_string());
+        self.at = None;
+        let after = applied.and_then(|()| {
+            self.goto(at);
+            images::extract(self.replay.gpu(), self.replay.mem(), ImageSource::Color)
+        });
+        // ok: an empty list always compiles.
+        let _ = self.replay.set_edits(EditList::default());
+        self.at = None;
+        let after = after?;
+        let mut differing = 0u64;
+        let pixels: Vec<[u8; 4]> = before
+            .pixels
+            .iter()
+            .zip(&after.pixels)
+            .map(|(a, b)| {
+                if a != b {
+                    differing += 1;
+                }
+                let d = |k: usize| (a[k].abs_diff(b[k]) as u16 * 4).min(255) as u8;
+                [d(0), d(1), d(2), 255]
+            })
+            .collect();
+        let diff = ImageData {
+            width: before.width.min(after.width),
+            height: before.height.min(after.height),
+            pixels,
+            kind: before.kind,
+            description: "difference (x4)".into(),
+        };
+        Ok(EditImages {
+            before: Arc::new(before),
+            after: Arc::new(after),
+            diff: Arc::new(diff),
+            differing,
+        })
     }
 
     /// Moves the replay to "after command `at`".
@@ -643,4 +711,29 @@ impl<S: TraceSource> Worker<S> {
             .send(Response::Provenance(Arc::new(bg.recorder.finish())));
         self.out.send(Response::Idle);
     }
+}
+
+/// Writes `source` with `edits` baked in to `dest` (never over `source`).
+fn save_edited_file(
+    source: &std::path::Path,
+    dest: &std::path::Path,
+    edits: &gpu_core::replay::edit::EditList,
+) -> Result<String, String> {
+    if let (Ok(a), Ok(b)) = (source.canonicalize(), dest.canonicalize())
+        && a == b
+    {
+        return Err("the output would overwrite the input trace".into());
+    }
+    let trace = CiTrace::open(source).map_err(|e| format!("{}: {e}", source.display()))?;
+    let (builder, report) =
+        gpu_core::replay::edit::save_edited(trace, edits).map_err(|e| e.to_string())?;
+    let bytes = builder.build().map_err(|e| e.to_string())?;
+    std::fs::write(dest, &bytes).map_err(|e| format!("writing {}: {e}", dest.display()))?;
+    Ok(format!(
+        "saved {} ({} bytes, {} override(s), writes inserted before {} draw(s))",
+        dest.display(),
+        bytes.len(),
+        report.overrides,
+        report.injections
+    ))
 }

@@ -3,6 +3,7 @@
 //! changing the selection itself.
 
 pub mod commands;
+pub mod edits;
 pub mod image;
 pub mod log;
 pub mod screens;
