@@ -254,7 +254,7 @@ fn edits_that_never_apply_are_reported() {
         })],
     };
     let trace = CiTrace::from_bytes(original).expect("parses");
-    let err = save_edited(trace, &edits).err().expect("refused");
+    let err = save_edited(trace, &edits).expect_err("refused");
     assert!(err.to_string().contains("never applied"), "{err}");
 }
 
@@ -319,9 +319,7 @@ draw 5: vs=flat.v.pica
     let back: EditList = serde_json::from_str(&json).expect("deserialises");
     assert_eq!(back, list);
     assert!(list.compile().is_ok());
-    let bad = EditList::parse_script("draw 1: vs c4=1,x", &mut load)
-        .err()
-        .expect("refused");
+    let bad = EditList::parse_script("draw 1: vs c4=1,x", &mut load).expect_err("refused");
     assert!(bad.to_string().contains("line 1"), "{bad}");
 }
 
@@ -335,7 +333,7 @@ fn shader_errors_are_reported_at_line_and_column() {
             source: ".proc main\n    mvo o0, v0\n    end\n.end\n".into(),
         })],
     };
-    let err = edits.compile().err().expect("does not assemble");
+    let err = edits.compile().expect_err("does not assemble");
     assert!(err.to_string().contains("bad.v.pica:2:5"), "{err}");
 }
 

@@ -1007,6 +1007,20 @@ fn encode_list(writes: &[(u32, u32, u8)]) -> Vec<u8> {
     out
 }
 
+/// Where a submission is split to insert writes.
+struct Cut<'a> {
+    /// The command the inserted writes precede.
+    at: u32,
+    /// Start of the submitted buffer.
+    start: u32,
+    /// Its end (exclusive).
+    end: u64,
+    /// The writes to insert.
+    writes: &'a [(u32, u32, u8)],
+    /// The first edit involved (for errors).
+    edit: usize,
+}
+
 fn bake_element(
     b: &mut CiTraceBuilder,
     ev: StreamEvent,
@@ -1016,7 +1030,7 @@ fn bake_element(
 ) -> Result<(), EditError> {
     let mut patches: Vec<(u32, u32, u32)> = Vec::new(); // (addr, new, old)
     let mut stream_value: Option<u32> = None;
-    let mut cuts: Vec<(u32, u32, u64, &[(u32, u32, u8)], usize)> = Vec::new(); // (at, start, end, writes, edit)
+    let mut cuts: Vec<Cut<'_>> = Vec::new();
     for a in &ed.log {
         match a {
             AppliedEdit::Override {
@@ -1108,7 +1122,13 @@ fn bake_element(
                         "{bytes} bytes of inserted commands exceed the {SCRATCH_SIZE}-byte scratch area"
                     )));
                 }
-                cuts.push((at, start, end, writes, edit));
+                cuts.push(Cut {
+                    at,
+                    start,
+                    end,
+                    writes,
+                    edit,
+                });
                 report.injections += 1;
             }
         }
@@ -1132,11 +1152,11 @@ fn bake_element(
             }
         }
     } else {
-        cuts.sort_by_key(|c| c.0);
-        let (_, start, end, _, _) = cuts[0];
-        if cuts.iter().any(|c| c.1 != start) {
+        cuts.sort_by_key(|c| c.at);
+        let (start, end) = (cuts[0].start, cuts[0].end);
+        if cuts.iter().any(|c| c.start != start) {
             return Err(EditError::Unsavable {
-                edit: cuts[0].4,
+                edit: cuts[0].edit,
                 message: "inserted writes in two different buffers of one submission".into(),
             });
         }
@@ -1149,7 +1169,7 @@ fn bake_element(
         };
         let mut from = u64::from(start);
         let mut scratch_used = 0usize;
-        for &(at, _, _, writes, _) in &cuts {
+        for &Cut { at, writes, .. } in &cuts {
             submit(b, from, u64::from(at));
             let list = encode_list(writes);
             scratch_used = scratch_used.max(list.len());

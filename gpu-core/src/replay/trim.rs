@@ -90,17 +90,17 @@ fn sections_of(gpu: &Gpu) -> InitialState {
     copy(init.section_mut(Section::VsSwizzleData), &gpu.vs.opdescs);
     let attrs = init.section_mut(Section::DefaultAttributes);
     for (i, a) in gpu.fixed_attribs.iter().enumerate() {
-        for k in 0..4 {
+        for (k, x) in a.iter().enumerate() {
             if let Some(w) = attrs.get_mut(i * 4 + k) {
-                *w = F24::from_f32(a[k]).to_bits();
+                *w = F24::from_f32(*x).to_bits();
             }
         }
     }
     let unis = init.section_mut(Section::VsFloatUniforms);
     for (i, u) in gpu.vs.float_uniforms.iter().enumerate() {
-        for k in 0..4 {
+        for (k, x) in u.iter().enumerate() {
             if let Some(w) = unis.get_mut(i * 4 + k) {
-                *w = F24::from_f32(u[k]).to_bits();
+                *w = F24::from_f32(*x).to_bits();
             }
         }
     }
