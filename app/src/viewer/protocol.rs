@@ -408,6 +408,8 @@ pub enum Request {
     EditCompare {
         /// Echoed in the answer.
         id: u64,
+        /// The trace file (replayed a second time with the edits).
+        source: std::path::PathBuf,
         /// Command number.
         at: u64,
         /// The edits.

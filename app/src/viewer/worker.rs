@@ -175,6 +175,7 @@ fn run<S: TraceSource>(
         thumbs: BTreeSet::new(),
         at: None,
         last_progress: Instant::now(),
+        edited: None,
     };
     w.start_background();
     w.serve(&rx);
@@ -205,7 +206,16 @@ struct Worker<S: TraceSource> {
     /// replay moved otherwise).
     at: Option<u64>,
     last_progress: Instant,
+    /// A second replay of the trace file that runs the Edits panel's list, so that the main
+    /// replay keeps its keyframes (indexed once, under a smaller keyframe budget).
+    edited: Option<(std::path::PathBuf, EditedReplay)>,
 }
+
+/// The replay of the Edits panel's comparisons.
+type EditedReplay = Replay<pica_cmd::citrace::SeekSource<std::fs::File>>;
+
+/// Keyframe budget of the edited replay.
+const EDITED_KEYFRAME_BUDGET: u64 = 64 << 20;
 
 /// Collects register writes (bounded).
 struct Collector {
@@ -337,7 +347,12 @@ impl<S: TraceSource> Worker<S> {
                     last,
                     query,
                 } => search = Some((id, first, last, query)),
-                Request::EditCompare { id, at, edits } => compare = Some((id, at, edits)),
+                Request::EditCompare {
+                    id,
+                    source,
+                    at,
+                    edits,
+                } => compare = Some((id, source, at, edits)),
                 Request::SaveEdited {
                     source,
                     dest,
@@ -392,8 +407,8 @@ impl<S: TraceSource> Worker<S> {
         if let Some((id, first, last, query)) = search {
             self.search(id, first, last, &query);
         }
-        if let Some((id, at, edits)) = compare {
-            let result = self.edit_compare(at, &edits).map(Arc::new);
+        if let Some((id, source, at, edits)) = compare {
+            let result = self.edit_compare(&source, at, &edits).map(Arc::new);
             self.out.send(Response::EditCompare { id, result });
         }
         for (source, dest, edits) in saves {
@@ -402,29 +417,35 @@ impl<S: TraceSource> Worker<S> {
         }
     }
 
-    /// The colour buffer after command `at` without and with `edits`. The replay runs
-    /// unedited again afterwards (keyframes after the first edit are rebuilt by later seeks'
-    /// re-execution, not kept).
+    /// The colour buffer after command `at` without `edits` (the main replay) and with them
+    /// (a second replay of the file `source`, whose keyframes before the first edit survive
+    /// changes of the list).
     fn edit_compare(
         &mut self,
+        source: &std::path::Path,
         at: u64,
         edits: &gpu_core::replay::edit::EditList,
     ) -> Result<EditImages, String> {
-        use gpu_core::replay::edit::EditList;
         self.goto(at);
         let before = images::extract(self.replay.gpu(), self.replay.mem(), ImageSource::Color)?;
-        let applied = self
-            .replay
-            .set_edits(edits.clone())
-            .map_err(|e| e.to_string());
-        self.at = None;
-        let after = applied.and_then(|()| {
-            self.goto(at);
-            images::extract(self.replay.gpu(), self.replay.mem(), ImageSource::Color)
-        });
-        // ok: an empty list always compiles.
-        let _ = self.replay.set_edits(EditList::default());
-        self.at = None;
+        if self.edited.as_ref().is_none_or(|(p, _)| p != source) {
+            let trace = CiTrace::open(source).map_err(|e| {
+                format!(
+                    "{}: {e} (the Edits panel replays the .ctf file)",
+                    source.display()
+                )
+            })?;
+            let mut r = Replay::new(trace);
+            r.set_keyframe_budget(EDITED_KEYFRAME_BUDGET);
+            r.build_index();
+            self.edited = Some((source.to_path_buf(), r));
+        }
+        let Some((_, r)) = self.edited.as_mut() else {
+            return Err("no edited replay".into());
+        };
+        r.set_edits(edits.clone()).map_err(|e| e.to_string())?;
+        r.seek(Target::AfterWrite(at), &mut ());
+        let after = images::extract(r.gpu(), r.mem(), ImageSource::Color);
         let after = after?;
         let mut differing = 0u64;
         let pixels: Vec<[u8; 4]> = before

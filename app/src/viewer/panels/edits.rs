@@ -4,8 +4,9 @@
 //! from other views ([`AppCommand::AddEdit`](crate::viewer::command::AppCommand::AddEdit), e.g.
 //! the Commands view's "Override this write"), the selected command. Output: requests to the
 //! worker ([`Request::EditCompare`]: the colour buffer after the selected command without and
-//! with the edits, and their difference; [`Request::SaveEdited`]). The list can be toggled per
-//! edit, undone and redone; the rest of the viewer shows the unedited trace.
+//! with the edits, and their difference, the latter from a second replay of the trace file in
+//! the worker; [`Request::SaveEdited`]). The list can be toggled per edit, undone and redone;
+//! the rest of the viewer shows the unedited trace.
 
 use std::sync::Arc;
 
@@ -205,8 +206,10 @@ impl EditsView {
             self.next_id += 1;
             let id = self.next_id;
             self.asked = Some((id, command, self.list.clone()));
+            let source = s.info.path.clone();
             s.send_edit_request(Request::EditCompare {
                 id,
+                source,
                 at: command,
                 edits: Arc::new(self.list.clone()),
             });
