@@ -194,7 +194,7 @@ fn command() -> clap::Command {
 fn with_example(cmd: clap::Command, path: &[&str], text: &'static str) -> clap::Command {
     match path.split_first() {
         None if cmd.get_name() == "edit" => {
-            cmd.after_help(format!("{}\n\nExamples:\n{text}", cmd_edit::SYNTAX))
+            cmd.after_help(format!("Examples:\n{text}\n\n{}", cmd_edit::SYNTAX))
         }
         None => cmd.after_help(format!("Examples:\n{text}")),
         Some((first, rest)) => cmd.mut_subcommand(*first, |sub| with_example(sub, rest, text)),
