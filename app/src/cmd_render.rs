@@ -78,6 +78,10 @@ pub struct RenderArgs {
     /// `STAGE:rgba` both; no fog or blending (use --target color to see the draw's output).
     #[arg(long, value_name = "STAGE[:alpha]", requires = "after_draw", value_parser = parse_tev_solo)]
     pub tev_solo: Option<TevSolo>,
+    /// Apply the edits of this edit script while replaying (syntax: `picaview edit --help`);
+    /// no trace is written.
+    #[arg(long, value_name = "FILE")]
+    pub edits: Option<PathBuf>,
     /// Output PNG file, `-` for stdout (with --all-frames: a directory, or NAME.png for
     /// NAME_NNNN.png files).
     #[arg(short, long)]
@@ -151,6 +155,12 @@ pub fn run(args: &RenderArgs) -> Result<()> {
         replay.set_render_mode(gpu_core::texture::RenderMode::CitraSwrast);
     }
     replay.set_threads(args.threads.map_or_else(default_threads, usize::from));
+    if let Some(path) = &args.edits {
+        let edits = crate::cmd_edit::read_script_file(path)?;
+        replay
+            .set_edits(edits)
+            .with_context(|| path.display().to_string())?;
+    }
     if args.all_frames {
         return all_frames(&mut replay, args);
     }

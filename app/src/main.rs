@@ -18,9 +18,12 @@ mod cmd_diff;
 mod cmd_costs;
 mod cmd_disasm;
 mod cmd_pixel;
+mod cmd_edit;
+mod cmd_reduce;
 mod cmd_render;
 mod cmd_shader;
 mod cmd_trace;
+mod cmd_trim;
 mod cmd_view;
 mod report;
 
@@ -67,6 +70,13 @@ enum Command {
     Costs(cmd_costs::CostsArgs),
     /// Pixel history: every draw, fill and transfer that touched one pixel in a frame.
     Pixel(cmd_pixel::PixelArgs),
+    /// Write a new trace with edits baked in: register writes, uniforms, fixed attributes,
+    /// shaders (the input is never modified).
+    Edit(cmd_edit::EditArgs),
+    /// Write a trace of frames A..B that starts from the full GPU state at frame A.
+    Trim(cmd_trim::TrimArgs),
+    /// Shrink a trace by delta debugging while a pixel (or a shell predicate) keeps its result.
+    Reduce(cmd_reduce::ReduceArgs),
     /// Print a shell completion script (e.g. `picaview completions bash > picaview.bash`).
     Completions {
         /// The shell.
@@ -188,6 +198,24 @@ const EXAMPLES: &[(&[&str], &str)] = &[
   picaview pixel game.ctf --target depth --x 10 --y 300 --json | jq -c 'select(.type == \"draw\")'",
     ),
     (
+        &["edit"],
+        "  picaview edit game.ctf --set 'draw 12: 0x0C3=0xFF0000FF' -o red.ctf
+  picaview edit game.ctf --uniform 'draw 12: vs c4=1,0.5,0,1' --shader 'draw 12: vs=flat.v.pica' -o new.ctf
+  picaview edit game.ctf --script edits.txt -o new.ctf
+  picaview render game.ctf --edits edits.txt --frame 2 -o edited.png      without writing a trace",
+    ),
+    (
+        &["trim"],
+        "  picaview trim game.ctf --frames 10..12 -o short.ctf
+  picaview trim game.ctf --frames 7 -o one_frame.ctf",
+    ),
+    (
+        &["reduce"],
+        "  picaview reduce game.ctf --frame 3 --pixel 200,120 -o small.ctf
+  picaview reduce game.ctf --frame 3 --pixel 10,10 --target top --max-steps 500 -o small.ctf
+  picaview reduce game.ctf --frame 0 --predicate 'picaview trace check \"$1\" | grep -q overflow' -o small.ctf",
+    ),
+    (
         &["completions"],
         "  picaview completions bash > ~/.local/share/bash-completion/completions/picaview
   picaview completions zsh > ~/.zfunc/_picaview
@@ -204,6 +232,9 @@ fn command() -> clap::Command {
 
 fn with_example(cmd: clap::Command, path: &[&str], text: &'static str) -> clap::Command {
     match path.split_first() {
+        None if cmd.get_name() == "edit" => {
+            cmd.after_help(format!("Examples:\n{text}\n\n{}", cmd_edit::SYNTAX))
+        }
         None => cmd.after_help(format!("Examples:\n{text}")),
         Some((first, rest)) => cmd.mut_subcommand(*first, |sub| with_example(sub, rest, text)),
     }
@@ -293,6 +324,9 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Render(args) => cmd_render::run(&args),
         Command::Costs(args) => cmd_costs::run(&args),
         Command::Pixel(args) => cmd_pixel::run(&args),
+        Command::Edit(args) => cmd_edit::run(&args),
+        Command::Trim(args) => cmd_trim::run(&args),
+        Command::Reduce(args) => cmd_reduce::run(&args),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut command(), "picaview", &mut script);

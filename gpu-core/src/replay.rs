@@ -27,14 +27,17 @@
 //! from a command list and every MMIO write from the stream counts as one.
 
 pub mod diff;
+pub mod edit;
 pub mod lint;
+pub mod reduce;
+pub mod trim;
 
 use std::sync::Arc;
 
 use pica_cmd::citrace::{CiTrace, CiTraceError, StreamEvent, TraceSource, load_target};
 use serde::Serialize;
 
-use crate::command::gpu::Gpu;
+use crate::command::gpu::{EditHooks, Gpu};
 use crate::debug::{
     DiagKind, Diagnostic, DrawDetail, DrawInfo, DrawStats, EngineEvent, Observer, RegWriteEvent,
     StageTimes,
@@ -266,6 +269,15 @@ impl KeyframeStore {
         }
     }
 
+    /// Keeps the keyframes (a prefix) for which `valid` holds, re-accounting nothing: the bytes
+    /// of a kept keyframe only depend on its predecessor, which is kept too.
+    fn keep_while(&mut self, valid: impl Fn(&Keyframe) -> bool) {
+        let n = self.keys.iter().take_while(|k| valid(k)).count();
+        for k in self.keys.drain(n..) {
+            self.total = self.total.saturating_sub(k.bytes);
+        }
+    }
+
     /// Drops every other keyframe (keeping the first), doubles the spacing and re-accounts the
     /// keyframes left (a page once shared with a dropped keyframe may now be unique).
     fn thin(&mut self) {
@@ -304,6 +316,9 @@ pub struct Replay<S: TraceSource> {
     diverged: bool,
     /// Pixel-history probe, re-applied to the GPU state after every restore.
     probe: Option<crate::debug::PixelProbe>,
+    /// The edit list applied during replay ([`Replay::set_edits`]) and its compiled hooks.
+    edits: edit::EditList,
+    hooks: Option<Arc<EditHooks>>,
 }
 
 /// Counts positions and forwards events; can request a stop at a target.
@@ -387,7 +402,63 @@ impl<S: TraceSource> Replay<S> {
             solo: None,
             diverged: false,
             probe: None,
+            edits: edit::EditList::default(),
+            hooks: None,
         }
+    }
+
+    /// Applies `edits` from now on ([`edit`]): keyframes taken before the first position where
+    /// the new list acts differently from the previous one are kept, later ones are dropped (a
+    /// seek past the edit re-executes from the last keyframe before it), and the current state
+    /// goes back to that keyframe when it lies after the edit. A list that does not compile (a
+    /// shader that does not assemble, a bad register) is refused and nothing changes.
+    pub fn set_edits(&mut self, edits: edit::EditList) -> Result<(), edit::EditError> {
+        let hooks = edits.compile()?;
+        let hooks =
+            (!hooks.overrides.is_empty() || !hooks.before_draw.is_empty()).then(|| Arc::new(hooks));
+        self.edits = edits;
+        self.set_edit_hooks(hooks);
+        Ok(())
+    }
+
+    /// The edit list in effect.
+    pub fn edits(&self) -> &edit::EditList {
+        &self.edits
+    }
+
+    /// Installs compiled hooks (see [`Replay::set_edits`]).
+    pub(crate) fn set_edit_hooks(&mut self, hooks: Option<Arc<EditHooks>>) {
+        let empty = EditHooks::default();
+        let old = self.hooks.as_deref().unwrap_or(&empty);
+        let new = hooks.as_deref().unwrap_or(&empty);
+        let (first_write, first_draw) = edit::first_difference(old, new);
+        self.hooks = hooks;
+        let valid = |p: &Position| p.writes < first_write && p.draws <= first_draw;
+        self.keyframes.keep_while(|k| valid(&k.pos));
+        if valid(&self.pos) {
+            self.gpu.edit_hooks = self.hooks.clone();
+        } else {
+            match self.keyframes.keys.last().cloned() {
+                Some(k) => self.restore(k),
+                None => self.rewind(),
+            }
+        }
+    }
+
+    /// Restores a keyframe as the current state (with the current edit hooks).
+    fn restore(&mut self, k: Keyframe) {
+        self.gpu = *k.gpu;
+        self.mem = k.mem;
+        self.pos = k.pos;
+        self.gpu.edit_hooks = self.hooks.clone();
+        self.gpu.pipeline.pixel_probe = self.probe;
+        self.gpu.pipeline.tev_solo = self.solo;
+        self.diverged = self.solo.is_some();
+    }
+
+    /// Ends the replay and gives its trace back.
+    pub fn into_trace(self) -> CiTrace<S> {
+        self.trace
     }
 
     /// The trace.
@@ -470,6 +541,11 @@ impl<S: TraceSource> Replay<S> {
         self.keyframes.budget = bytes;
     }
 
+    /// Number of keyframes held now.
+    pub fn keyframe_count(&self) -> usize {
+        self.keyframes.keys.len()
+    }
+
     /// The memory budget of the keyframe store in bytes.
     pub fn keyframe_budget(&self) -> u64 {
         self.keyframes.budget
@@ -498,6 +574,7 @@ impl<S: TraceSource> Replay<S> {
         self.pos = Position::default();
         self.gpu.pipeline.tev_solo = self.solo;
         self.diverged = self.solo.is_some();
+        self.gpu.edit_hooks = self.hooks.clone();
     }
 
     /// Executes until `target` is reached (or the stream ends), reporting to `obs`. Returns
@@ -763,14 +840,7 @@ impl<S: TraceSource> Replay<S> {
         // state of the trace).
         if self.diverged || !(current_ok && key_pos.is_none_or(|kp| kp <= self.pos)) {
             match key {
-                Some(k) => {
-                    self.gpu = *k.gpu;
-                    self.gpu.pipeline.pixel_probe = self.probe;
-                    self.mem = k.mem;
-                    self.pos = k.pos;
-                    self.gpu.pipeline.tev_solo = self.solo;
-                    self.diverged = self.solo.is_some();
-                }
+                Some(k) => self.restore(k),
                 None => self.rewind(),
             }
         }

@@ -16,6 +16,7 @@ use super::command::{AppCommand, Selection};
 use super::load::{self, FileKind, Opened};
 use super::panels::commands::CommandsView;
 use super::panels::compare::CompareView;
+use super::panels::edits::EditsView;
 use super::panels::image::ImageView;
 use super::panels::luts::LutsView;
 use super::panels::shader::ShaderView;
@@ -78,6 +79,8 @@ pub struct Panels {
     pub luts: LutsView,
     /// Pixel history window.
     pub pixel_history: super::panels::pixel_history::PixelHistoryView,
+    /// Trace editor.
+    pub edits: EditsView,
 }
 
 /// The viewer.
@@ -464,6 +467,7 @@ impl ViewerApp {
                 Key::Num7,
                 Key::Num8,
                 Key::Num9,
+                Key::Num0,
             ];
             for (k, tab) in keys.into_iter().zip(Tab::ALL) {
                 if i.consume_key(Modifiers::NONE, k) {
@@ -732,6 +736,7 @@ impl ViewerApp {
                             let draw = s.draw_at_or_before(command);
                             p.cost.ui(ui, s, command, draw, &mut self.queue)
                         }
+                        Tab::Edits => p.edits.ui(ui, s, command),
                     }
                 });
             }
@@ -980,6 +985,10 @@ impl ViewerApp {
                 }
             }
             AppCommand::Tab(t) => self.prefs.tab = t,
+            AppCommand::AddEdit(kind) => {
+                self.panels.edits.add(*kind);
+                self.prefs.tab = Tab::Edits;
+            }
             AppCommand::ShowImage(src) => {
                 self.prefs.image.source = src;
                 self.prefs.tab = Tab::Image;

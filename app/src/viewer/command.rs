@@ -85,6 +85,8 @@ pub enum AppCommand {
     Back,
     /// Go forward in the selection history (Alt+→).
     Forward,
+    /// Add an edit to the Edits panel's list (and show it).
+    AddEdit(Box<gpu_core::replay::edit::EditKind>),
     /// Dismiss the error banner.
     DismissErrors,
     /// Quit.

@@ -38,11 +38,13 @@ pub enum Tab {
     Compare,
     /// Per-draw cost table of the current frame.
     Costs,
+    /// The trace editor (edit list, before/after images).
+    Edits,
 }
 
 impl Tab {
     /// Every tab in display order.
-    pub const ALL: [Tab; 9] = [
+    pub const ALL: [Tab; 10] = [
         Tab::Commands,
         Tab::State,
         Tab::Image,
@@ -52,6 +54,7 @@ impl Tab {
         Tab::Luts,
         Tab::Compare,
         Tab::Costs,
+        Tab::Edits,
     ];
 
     /// The tab's title.
@@ -66,6 +69,7 @@ impl Tab {
             Tab::Luts => "LUTs",
             Tab::Compare => "Compare",
             Tab::Costs => "Costs",
+            Tab::Edits => "Edits",
         }
     }
 }

@@ -154,6 +154,19 @@ pub struct ImageData {
     pub description: String,
 }
 
+/// The colour buffer without and with an edit list, and their difference.
+#[derive(Clone, Debug)]
+pub struct EditImages {
+    /// Without the edits.
+    pub before: Arc<ImageData>,
+    /// With the edits.
+    pub after: Arc<ImageData>,
+    /// Per-channel absolute difference (RGB, scaled x4, opaque); black where equal.
+    pub diff: Arc<ImageData>,
+    /// Pixels that differ.
+    pub differing: u64,
+}
+
 /// The raw and decoded value of one picked pixel, as label/value rows.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PixelInfo {
@@ -455,6 +468,26 @@ pub enum Request {
         /// The stage and channel shown.
         solo: TevSolo,
     },
+    /// The colour buffer after command `at` without and with an edit list (Edits panel).
+    EditCompare {
+        /// Echoed in the answer.
+        id: u64,
+        /// The trace file (replayed a second time with the edits).
+        source: std::path::PathBuf,
+        /// Command number.
+        at: u64,
+        /// The edits.
+        edits: Arc<gpu_core::replay::edit::EditList>,
+    },
+    /// Write `source` with `edits` baked in to `dest` (Edits panel, "Save as .ctf").
+    SaveEdited {
+        /// The trace file.
+        source: std::path::PathBuf,
+        /// The new file.
+        dest: std::path::PathBuf,
+        /// The edits.
+        edits: Arc<gpu_core::replay::edit::EditList>,
+    },
     /// Commands in `first..=last` whose register name, id, value or decoded text contains
     /// `query` (case-insensitive).
     Search {
@@ -564,6 +597,15 @@ pub enum Response {
         /// The buffers or an error message.
         result: Result<Arc<DebugView>, String>,
     },
+    /// Answer to [`Request::EditCompare`].
+    EditCompare {
+        /// The request's id.
+        id: u64,
+        /// Before, after and difference images, or why there are none.
+        result: Result<Arc<EditImages>, String>,
+    },
+    /// Answer to [`Request::SaveEdited`]: what was written, or the error.
+    Saved(Result<String, String>),
     /// A message for the log panel.
     Log(String),
     /// The worker stopped because of an internal error (a panic in the replay); the session

@@ -18,8 +18,8 @@ use gpu_core::tev::TevSolo;
 
 use super::load::{ShaderDoc, TraceInfo};
 use super::protocol::{
-    CommandPage, DebugView, DrawInspection, ImageData, ImageSource, PixelInfo, Progress, Request,
-    Response, ShaderTrace, SoloImages, StateSnapshot, Thumb,
+    CommandPage, DebugView, DrawInspection, EditImages, ImageData, ImageSource, PixelInfo,
+    Progress, Request, Response, ShaderTrace, SoloImages, StateSnapshot, Thumb,
 };
 use super::provenance::Provenance;
 use super::worker::WorkerHandle;
@@ -131,6 +131,10 @@ pub struct TraceSession {
     /// Messages for the log panel.
     pub log: Vec<String>,
     outbox: Vec<Request>,
+    /// The newest answer of the Edits panel's comparison (request id, result).
+    pub edit_compare: Option<(u64, Result<Arc<EditImages>, String>)>,
+    /// The answer to the last "Save as .ctf" of the Edits panel.
+    pub edit_saved: Option<Result<String, String>>,
 }
 
 /// A picked pixel: command, image, column, row.
@@ -189,6 +193,8 @@ impl TraceSession {
             tev_solo_pending: None,
             log,
             outbox: Vec::new(),
+            edit_compare: None,
+            edit_saved: None,
         }
     }
 
@@ -359,6 +365,14 @@ impl TraceSession {
                 }
                 self.tev_solo = Some(((draw, solo), result));
             }
+            Response::EditCompare { id, result } => self.edit_compare = Some((id, result)),
+            Response::Saved(result) => {
+                self.log.push(match &result {
+                    Ok(m) => m.clone(),
+                    Err(e) => format!("error: {e}"),
+                });
+                self.edit_saved = Some(result);
+            }
             Response::Log(m) => self.log.push(m),
             Response::Failed(m) => {
                 self.log.push(format!("error: {m}"));
@@ -378,6 +392,11 @@ impl TraceSession {
                 self.images.remove(&old);
             }
         }
+    }
+
+    /// Files a request of the Edits panel (sent at the next flush).
+    pub fn send_edit_request(&mut self, r: Request) {
+        self.outbox.push(r);
     }
 
     /// Sends the requests filed since the last flush.

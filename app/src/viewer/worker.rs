@@ -43,8 +43,8 @@ use gpu_core::raster::{RasterConfig, ScissorMode};
 use gpu_core::viewport::Viewport;
 
 use super::protocol::{
-    CommandPage, DebugView, DrawInspection, ImageSource, MAX_VERTEX_IDS, Progress, Request,
-    Response, SoloImages, StateSnapshot, Thumb, UnitSnapshot, VsContext,
+    CommandPage, DebugView, DrawInspection, EditImages, ImageData, ImageSource, MAX_VERTEX_IDS,
+    Progress, Request, Response, SoloImages, StateSnapshot, Thumb, UnitSnapshot, VsContext,
 };
 use super::provenance::ProvenanceRecorder;
 use super::shader_debug;
@@ -193,6 +193,7 @@ fn run<S: TraceSource>(
         thumbs: BTreeSet::new(),
         at: None,
         last_progress: Instant::now(),
+        edited: None,
     };
     w.start_background();
     w.serve(&rx);
@@ -223,7 +224,16 @@ struct Worker<S: TraceSource> {
     /// replay moved otherwise).
     at: Option<u64>,
     last_progress: Instant,
+    /// A second replay of the trace file that runs the Edits panel's list, so that the main
+    /// replay keeps its keyframes (indexed once, under a smaller keyframe budget).
+    edited: Option<(std::path::PathBuf, EditedReplay)>,
 }
+
+/// The replay of the Edits panel's comparisons.
+type EditedReplay = Replay<pica_cmd::citrace::SeekSource<std::fs::File>>;
+
+/// Keyframe budget of the edited replay.
+const EDITED_KEYFRAME_BUDGET: u64 = 64 << 20;
 
 /// Collects register writes (bounded).
 struct Collector {
@@ -320,6 +330,8 @@ impl<S: TraceSource> Worker<S> {
         let mut debug = None;
         let mut solo = None;
         let mut history = None;
+        let mut compare = None;
+        let mut saves = Vec::new();
         let mut images: Vec<(u64, ImageSource)> = Vec::new();
         let mut pages: Vec<(u64, u32)> = Vec::new();
         for r in batch {
@@ -359,6 +371,17 @@ impl<S: TraceSource> Worker<S> {
                 } => search = Some((id, first, last, query)),
                 Request::DebugBuffers { at } => debug = Some(at),
                 Request::TevSolo { draw: d, solo: t } => solo = Some((d, t)),
+                Request::EditCompare {
+                    id,
+                    source,
+                    at,
+                    edits,
+                } => compare = Some((id, source, at, edits)),
+                Request::SaveEdited {
+                    source,
+                    dest,
+                    edits,
+                } => saves.push((source, dest, edits)),
             }
         }
         // Images only for the newest position asked about.
@@ -429,6 +452,14 @@ impl<S: TraceSource> Worker<S> {
                 y,
                 result,
             });
+        }
+        if let Some((id, source, at, edits)) = compare {
+            let result = self.edit_compare(&source, at, &edits).map(Arc::new);
+            self.out.send(Response::EditCompare { id, result });
+        }
+        for (source, dest, edits) in saves {
+            self.out
+                .send(Response::Saved(save_edited_file(&source, &dest, &edits)));
         }
     }
 
@@ -546,6 +577,64 @@ impl<S: TraceSource> Worker<S> {
         gpu_core::history::pixel_history(&mut self.replay, &req)
             .map(Arc::new)
             .map_err(|e| e.to_string())
+    }
+
+    /// The colour buffer after command `at` without `edits` (the main replay) and with them
+    /// (a second replay of the file `source`, whose keyframes before the first edit survive
+    /// changes of the list).
+    fn edit_compare(
+        &mut self,
+        source: &std::path::Path,
+        at: u64,
+        edits: &gpu_core::replay::edit::EditList,
+    ) -> Result<EditImages, String> {
+        self.goto(at);
+        let before = images::extract(self.replay.gpu(), self.replay.mem(), ImageSource::Color)?;
+        if self.edited.as_ref().is_none_or(|(p, _)| p != source) {
+            let trace = CiTrace::open(source).map_err(|e| {
+                format!(
+                    "{}: {e} (the Edits panel replays the .ctf file)",
+                    source.display()
+                )
+            })?;
+            let mut r = Replay::new(trace);
+            r.set_keyframe_budget(EDITED_KEYFRAME_BUDGET);
+            r.build_index();
+            self.edited = Some((source.to_path_buf(), r));
+        }
+        let Some((_, r)) = self.edited.as_mut() else {
+            return Err("no edited replay".into());
+        };
+        r.set_edits(edits.clone()).map_err(|e| e.to_string())?;
+        r.seek(Target::AfterWrite(at), &mut ());
+        let after = images::extract(r.gpu(), r.mem(), ImageSource::Color);
+        let after = after?;
+        let mut differing = 0u64;
+        let pixels: Vec<[u8; 4]> = before
+            .pixels
+            .iter()
+            .zip(&after.pixels)
+            .map(|(a, b)| {
+                if a != b {
+                    differing += 1;
+                }
+                let d = |k: usize| (a[k].abs_diff(b[k]) as u16 * 4).min(255) as u8;
+                [d(0), d(1), d(2), 255]
+            })
+            .collect();
+        let diff = ImageData {
+            width: before.width.min(after.width),
+            height: before.height.min(after.height),
+            pixels,
+            kind: before.kind,
+            description: "difference (x4)".into(),
+        };
+        Ok(EditImages {
+            before: Arc::new(before),
+            after: Arc::new(after),
+            diff: Arc::new(diff),
+            differing,
+        })
     }
 
     /// Moves the replay to "after command `at`".
@@ -806,4 +895,29 @@ impl<S: TraceSource> Worker<S> {
             .send(Response::Provenance(Arc::new(bg.recorder.finish())));
         self.out.send(Response::Idle);
     }
+}
+
+/// Writes `source` with `edits` baked in to `dest` (never over `source`).
+fn save_edited_file(
+    source: &std::path::Path,
+    dest: &std::path::Path,
+    edits: &gpu_core::replay::edit::EditList,
+) -> Result<String, String> {
+    if let (Ok(a), Ok(b)) = (source.canonicalize(), dest.canonicalize())
+        && a == b
+    {
+        return Err("the output would overwrite the input trace".into());
+    }
+    let trace = CiTrace::open(source).map_err(|e| format!("{}: {e}", source.display()))?;
+    let (builder, report) =
+        gpu_core::replay::edit::save_edited(trace, edits).map_err(|e| e.to_string())?;
+    let bytes = builder.build().map_err(|e| e.to_string())?;
+    std::fs::write(dest, &bytes).map_err(|e| format!("writing {}: {e}", dest.display()))?;
+    Ok(format!(
+        "saved {} ({} bytes, {} override(s), writes inserted before {} draw(s))",
+        dest.display(),
+        bytes.len(),
+        report.overrides,
+        report.injections
+    ))
 }

@@ -91,7 +91,63 @@ impl Default for ShaderUnitMemory {
     }
 }
 
+/// The upload cursors of a shader unit (trace editing puts them back after injected writes).
+/// Two values are equal when they would continue an upload the same way (the words of the
+/// partial float vector beyond its count are not compared).
+#[derive(Clone, Copy, Debug)]
+pub struct UnitCursors {
+    code_index: u32,
+    opdesc_index: u32,
+    float_index: u32,
+    float_mode_f32: bool,
+    float_words: [u32; 4],
+    float_count: u8,
+}
+
+impl PartialEq for UnitCursors {
+    fn eq(&self, o: &Self) -> bool {
+        let n = usize::from(self.float_count.min(4));
+        self.code_index == o.code_index
+            && self.opdesc_index == o.opdesc_index
+            && self.float_index == o.float_index
+            && self.float_mode_f32 == o.float_mode_f32
+            && self.float_count == o.float_count
+            && self.float_words[..n] == o.float_words[..n]
+    }
+}
+
+impl Eq for UnitCursors {}
+
+impl UnitCursors {
+    /// The writes (to the unit whose register block starts at `base`) that set the cursors
+    /// back to these values: index registers, then the partial float vector's words.
+    fn restore_writes(&self, base: u32, out: &mut Vec<(u32, u32, u8)>) {
+        out.push((base + reg::SH_CODETRANSFER_INDEX, self.code_index, 0xF));
+        out.push((base + reg::SH_OPDESCS_INDEX, self.opdesc_index, 0xF));
+        out.push((
+            base + reg::SH_FLOATUNIFORM_INDEX,
+            self.float_index | (u32::from(self.float_mode_f32) << 31),
+            0xF,
+        ));
+        for &w in self.float_words.iter().take(usize::from(self.float_count)) {
+            out.push((base + reg::SH_FLOATUNIFORM_DATA0, w, 0xF));
+        }
+    }
+}
+
 impl ShaderUnitMemory {
+    /// The upload cursors.
+    pub fn clone_cursors(&self) -> UnitCursors {
+        UnitCursors {
+            code_index: self.code_index,
+            opdesc_index: self.opdesc_index,
+            float_index: self.float_index,
+            float_mode_f32: self.float_mode_f32,
+            float_words: self.float_words,
+            float_count: self.float_count,
+        }
+    }
+
     /// The memories as a draw reads them.
     pub fn view(&self) -> ShaderMemory<'_> {
         ShaderMemory {
@@ -186,6 +242,123 @@ pub struct Gpu {
     /// The jumps taken in the current submission (target, size and the four CMDBUF address/size
     /// registers), for loop detection; at most [`MAX_JUMPS_TRACKED`].
     pub jumps_taken: Vec<JumpState>,
+    /// Register writes executed so far (PICA and external), counted like the replay's
+    /// positions; trace edits key write overrides by it (1-based: the next write is
+    /// `writes_executed + 1`).
+    pub writes_executed: u64,
+    /// Trace-editing hooks (`replay::edit`), `None` when the trace is replayed unedited.
+    pub edit_hooks: Option<Arc<EditHooks>>,
+    /// What the hooks did, when [`EditHooks::record`] is set (drained by the editor's save).
+    pub edit_log: Vec<AppliedEdit>,
+}
+
+/// Replacement of one executed register write (trace editing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteOverride {
+    /// Index of the edit in its edit list (for reports).
+    pub edit: usize,
+    /// The register (PICA id or external PA) the write must address; a write to another
+    /// register is left alone (the edit is then never applied).
+    pub reg: u32,
+    /// The new parameter.
+    pub value: u32,
+    /// The new byte-enable mask (bits 0-3), or `None` to keep the write's own.
+    pub mask: Option<u8>,
+}
+
+/// One PICA register write injected by a trace edit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Injection {
+    /// A plain write.
+    Write {
+        /// Register id (0x000-0x2FF).
+        id: u32,
+        /// Parameter.
+        param: u32,
+        /// Byte-enable mask.
+        mask: u8,
+    },
+    /// Read-modify-write: the bits `bits` of register `id` take `value`'s (written with mask
+    /// 0xF), e.g. one boolean uniform.
+    SetBits {
+        /// Register id.
+        id: u32,
+        /// Bits replaced.
+        bits: u32,
+        /// Their new values.
+        value: u32,
+    },
+}
+
+/// The hooks of an edit list, compiled for the command processor.
+#[derive(Clone, Debug, Default)]
+pub struct EditHooks {
+    /// Write overrides by 1-based write number.
+    pub overrides: std::collections::BTreeMap<u64, WriteOverride>,
+    /// Writes injected right before a draw (by draw index): (edit index, writes). They are
+    /// executed when the draw's trigger write has been stored and before the draw runs; the
+    /// upload cursors they move (uniform, code, descriptor and fixed-attribute FIFOs) are put
+    /// back afterwards with further writes.
+    pub before_draw: std::collections::BTreeMap<u64, Vec<(usize, Vec<Injection>)>>,
+    /// Record what was applied in [`Gpu::edit_log`].
+    pub record: bool,
+}
+
+/// What an edit hook did, recorded for saving an edited trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AppliedEdit {
+    /// A write was overridden.
+    Override {
+        /// Edit index.
+        edit: usize,
+        /// Physical address of the parameter word when the write came from a command list;
+        /// `None` for an external write from the stream.
+        source_addr: Option<u32>,
+        /// The parameter and mask as the trace had them.
+        original: (u32, u8),
+        /// What was executed instead.
+        replaced: (u32, u8),
+    },
+    /// Writes were injected before a draw.
+    Injected {
+        /// Edit indices.
+        edits: Vec<usize>,
+        /// The draw.
+        draw: u64,
+        /// True for an immediate-mode draw (injected at its first vertex).
+        immediate: bool,
+        /// Where the command processor was in its command list (`None`: not in a list).
+        site: Option<ListSite>,
+        /// Every write executed, cursor restores included: (id, param, mask).
+        writes: Vec<(u32, u32, u8)>,
+    },
+}
+
+/// Where the command processor is inside a command list (for saving an edited trace).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListSite {
+    /// Start of the buffer being executed.
+    pub start: u32,
+    /// End (exclusive) of the buffer.
+    pub end: u64,
+    /// Address of the next command to read.
+    pub cursor: u64,
+    /// Start of the command being executed when the trigger was not its last write.
+    pub current_cmd: Option<u32>,
+    /// True when the buffer was reached by a jump (the submission cannot be split there).
+    pub in_jump: bool,
+}
+
+/// Keeps diagnostics only (the writes injected by edits are not positions of the trace).
+#[derive(Default)]
+struct InjectedDiagnostics(Vec<Diagnostic>);
+
+impl Observer for InjectedDiagnostics {
+    fn diagnostic(&mut self, diag: &Diagnostic) {
+        if self.0.len() < 64 {
+            self.0.push(diag.clone());
+        }
+    }
 }
 
 /// What decides where a command-list jump leads and what follows: its target and size, and the
@@ -353,6 +526,9 @@ impl Gpu {
             pipeline: PipelineState::default(),
             list: None,
             jumps_taken: Vec::new(),
+            writes_executed: 0,
+            edit_hooks: None,
+            edit_log: Vec::new(),
         }
     }
 
@@ -415,6 +591,11 @@ impl Gpu {
         source_addr: Option<u32>,
         obs: &mut O,
     ) -> Flow {
+        let (param, mask) = if (id as usize) < PICA_REG_COUNT {
+            self.edited_write(id, param, mask, source_addr)
+        } else {
+            (param, mask)
+        };
         let Some(slot) = self.regs.get_mut(id as usize) else {
             obs.diagnostic(&Diagnostic {
                 kind: DiagKind::UnknownRegister { id },
@@ -483,6 +664,9 @@ impl Gpu {
                 *r = (*r & !0xFF) | ((idx as u32 + 1) & 0xFF);
             }
             reg::DRAWARRAYS | reg::DRAWELEMENTS if stored != 0 => {
+                if self.edit_hooks.is_some() {
+                    self.inject_before_draw(mem, false, obs);
+                }
                 let indexed = id == reg::DRAWELEMENTS;
                 let (pipeline, req) = self.split_for_draw();
                 let outcome = pipeline.draw(&req, mem, indexed, obs);
@@ -624,6 +808,10 @@ impl Gpu {
             let needed = (self.regs[reg::VSH_NUM_ATTR as usize] & 0xF) as usize + 1;
             if self.immediate_attrs.len() >= needed {
                 let attrs = std::mem::take(&mut self.immediate_attrs);
+                if self.edit_hooks.is_some() && !self.pipeline.immediate_open() {
+                    // The first vertex opens an immediate-mode draw.
+                    self.inject_before_draw(mem, true, obs);
+                }
                 let (pipeline, req) = self.split_for_draw();
                 let outcome = pipeline.immediate_vertex(&req, mem, &attrs, obs);
                 self.apply_draw(outcome);
@@ -634,6 +822,124 @@ impl Gpu {
             *slot = v;
             self.fixed_fifo.index += 1;
         }
+    }
+
+    /// Counts a PICA write and applies a write override to it (trace editing).
+    fn edited_write(
+        &mut self,
+        id: u32,
+        param: u32,
+        mask: u8,
+        source_addr: Option<u32>,
+    ) -> (u32, u8) {
+        self.writes_executed += 1;
+        let Some(hooks) = self.edit_hooks.as_ref() else {
+            return (param, mask);
+        };
+        match hooks.overrides.get(&self.writes_executed) {
+            Some(o) if o.reg == id => {
+                let replaced = (o.value, o.mask.unwrap_or(mask) & 0xF);
+                if hooks.record {
+                    self.edit_log.push(AppliedEdit::Override {
+                        edit: o.edit,
+                        source_addr,
+                        original: (param, mask),
+                        replaced,
+                    });
+                }
+                replaced
+            }
+            _ => (param, mask),
+        }
+    }
+
+    /// Runs the writes edits inject before the draw about to start, then puts the upload
+    /// cursors they moved back (trace editing).
+    fn inject_before_draw<O: Observer>(&mut self, mem: &mut PhysMem, immediate: bool, obs: &mut O) {
+        let Some(hooks) = self.edit_hooks.take() else {
+            return;
+        };
+        let draw = self.draw_count;
+        let Some(edits) = hooks.before_draw.get(&draw) else {
+            self.edit_hooks = Some(hooks);
+            return;
+        };
+        let saved_count = self.writes_executed;
+        let cursors = |g: &Gpu| {
+            (
+                g.vs.clone_cursors(),
+                g.gs.clone_cursors(),
+                (g.fixed_fifo.index, g.fixed_fifo.count, g.fixed_fifo.words),
+            )
+        };
+        let before = cursors(self);
+        let mut done: Vec<(u32, u32, u8)> = Vec::new();
+        let mut quiet = InjectedDiagnostics::default();
+        for (_, writes) in edits {
+            for inj in writes {
+                let (id, param, mask) = match *inj {
+                    Injection::Write { id, param, mask } => (id, param, mask),
+                    Injection::SetBits { id, bits, value } => {
+                        let old = self.regs.get(id as usize).copied().unwrap_or(0);
+                        (id, (old & !bits) | (value & bits), 0xF)
+                    }
+                };
+                done.push((id, param, mask));
+                let _ = self.write_pica_reg_flow(mem, id, param, mask, None, &mut quiet);
+            }
+        }
+        // Put the FIFO cursors back: the VS first (with com mode sharing its index writes
+        // reach the GS too), then the GS, then the fixed-attribute FIFO.
+        let mut restore = Vec::new();
+        if cursors(self).0 != before.0 {
+            before.0.restore_writes(reg::VSH_BASE, &mut restore);
+        }
+        for &(id, param, mask) in &restore {
+            let _ = self.write_pica_reg_flow(mem, id, param, mask, None, &mut quiet);
+        }
+        done.append(&mut restore);
+        if cursors(self).1 != before.1 {
+            before.1.restore_writes(reg::GSH_BASE, &mut restore);
+        }
+        let (index, count, words) = before.2;
+        if (
+            self.fixed_fifo.index,
+            self.fixed_fifo.count,
+            self.fixed_fifo.words,
+        ) != before.2
+        {
+            // At both injection points no immediate-mode vertex is pending (the one that
+            // opens an immediate draw has been taken), so selecting 0xF again loses nothing.
+            restore.push((reg::FIXEDATTRIB_INDEX, index, 0xF));
+            for &w in words.iter().take(usize::from(count)) {
+                restore.push((reg::FIXEDATTRIB_DATA0, w, 0xF));
+            }
+        }
+        for &(id, param, mask) in &restore {
+            let _ = self.write_pica_reg_flow(mem, id, param, mask, None, &mut quiet);
+        }
+        done.append(&mut restore);
+        for d in &quiet.0 {
+            obs.diagnostic(d);
+        }
+        self.writes_executed = saved_count;
+        if hooks.record {
+            let site = self.list.as_ref().map(|l| ListSite {
+                start: l.start,
+                end: l.end,
+                cursor: l.cursor,
+                current_cmd: l.current.map(|c| c.addr),
+                in_jump: !self.jumps_taken.is_empty(),
+            });
+            self.edit_log.push(AppliedEdit::Injected {
+                edits: edits.iter().map(|(e, _)| *e).collect(),
+                draw,
+                immediate,
+                site,
+                writes: done,
+            });
+        }
+        self.edit_hooks = Some(hooks);
     }
 
     /// Executes the command list at `addr` (physical) of `size` bytes, following jumps, until its
@@ -786,6 +1092,32 @@ impl Gpu {
             };
         let idx = ((pa - base) / 4) as usize;
         let old = file[idx];
+        self.writes_executed += 1;
+        let value = match self
+            .edit_hooks
+            .as_ref()
+            .and_then(|h| h.overrides.get(&self.writes_executed))
+        {
+            Some(o) if o.reg == pa => {
+                let m = expand_mask(o.mask.unwrap_or(0xF));
+                let v = (old & !m) | (o.value & m);
+                if self.edit_hooks.as_ref().is_some_and(|h| h.record) {
+                    self.edit_log.push(AppliedEdit::Override {
+                        edit: o.edit,
+                        source_addr: None,
+                        original: (value, 0xF),
+                        replaced: (v, 0xF),
+                    });
+                }
+                v
+            }
+            _ => value,
+        };
+        let file: &mut [u32] = if base == EXT_REG_BASE {
+            &mut self.ext_regs[..]
+        } else {
+            &mut self.lcd_regs[..]
+        };
         file[idx] = value;
         obs.reg_write(&RegWriteEvent {
             space: RegSpace::External,

@@ -463,6 +463,19 @@ impl CommandsView {
                 if r.clicked() {
                     queue.push(AppCommand::SelectCommand(n));
                 }
+                r.context_menu(|ui| {
+                    if ui.button("Override this write… (Edits)").clicked() {
+                        queue.push(AppCommand::AddEdit(Box::new(
+                            gpu_core::replay::edit::EditKind::OverrideWrite {
+                                write: n,
+                                reg: ev.id,
+                                value: ev.param,
+                                mask: Some(ev.mask),
+                            },
+                        )));
+                        ui.close();
+                    }
+                });
                 selected.then_some(r)
             }
         }

@@ -5,6 +5,7 @@
 pub mod commands;
 pub mod compare;
 pub mod cost;
+pub mod edits;
 pub mod image;
 pub mod log;
 pub mod luts;

@@ -1,0 +1,127 @@
+//! Trim and reduce (issue 16): a trimmed trace renders its frames bit-identically (colour,
+//! depth, both screens) to the original's frames A..=B on every bundled demo and several
+//! ranges; a reduced trace is smaller and still gives the picked pixel's value.
+
+use std::hash::{DefaultHasher, Hasher as _};
+
+use gpu_core::framebuffer::FramebufferConfig;
+use gpu_core::lcd::Screen;
+use gpu_core::replay::reduce::{PixelSource, ReduceBudget, pixel_at_end, reduce};
+use gpu_core::replay::trim::{frame_count, trim};
+use gpu_core::replay::{Replay, Target};
+use pica_cmd::citrace::CiTrace;
+use picaview_tests::scene::demos::{DEMOS, demos_dir};
+
+type Fingerprint = [u64; 4];
+
+fn hash<T: std::hash::Hash>(v: &T) -> u64 {
+    let mut h = DefaultHasher::new();
+    v.hash(&mut h);
+    h.finish()
+}
+
+/// Colour, depth, top and bottom screen hashes at every frame marker.
+fn frames(bytes: &[u8]) -> Vec<Fingerprint> {
+    let trace = CiTrace::from_bytes(bytes.to_vec()).expect("trace parses");
+    let markers = trace.stats().frame_markers as u32;
+    let mut r = Replay::new(trace);
+    (0..markers)
+        .map(|n| {
+            assert!(r.run_until(Target::Frame(n), &mut ()));
+            let fb = FramebufferConfig::from_regs(&r.gpu().regs);
+            let color = fb.read_color_image(r.mem()).map_err(|e| e.to_string());
+            let depth = fb.read_depth_image(r.mem()).map_err(|e| e.to_string());
+            let screen = |s| r.screen(s).map(|i| i.pixels).map_err(|e| e.to_string());
+            [
+                hash(&color),
+                hash(&depth),
+                hash(&screen(Screen::Top)),
+                hash(&screen(Screen::Bottom)),
+            ]
+        })
+        .collect()
+}
+
+fn demo_bytes(name: &str) -> Vec<u8> {
+    std::fs::read(demos_dir().join(format!("{name}.ctf"))).expect("demo exists")
+}
+
+#[test]
+fn trimmed_traces_render_their_frames_identically() {
+    for d in &DEMOS {
+        let original = demo_bytes(d.name);
+        let all = frames(&original);
+        let n = frame_count(&CiTrace::from_bytes(original.clone()).expect("parses"));
+        assert!(n >= 2, "{}: {n} frames", d.name);
+        let last = all.len() as u32 - 1;
+        let mut ranges = vec![(0, last), (1, last), (last, last), (1, 1)];
+        if last >= 3 {
+            ranges.push((2, last - 1));
+        }
+        for (a, b) in ranges {
+            let trace = CiTrace::from_bytes(original.clone()).expect("parses");
+            let (builder, report) = trim(trace, a, b).expect("trims");
+            let out = builder.build().expect("builds");
+            let got = frames(&out);
+            assert_eq!(
+                got,
+                all[a as usize..=b as usize].to_vec(),
+                "{}: frames {a}..{b} differ ({report:?})",
+                d.name
+            );
+            assert!(
+                report
+                    .inexact
+                    .iter()
+                    .all(|s| s.starts_with("PICA register 0x")),
+                "{}: {a}..{b}: {:?}",
+                d.name,
+                report.inexact
+            );
+        }
+    }
+}
+
+#[test]
+fn trim_refuses_ranges_outside_the_trace() {
+    let original = demo_bytes("cube");
+    let n = frame_count(&CiTrace::from_bytes(original.clone()).expect("parses"));
+    for (a, b) in [(2, 1), (0, n), (n + 5, n + 6)] {
+        let trace = CiTrace::from_bytes(original.clone()).expect("parses");
+        assert!(trim(trace, a, b).is_err(), "{a}..{b} accepted");
+    }
+}
+
+#[test]
+fn reduce_keeps_the_pixel_and_shrinks_the_trace() {
+    let original = demo_bytes("fog_blend");
+    let trace = CiTrace::from_bytes(original.clone()).expect("parses");
+    let frame = trace.stats().frame_markers as u32 - 1;
+    // A pixel in the middle of the colour buffer at the end of the chosen frame.
+    let (x, y) = (120, 200);
+    let cut = {
+        let (b, _) = trim(trace, 0, frame).expect("trims");
+        b.build().expect("builds")
+    };
+    let want = pixel_at_end(&cut, PixelSource::Color, x, y).expect("pixel");
+    let mut check = |bytes: &[u8]| pixel_at_end(bytes, PixelSource::Color, x, y) == Some(want);
+    let mut lines = 0usize;
+    let mut progress = |_: &str| lines += 1;
+    let (out, report) = reduce(
+        original,
+        frame,
+        &mut check,
+        ReduceBudget {
+            max_steps: 400,
+            deadline: None,
+        },
+        &mut progress,
+    )
+    .expect("reduces");
+    eprintln!("{report:?}");
+    assert_eq!(pixel_at_end(&out, PixelSource::Color, x, y), Some(want));
+    assert!(report.after.bytes < report.before.bytes, "{report:?}");
+    assert!(report.after.writes < report.before.writes, "{report:?}");
+    assert!(report.after.draws <= report.before.draws, "{report:?}");
+    assert!(lines > 0);
+}
