@@ -955,9 +955,10 @@ impl ViewerApp {
                 }
             }
             AppCommand::SelectVertex(k) => {
-                if self.sel.vertex != Some(k) {
+                if self.sel.vertex != Some(k) || self.sel.gs_invocation.is_some() {
                     self.sel.vertex = Some(k);
                     self.sel.shader_step = None;
+                    self.sel.gs_invocation = None;
                 }
             }
             AppCommand::StepCommand(d) => {
@@ -1006,6 +1007,12 @@ impl ViewerApp {
                 let n = self.trace().map_or(0, TraceSession::total_commands);
                 self.select(n);
             }
+            AppCommand::SelectGsInvocation(g) => {
+                if self.sel.gs_invocation != g {
+                    self.sel.gs_invocation = g;
+                    self.sel.shader_step = None;
+                }
+            }
             AppCommand::ShaderStep(s) => self.sel.shader_step = s,
             AppCommand::ShaderMove(d) => {
                 let n = self.shader_steps();
@@ -1023,6 +1030,11 @@ impl ViewerApp {
     /// Steps of the shader trace the shader view shows.
     fn shader_steps(&self) -> usize {
         match &self.doc {
+            Document::Trace(s) if self.sel.gs_invocation.is_some() => s
+                .gs_shader
+                .as_ref()
+                .and_then(|(_, r)| r.as_ref().ok())
+                .map_or(0, |t| t.steps.len()),
             Document::Trace(s) => s
                 .shader
                 .as_ref()
@@ -1059,6 +1071,7 @@ impl ViewerApp {
         if old_draw != new_draw {
             self.sel.vertex = None;
             self.sel.shader_step = None;
+            self.sel.gs_invocation = None;
         }
     }
 

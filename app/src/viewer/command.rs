@@ -20,6 +20,9 @@ pub struct Selection {
     pub vertex: Option<u32>,
     /// Selected step of the shader trace (`None` = before the first instruction).
     pub shader_step: Option<usize>,
+    /// The shader view debugs this geometry-shader invocation of the current draw instead of
+    /// the selected vertex's vertex shader.
+    pub gs_invocation: Option<u32>,
 }
 
 /// A deferred action.
@@ -55,6 +58,8 @@ pub enum AppCommand {
     Tab(Tab),
     /// Show an image in the image view.
     ShowImage(ImageSource),
+    /// Debug a geometry-shader invocation of the current draw (`None`: the vertex shader).
+    SelectGsInvocation(Option<u32>),
     /// Select a shader step.
     ShaderStep(Option<usize>),
     /// Move the shader step by this many instructions.

@@ -226,6 +226,23 @@ pub struct DrawInspection {
     pub vs: Arc<VsContext>,
     /// Disassembly of the geometry shader, when the draw ran one.
     pub gs_listing: Option<Arc<ShaderListing>>,
+    /// The geometry shader as the draw ran it (GS draws only): enough to re-run any of its
+    /// recorded invocations ([`DrawDetail::gs_invocations`]).
+    pub gs: Option<Arc<GsDebugContext>>,
+}
+
+/// The geometry-shader setup of a draw. The per-invocation inputs, unit registers and uniforms
+/// are in the draw detail's `gs_invocations`.
+#[derive(Clone, Debug)]
+pub struct GsDebugContext {
+    /// Decoded GS program.
+    pub program: Arc<shader_unit::decode::Program>,
+    /// Disassembly of the program.
+    pub listing: Arc<ShaderListing>,
+    /// GS input permutation/count, output mask and entry point.
+    pub setup: gpu_core::shading::UnitSetup,
+    /// Interpreter options used by the pipeline's GS unit.
+    pub config: shader_unit::interp::ExecConfig,
 }
 
 /// Most vertex ids a [`DrawInspection`] lists.
@@ -281,6 +298,25 @@ pub struct ShaderTrace {
     pub expected: Option<Vec<Vec4>>,
     /// Caveats (earlier invocations skipped, trace truncated, ...).
     pub notes: Vec<String>,
+    /// Geometry shaders: every EMIT of the run in order (empty for vertex shaders).
+    pub emits: Vec<TraceEmit>,
+}
+
+/// One EMIT of a traced geometry-shader invocation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceEmit {
+    /// The step (index into [`ShaderTrace::steps`]) that executed the EMIT.
+    pub step: usize,
+    /// Emitter slot written (SETEMIT vertex id).
+    pub slot: u8,
+    /// True when the EMIT submitted a primitive (slots 0, 1, 2).
+    pub primitive: bool,
+    /// Winding flag of that primitive.
+    pub winding: bool,
+    /// Output registers compacted by the GS output mask.
+    pub outputs: Vec<Vec4>,
+    /// The vertex by semantic (after the output map).
+    pub vertex: gpu_core::vertex::OutputVertex,
 }
 
 /// Steps between two [`ShaderTrace::checkpoints`].
@@ -386,6 +422,13 @@ pub enum Request {
         /// Vertex index in the draw (k).
         index_in_draw: u32,
     },
+    /// Step-by-step execution of one geometry-shader invocation of a draw.
+    GsTrace {
+        /// Draw index.
+        draw: u64,
+        /// Invocation number in the draw.
+        invocation: u32,
+    },
     /// A colour-buffer thumbnail after a draw.
     Thumbnail {
         /// Draw index.
@@ -455,6 +498,15 @@ pub enum Response {
         draw: u64,
         /// Vertex index in the draw.
         index_in_draw: u32,
+        /// The trace or an error message.
+        result: Result<Arc<ShaderTrace>, String>,
+    },
+    /// A geometry-shader invocation trace.
+    GsTrace {
+        /// Draw index.
+        draw: u64,
+        /// Invocation number in the draw.
+        invocation: u32,
         /// The trace or an error message.
         result: Result<Arc<ShaderTrace>, String>,
     },

@@ -106,6 +106,9 @@ pub struct TraceSession {
     /// Shader trace of the newest requested vertex.
     pub shader: Option<((u64, u32), TraceResult)>,
     shader_pending: Option<(u64, u32)>,
+    /// Trace of the newest requested geometry-shader invocation, keyed (draw, invocation).
+    pub gs_shader: Option<((u64, u32), TraceResult)>,
+    gs_shader_pending: Option<(u64, u32)>,
     /// Newest pixel pick.
     pub pixel: Option<(u64, ImageSource, u32, u32, PixelInfo)>,
     pixel_pending: Option<(u64, ImageSource, u32, u32)>,
@@ -158,6 +161,8 @@ impl TraceSession {
             detail_pending: None,
             shader: None,
             shader_pending: None,
+            gs_shader: None,
+            gs_shader_pending: None,
             pixel: None,
             pixel_pending: None,
             thumbs: HashMap::new(),
@@ -270,6 +275,16 @@ impl TraceSession {
                 }
                 self.shader = Some(((draw, index_in_draw), result));
             }
+            Response::GsTrace {
+                draw,
+                invocation,
+                result,
+            } => {
+                if self.gs_shader_pending == Some((draw, invocation)) {
+                    self.gs_shader_pending = None;
+                }
+                self.gs_shader = Some(((draw, invocation), result));
+            }
             Response::Thumbnails(list) => {
                 for (d, t) in list {
                     let e = match t {
@@ -351,6 +366,7 @@ impl TraceSession {
             && self.pages_pending.is_empty()
             && self.detail_pending.is_none()
             && self.shader_pending.is_none()
+            && self.gs_shader_pending.is_none()
             && self.pixel_pending.is_none()
             && !self.search.pending
             && !self
@@ -489,6 +505,24 @@ impl TraceSession {
         self.shader
             .as_ref()
             .filter(|(key, _)| *key == (draw, k))
+            .map(|(_, r)| r)
+    }
+
+    /// Trace of geometry-shader invocation `invocation` of `draw` (requested when missing).
+    pub fn want_gs_shader(
+        &mut self,
+        draw: u64,
+        invocation: u32,
+    ) -> Option<&Result<Arc<ShaderTrace>, String>> {
+        let key = (draw, invocation);
+        let have = self.gs_shader.as_ref().is_some_and(|(k, _)| *k == key);
+        if !have && self.gs_shader_pending != Some(key) && self.index.is_some() {
+            self.gs_shader_pending = Some(key);
+            self.outbox.push(Request::GsTrace { draw, invocation });
+        }
+        self.gs_shader
+            .as_ref()
+            .filter(|(k, _)| *k == key)
             .map(|(_, r)| r)
     }
 

@@ -38,8 +38,8 @@ use super::images;
 use super::listing::ShaderListing;
 use super::ports::{PortEffect, PortTracker};
 use super::protocol::{
-    CommandPage, DrawInspection, ImageSource, MAX_VERTEX_IDS, Progress, Request, Response,
-    StateSnapshot, Thumb, UnitSnapshot, VsContext,
+    CommandPage, DrawInspection, GsDebugContext, ImageSource, MAX_VERTEX_IDS, Progress, Request,
+    Response, StateSnapshot, Thumb, UnitSnapshot, VsContext,
 };
 use super::provenance::ProvenanceRecorder;
 use super::shader_debug;
@@ -298,6 +298,7 @@ impl<S: TraceSource> Worker<S> {
         let mut pixel = None;
         let mut draw = None;
         let mut shader = None;
+        let mut gs_trace = None;
         let mut search = None;
         let mut images: Vec<(u64, ImageSource)> = Vec::new();
         let mut pages: Vec<(u64, u32)> = Vec::new();
@@ -320,6 +321,10 @@ impl<S: TraceSource> Worker<S> {
                     draw: d,
                     index_in_draw,
                 } => shader = Some((d, index_in_draw)),
+                Request::GsTrace {
+                    draw: d,
+                    invocation,
+                } => gs_trace = Some((d, invocation)),
                 Request::Thumbnail { draw: d } => {
                     let prefetched = self
                         .bg
@@ -378,6 +383,16 @@ impl<S: TraceSource> Worker<S> {
             self.out.send(Response::ShaderTrace {
                 draw: d,
                 index_in_draw: k,
+                result,
+            });
+        }
+        if let Some((d, invocation)) = gs_trace {
+            let result = self
+                .inspect(d)
+                .and_then(|insp| shader_debug::trace_gs(&insp, invocation).map(Arc::new));
+            self.out.send(Response::GsTrace {
+                draw: d,
+                invocation,
                 result,
             });
         }
@@ -480,6 +495,14 @@ impl<S: TraceSource> Worker<S> {
             None
         };
         let gpu = self.replay.gpu();
+        let gs = gs_listing.as_ref().map(|listing| {
+            Arc::new(GsDebugContext {
+                program: Program::new_shared(&gpu.gs.code, &gpu.gs.opdescs),
+                listing: listing.clone(),
+                setup: UnitSetup::from_regs(&gpu.regs, ShaderUnit::Geometry),
+                config: gpu.pipeline.gs_unit.config,
+            })
+        });
         let regs = gpu.regs.clone();
         let mut uniforms = Uniforms {
             f: gpu.vs.float_uniforms,
@@ -529,6 +552,7 @@ impl<S: TraceSource> Worker<S> {
             vertex_ids,
             vs: Arc::new(vs),
             gs_listing,
+            gs,
         });
         self.inspection = Some(insp.clone());
         Ok(insp)
