@@ -256,12 +256,16 @@ impl ShaderView {
             .id_salt(("gs_invocations", draw))
             .default_open(true)
             .show(ui, |ui| {
-                let row_h = ui.text_style_height(&egui::TextStyle::Body) + 4.0;
-                egui::ScrollArea::vertical()
+                let row_h = (ui.text_style_height(&egui::TextStyle::Body)
+                    + 2.0 * ui.spacing().button_padding.y)
+                    .max(ui.spacing().interact_size.y);
+                // Rows never wrap (show_rows needs one height); long ones scroll sideways.
+                egui::ScrollArea::both()
                     .id_salt(("gs_invocation_list", draw))
                     .max_height(row_h * 6.0)
                     .auto_shrink([false, true])
                     .show_rows(ui, row_h, d.gs_invocations.len(), |ui, rows| {
+                        ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
                         for i in &d.gs_invocations[rows] {
                             let text = invocation_summary(i, input_mask);
                             if ui.selectable_label(i.index == k, text).clicked() && i.index != k {

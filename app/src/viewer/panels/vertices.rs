@@ -69,10 +69,18 @@ fn gs_output_ui(
             .enumerate()
             .flat_map(|(i, inv)| (0..inv.emits.len()).map(move |e| (i, e)))
             .collect();
-        egui::ScrollArea::vertical()
+        // The height a selectable monospace row really takes, so that show_rows places rows
+        // where they are drawn.
+        let row_h = (ui.text_style_height(&egui::TextStyle::Monospace)
+            + 2.0 * ui.spacing().button_padding.y)
+            .max(ui.spacing().interact_size.y);
+        // Rows never wrap (show_rows needs one height); long ones scroll sideways.
+        egui::ScrollArea::both()
             .id_salt(("gs_output_rows", insp.draw))
-            .max_height(180.0)
-            .show_rows(ui, 16.0, rows.len(), |ui, range| {
+            .max_height(row_h * 12.0)
+            .auto_shrink([false, true])
+            .show_rows(ui, row_h, rows.len(), |ui, range| {
+                ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
                 for &(i, e) in &rows[range] {
                     let Some(inv) = d.gs_invocations.get(i) else {
                         continue;
@@ -95,11 +103,7 @@ fn gs_output_ui(
                         widgets::fmt_f32(em.vertex.tc0[1]),
                     );
                     let r = ui
-                        .add(
-                            egui::Label::new(RichText::new(text).monospace())
-                                .selectable(false)
-                                .sense(egui::Sense::click()),
-                        )
+                        .selectable_label(false, RichText::new(text).monospace())
                         .on_hover_text("Click to debug this invocation in the shader view");
                     if r.clicked() {
                         queue.push(AppCommand::SelectGsInvocation(Some(inv.index)));
