@@ -27,6 +27,7 @@
 //! from a command list and every MMIO write from the stream counts as one.
 
 pub mod lint;
+pub mod resources;
 
 use std::sync::Arc;
 
