@@ -18,6 +18,7 @@ mod cmd_render;
 mod cmd_shader;
 mod cmd_trace;
 mod cmd_view;
+mod cmd_who_touched;
 mod report;
 
 #[derive(Parser)]
@@ -53,6 +54,9 @@ enum Command {
     Trace(cmd_trace::TraceArgs),
     /// Replay a CiTrace and write a screen or PICA buffer as PNG (or every frame).
     Render(cmd_render::RenderArgs),
+    /// Every producer and consumer of a physical address range, in trace order (loads, fills,
+    /// transfers, texture copies, draws rendering into it, sampling it, reading vertices).
+    WhoTouched(cmd_who_touched::WhoTouchedArgs),
     /// Print a shell completion script (e.g. `picaview completions bash > picaview.bash`).
     Completions {
         /// The shell.
@@ -149,6 +153,12 @@ const EXAMPLES: &[(&[&str], &str)] = &[
   picaview render game.ctf --all-frames -o shot.png           shot_0000.png, shot_0001.png, ...",
     ),
     (
+        &["who-touched"],
+        "  picaview who-touched game.ctf 0x18000000 --len 0x5DC00   who wrote/read the colour buffer
+  picaview who-touched game.ctf 0x18460000 --limit 20
+  picaview who-touched game.ctf 0x18460000 --json | jq -c '.[] | select(.write == false)'",
+    ),
+    (
         &["completions"],
         "  picaview completions bash > ~/.local/share/bash-completion/completions/picaview
   picaview completions zsh > ~/.zfunc/_picaview
@@ -243,6 +253,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Cmdlist(args) => cmd_cmdlist::run(&args),
         Command::Trace(args) => cmd_trace::run(&args),
         Command::Render(args) => cmd_render::run(&args),
+        Command::WhoTouched(args) => cmd_who_touched::run(&args),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut command(), "picaview", &mut script);
