@@ -20,7 +20,7 @@ use super::panels::shader::ShaderView;
 use super::panels::state::StateView;
 use super::panels::timeline::TimelineView;
 use super::panels::vertices::VerticesView;
-use super::panels::{log, screens};
+use super::panels::{log, resources, screens};
 use super::prefs::{Prefs, Tab};
 use super::session::{Document, ShaderSession, TraceSession};
 use super::widgets::WARN;
@@ -65,6 +65,8 @@ pub struct Panels {
     pub shader: ShaderView,
     /// Log.
     pub log: log::LogView,
+    /// Resource timeline ("who touched this?").
+    pub resources: resources::ResourcesView,
 }
 
 /// The viewer.
@@ -698,6 +700,9 @@ impl ViewerApp {
                 });
             }
         }
+        if let Document::Trace(s) = &mut self.doc {
+            self.panels.resources.ui(ui.ctx(), s, &mut self.queue);
+        }
         self.open_field_ui(ui.ctx());
         if self.show_help {
             let mut open = true;
@@ -1007,6 +1012,10 @@ impl ViewerApp {
                 let n = self.trace().map_or(0, TraceSession::total_commands);
                 self.select(n);
             }
+            AppCommand::WhoTouched { start, len } => {
+                self.panels.resources.query = Some((start, len));
+            }
+            AppCommand::CloseWhoTouched => self.panels.resources.query = None,
             AppCommand::SelectGsInvocation(g) => {
                 if self.sel.gs_invocation != g {
                     self.sel.gs_invocation = g;

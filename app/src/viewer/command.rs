@@ -60,6 +60,15 @@ pub enum AppCommand {
     ShowImage(ImageSource),
     /// Debug a geometry-shader invocation of the current draw (`None`: the vertex shader).
     SelectGsInvocation(Option<u32>),
+    /// Open the resource timeline ("who touched this?") of a physical address range.
+    WhoTouched {
+        /// First byte.
+        start: u32,
+        /// Length in bytes.
+        len: u64,
+    },
+    /// Close the resource timeline.
+    CloseWhoTouched,
     /// Select a shader step.
     ShaderStep(Option<usize>),
     /// Move the shader step by this many instructions.

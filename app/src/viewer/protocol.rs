@@ -429,6 +429,13 @@ pub enum Request {
         /// Invocation number in the draw.
         invocation: u32,
     },
+    /// Every producer and consumer of a physical address range over the whole trace.
+    WhoTouched {
+        /// First byte.
+        start: u32,
+        /// Length in bytes.
+        len: u64,
+    },
     /// A colour-buffer thumbnail after a draw.
     Thumbnail {
         /// Draw index.
@@ -509,6 +516,15 @@ pub enum Response {
         invocation: u32,
         /// The trace or an error message.
         result: Result<Arc<ShaderTrace>, String>,
+    },
+    /// The resource timeline of a range.
+    WhoTouched {
+        /// First byte.
+        start: u32,
+        /// Length in bytes.
+        len: u64,
+        /// The events (bounded) and counts.
+        result: Arc<gpu_core::replay::resources::Timeline>,
     },
     /// Thumbnails after draws (`None`: no readable colour buffer).
     Thumbnails(Vec<(u64, Option<Arc<Thumb>>)>),

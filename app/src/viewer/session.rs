@@ -109,6 +109,9 @@ pub struct TraceSession {
     /// Trace of the newest requested geometry-shader invocation, keyed (draw, invocation).
     pub gs_shader: Option<((u64, u32), TraceResult)>,
     gs_shader_pending: Option<(u64, u32)>,
+    /// Resource timeline of the newest "who touched this?" query, keyed (start, len).
+    pub resources: Option<((u32, u64), Arc<gpu_core::replay::resources::Timeline>)>,
+    resources_pending: Option<(u32, u64)>,
     /// Newest pixel pick.
     pub pixel: Option<(u64, ImageSource, u32, u32, PixelInfo)>,
     pixel_pending: Option<(u64, ImageSource, u32, u32)>,
@@ -163,6 +166,8 @@ impl TraceSession {
             shader_pending: None,
             gs_shader: None,
             gs_shader_pending: None,
+            resources: None,
+            resources_pending: None,
             pixel: None,
             pixel_pending: None,
             thumbs: HashMap::new(),
@@ -285,6 +290,12 @@ impl TraceSession {
                 }
                 self.gs_shader = Some(((draw, invocation), result));
             }
+            Response::WhoTouched { start, len, result } => {
+                if self.resources_pending == Some((start, len)) {
+                    self.resources_pending = None;
+                }
+                self.resources = Some(((start, len), result));
+            }
             Response::Thumbnails(list) => {
                 for (d, t) in list {
                     let e = match t {
@@ -367,6 +378,7 @@ impl TraceSession {
             && self.detail_pending.is_none()
             && self.shader_pending.is_none()
             && self.gs_shader_pending.is_none()
+            && self.resources_pending.is_none()
             && self.pixel_pending.is_none()
             && !self.search.pending
             && !self
@@ -524,6 +536,24 @@ impl TraceSession {
             .as_ref()
             .filter(|(k, _)| *k == key)
             .map(|(_, r)| r)
+    }
+
+    /// The resource timeline of `[start, start + len)` (requested when missing).
+    pub fn want_resources(
+        &mut self,
+        start: u32,
+        len: u64,
+    ) -> Option<Arc<gpu_core::replay::resources::Timeline>> {
+        let key = (start, len);
+        let have = self.resources.as_ref().is_some_and(|(k, _)| *k == key);
+        if !have && self.resources_pending != Some(key) && self.index.is_some() {
+            self.resources_pending = Some(key);
+            self.outbox.push(Request::WhoTouched { start, len });
+        }
+        self.resources
+            .as_ref()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, t)| t.clone())
     }
 
     /// Picks a pixel.

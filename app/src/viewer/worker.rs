@@ -43,6 +43,10 @@ use super::protocol::{
 };
 use super::provenance::ProvenanceRecorder;
 use super::shader_debug;
+use gpu_core::replay::resources::{AddrRange, Timeline};
+
+/// Most events a "who touched this?" answer lists (the rest are counted).
+pub const MAX_TIMELINE_EVENTS: usize = 10_000;
 
 /// Draws whose thumbnails the background pass makes without being asked.
 pub const PREFETCH_THUMBS: u64 = 4096;
@@ -299,6 +303,7 @@ impl<S: TraceSource> Worker<S> {
         let mut draw = None;
         let mut shader = None;
         let mut gs_trace = None;
+        let mut who = None;
         let mut search = None;
         let mut images: Vec<(u64, ImageSource)> = Vec::new();
         let mut pages: Vec<(u64, u32)> = Vec::new();
@@ -325,6 +330,7 @@ impl<S: TraceSource> Worker<S> {
                     draw: d,
                     invocation,
                 } => gs_trace = Some((d, invocation)),
+                Request::WhoTouched { start, len } => who = Some((start, len)),
                 Request::Thumbnail { draw: d } => {
                     let prefetched = self
                         .bg
@@ -394,6 +400,21 @@ impl<S: TraceSource> Worker<S> {
                 draw: d,
                 invocation,
                 result,
+            });
+        }
+        if let Some((start, len)) = who {
+            // One pass over the whole trace; the replay's position is lost.
+            let t = Timeline::collect(
+                &mut self.replay,
+                AddrRange { start, len },
+                MAX_TIMELINE_EVENTS,
+                &mut || false,
+            );
+            self.at = None;
+            self.out.send(Response::WhoTouched {
+                start,
+                len,
+                result: Arc::new(t),
             });
         }
         if let Some((id, first, last, query)) = search {

@@ -5,6 +5,7 @@
 pub mod commands;
 pub mod image;
 pub mod log;
+pub mod resources;
 pub mod screens;
 pub mod shader;
 pub mod state;
