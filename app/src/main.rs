@@ -16,6 +16,7 @@ mod cmd_cmdlist;
 mod cmd_disasm;
 mod cmd_render;
 mod cmd_shader;
+mod cmd_shader_trace;
 mod cmd_trace;
 mod cmd_view;
 mod cmd_who_touched;
@@ -54,6 +55,8 @@ enum Command {
     Trace(cmd_trace::TraceArgs),
     /// Replay a CiTrace and write a screen or PICA buffer as PNG (or every frame).
     Render(cmd_render::RenderArgs),
+    /// Step through one vertex-shader or geometry-shader invocation of a trace's draw.
+    ShaderTrace(cmd_shader_trace::ShaderTraceArgs),
     /// Every producer and consumer of a physical address range, in trace order (loads, fills,
     /// transfers, texture copies, draws rendering into it, sampling it, reading vertices).
     WhoTouched(cmd_who_touched::WhoTouchedArgs),
@@ -151,6 +154,12 @@ const EXAMPLES: &[(&[&str], &str)] = &[
   picaview render game.ctf --target depth --depth-range 0.9..1 -o depth.png
   picaview render game.ctf --all-frames -o frames/            frames/frame_0000.png, ...
   picaview render game.ctf --all-frames -o shot.png           shot_0000.png, shot_0001.png, ...",
+    ),
+    (
+        &["shader-trace"],
+        "  picaview shader-trace game.ctf --draw 12 --vertex 3         the VS of vertex 3 of draw 12
+  picaview shader-trace assets/demos/geoshader.ctf --draw 1 --gs-invocation 0
+  picaview shader-trace game.ctf --draw 12 --json | jq '.trace | length'",
     ),
     (
         &["who-touched"],
@@ -253,6 +262,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Cmdlist(args) => cmd_cmdlist::run(&args),
         Command::Trace(args) => cmd_trace::run(&args),
         Command::Render(args) => cmd_render::run(&args),
+        Command::ShaderTrace(args) => cmd_shader_trace::run(&args),
         Command::WhoTouched(args) => cmd_who_touched::run(&args),
         Command::Completions { shell } => {
             let mut script = Vec::new();
