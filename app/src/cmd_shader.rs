@@ -393,7 +393,7 @@ fn parse_ivec4(s: &str) -> Result<[u8; 4]> {
     Ok(v)
 }
 
-fn fmt_vec(v: &Vec4) -> String {
+pub(crate) fn fmt_vec(v: &Vec4) -> String {
     format!("({}, {}, {}, {})", v[0], v[1], v[2], v[3])
 }
 
@@ -414,7 +414,8 @@ fn mask_text(mask: u16) -> String {
         .collect()
 }
 
-fn step_text(s: &StepRecord) -> String {
+/// One executed instruction as a text line (also used by `picaview shader-trace`).
+pub(crate) fn step_text(s: &StepRecord) -> String {
     let mut line = format!("{:03X}  {:<36}", s.pc, instruction_text(&s.instr));
     for (i, v) in s.srcs.iter().take(usize::from(s.src_count)).enumerate() {
         let _ = write!(line, " src{}={}", i + 1, fmt_vec(v));
@@ -535,8 +536,25 @@ fn jnum(f: f32) -> Value {
     }
 }
 
-fn jvec(v: &Vec4) -> Value {
+/// A vector as a JSON array (non-finite values as strings).
+pub(crate) fn jvec(v: &Vec4) -> Value {
     Value::Array(v.iter().map(|&f| jnum(f)).collect())
+}
+
+/// One executed instruction as JSON (also used by `picaview shader-trace`).
+pub(crate) fn step_json(s: &StepRecord) -> Value {
+    json!({
+        "pc": s.pc,
+        "text": instruction_text(&s.instr),
+        "srcs": s.srcs.iter().take(usize::from(s.src_count)).map(jvec).collect::<Vec<_>>(),
+        "dst": s.dst.map(|(reg, before, after)| json!({ "reg": dst_name(reg), "before": jvec(&before), "after": jvec(&after) })),
+        "a0": s.a0,
+        "aL": s.al,
+        "loop_remaining": s.loop_remaining,
+        "cmp": s.cmp,
+        "stack_depths": { "call": s.stack_depths[0], "if": s.stack_depths[1], "loop": s.stack_depths[2] },
+        "next_pc": s.next_pc,
+    })
 }
 
 fn render_json(o: &Outcome, kind: ShaderKind) -> String {
@@ -545,24 +563,7 @@ fn render_json(o: &Outcome, kind: ShaderKind) -> String {
         .iter()
         .map(|(reg, sem, mask, v)| json!({ "reg": format!("o{reg}"), "semantic": sem, "mask": mask, "value": jvec(v) }))
         .collect();
-    let trace: Vec<Value> = o
-        .trace
-        .iter()
-        .map(|s| {
-            json!({
-                "pc": s.pc,
-                "text": instruction_text(&s.instr),
-                "srcs": s.srcs.iter().take(usize::from(s.src_count)).map(jvec).collect::<Vec<_>>(),
-                "dst": s.dst.map(|(reg, before, after)| json!({ "reg": dst_name(reg), "before": jvec(&before), "after": jvec(&after) })),
-                "a0": s.a0,
-                "aL": s.al,
-                "loop_remaining": s.loop_remaining,
-                "cmp": s.cmp,
-                "stack_depths": { "call": s.stack_depths[0], "if": s.stack_depths[1], "loop": s.stack_depths[2] },
-                "next_pc": s.next_pc,
-            })
-        })
-        .collect();
+    let trace: Vec<Value> = o.trace.iter().map(step_json).collect();
     let primitives: Vec<Value> = o
         .primitives
         .iter()

@@ -22,9 +22,11 @@ mod cmd_edit;
 mod cmd_reduce;
 mod cmd_render;
 mod cmd_shader;
+mod cmd_shader_trace;
 mod cmd_trace;
 mod cmd_trim;
 mod cmd_view;
+mod cmd_who_touched;
 mod report;
 
 #[derive(Parser)]
@@ -77,6 +79,11 @@ enum Command {
     Trim(cmd_trim::TrimArgs),
     /// Shrink a trace by delta debugging while a pixel (or a shell predicate) keeps its result.
     Reduce(cmd_reduce::ReduceArgs),
+    /// Step through one vertex-shader or geometry-shader invocation of a trace's draw.
+    ShaderTrace(cmd_shader_trace::ShaderTraceArgs),
+    /// Every producer and consumer of a physical address range, in trace order (loads, fills,
+    /// transfers, texture copies, draws rendering into it, sampling it, reading vertices).
+    WhoTouched(cmd_who_touched::WhoTouchedArgs),
     /// Print a shell completion script (e.g. `picaview completions bash > picaview.bash`).
     Completions {
         /// The shell.
@@ -216,6 +223,18 @@ const EXAMPLES: &[(&[&str], &str)] = &[
   picaview reduce game.ctf --frame 0 --predicate 'picaview trace check \"$1\" | grep -q overflow' -o small.ctf",
     ),
     (
+        &["shader-trace"],
+        "  picaview shader-trace game.ctf --draw 12 --vertex 3         the VS of vertex 3 of draw 12
+  picaview shader-trace assets/demos/geoshader.ctf --draw 1 --gs-invocation 0
+  picaview shader-trace game.ctf --draw 12 --json | jq '.trace | length'",
+    ),
+    (
+        &["who-touched"],
+        "  picaview who-touched game.ctf 0x18000000 --len 0x5DC00   who wrote/read the colour buffer
+  picaview who-touched game.ctf 0x18460000 --limit 20
+  picaview who-touched game.ctf 0x18460000 --json | jq -c '.[] | select(.write == false)'",
+    ),
+    (
         &["completions"],
         "  picaview completions bash > ~/.local/share/bash-completion/completions/picaview
   picaview completions zsh > ~/.zfunc/_picaview
@@ -327,6 +346,8 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Edit(args) => cmd_edit::run(&args),
         Command::Trim(args) => cmd_trim::run(&args),
         Command::Reduce(args) => cmd_reduce::run(&args),
+        Command::ShaderTrace(args) => cmd_shader_trace::run(&args),
+        Command::WhoTouched(args) => cmd_who_touched::run(&args),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut command(), "picaview", &mut script);

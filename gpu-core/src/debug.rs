@@ -347,6 +347,157 @@ pub struct DrawDetail {
     /// Per clipped triangle (parallel to `clipped`): true if face culling removed it.
     #[serde(default)]
     pub clipped_culled: Vec<bool>,
+    /// Geometry-shader invocations in order (draws with the GS enabled), at most
+    /// [`DetailLimits::gs_invocations`] of them.
+    #[serde(default)]
+    pub gs_invocations: Vec<GsInvocation>,
+    /// GS invocations not kept because of `limits`.
+    #[serde(default)]
+    pub gs_invocations_dropped: u64,
+    /// Draw positions (index in draw) of the VS vertices fed to the GS since its last
+    /// invocation: the inputs of the next recorded invocation.
+    #[serde(skip)]
+    pub gs_pending_vertices: Vec<u32>,
+}
+
+/// A shader unit's registers that persist between invocations, as plain data (the
+/// serialisable form of [`shader_unit::interp::UnitState`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UnitRegs {
+    /// v0-v15.
+    pub inputs: [[f32; 4]; 16],
+    /// r0-r15.
+    pub temps: [[f32; 4]; 16],
+    /// o0-o15 (the bank instructions write).
+    pub outputs: [[f32; 4]; 16],
+    /// The other output bank (made current by the next EMIT).
+    pub output_bank: [[f32; 4]; 16],
+    /// a0.x, a0.y.
+    pub a0: [i32; 2],
+    /// Loop counter aL.
+    pub al: i32,
+    /// cmp.x, cmp.y.
+    pub cmp: [bool; 2],
+    /// Emitter: slot the next EMIT writes (SETEMIT vertex id).
+    pub emit_slot: u8,
+    /// Emitter: the next EMIT submits a primitive.
+    pub emit_primitive: bool,
+    /// Emitter: that primitive has the inverted winding flag.
+    pub emit_winding: bool,
+    /// Emitter buffer (all 16 output registers per slot).
+    pub emit_buffer: Vec<[[f32; 4]; 16]>,
+}
+
+impl UnitRegs {
+    /// Copies an interpreter's unit state.
+    pub fn from_state(s: &shader_unit::interp::UnitState) -> Self {
+        Self {
+            inputs: s.inputs,
+            temps: s.temps,
+            outputs: s.outputs,
+            output_bank: s.output_bank,
+            a0: s.a0,
+            al: s.al,
+            cmp: s.cmp,
+            emit_slot: s.emitter.vertex_id,
+            emit_primitive: s.emitter.prim_emit,
+            emit_winding: s.emitter.winding,
+            emit_buffer: s.emitter.buffer.to_vec(),
+        }
+    }
+
+    /// The interpreter's unit state these registers describe (missing emitter slots are 0).
+    pub fn to_state(&self) -> shader_unit::interp::UnitState {
+        let mut s = shader_unit::interp::UnitState {
+            inputs: self.inputs,
+            temps: self.temps,
+            outputs: self.outputs,
+            output_bank: self.output_bank,
+            a0: self.a0,
+            al: self.al,
+            cmp: self.cmp,
+            ..Default::default()
+        };
+        s.emitter.vertex_id = self.emit_slot;
+        s.emitter.prim_emit = self.emit_primitive;
+        s.emitter.winding = self.emit_winding;
+        for (d, v) in s.emitter.buffer.iter_mut().zip(&self.emit_buffer) {
+            *d = *v;
+        }
+        s
+    }
+}
+
+/// One EMIT of a geometry-shader invocation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GsEmit {
+    /// Emitter slot written (SETEMIT vertex id, 0-3).
+    pub slot: u8,
+    /// True when this EMIT submitted a primitive (SETEMIT primitive flag): emitter slots 0, 1,
+    /// 2 went to primitive assembly.
+    pub primitive: bool,
+    /// The primitive's winding flag (SETEMIT inverted winding), meaningful with `primitive`.
+    pub winding: bool,
+    /// The emitted output registers, compacted by the GS output mask (slot order).
+    pub outputs: Vec<[f32; 4]>,
+    /// The emitted vertex by semantic (after the output map).
+    pub vertex: OutputVertex,
+}
+
+/// One geometry-shader invocation of a draw, as the GS unit received and ran it: enough to
+/// re-run it exactly on the reference interpreter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GsInvocation {
+    /// Invocation number in the draw (0-based, counting dropped ones).
+    pub index: u32,
+    /// Draw positions (index in draw) of the VS-shaded vertices whose outputs this invocation
+    /// received, in order.
+    pub vertices: Vec<u32>,
+    /// Uniform input modes (variable/fixed primitive): the first float uniform the input
+    /// buffer wrote for this invocation and how many (variable mode includes the count in c0).
+    /// `None` in point mode, where the inputs are v0-v15 (`state.inputs`).
+    pub input_uniforms: Option<(u8, u8)>,
+    /// The unit's registers before the first instruction (inputs loaded).
+    pub state: UnitRegs,
+    /// GS float uniforms c0-c95 as the invocation saw them.
+    pub float_uniforms: Vec<[f32; 4]>,
+    /// GS bool uniforms (bit n = bn; b15 is set after every invocation).
+    pub bool_uniforms: u16,
+    /// GS integer uniforms i0-i3 (x = iterations - 1, y = start, z = step, w).
+    pub int_uniforms: [[u8; 4]; 4],
+    /// Entry point (word offset).
+    pub entry: u32,
+    /// Every EMIT in order, at most [`GsInvocation::MAX_EMITS`].
+    pub emits: Vec<GsEmit>,
+    /// EMITs beyond [`GsInvocation::MAX_EMITS`], counted only.
+    pub emits_dropped: u64,
+    /// Instructions executed.
+    pub instructions: u64,
+    /// Why the invocation stopped early (budget, bad PC), if it did.
+    pub error: Option<String>,
+}
+
+impl GsInvocation {
+    /// Most EMITs kept per invocation.
+    pub const MAX_EMITS: usize = 256;
+
+    /// The uniforms as an interpreter input.
+    pub fn uniforms(&self) -> shader_unit::interp::Uniforms {
+        let mut u = shader_unit::interp::Uniforms::default();
+        for (d, v) in u.f.iter_mut().zip(&self.float_uniforms) {
+            *d = *v;
+        }
+        u.i = self.int_uniforms;
+        for (n, b) in u.b.iter_mut().enumerate() {
+            *b = self.bool_uniforms >> n & 1 != 0;
+        }
+        u
+    }
+
+    /// Number of primitives the invocation submitted.
+    pub fn primitives(&self) -> usize {
+        self.emits.iter().filter(|e| e.primitive).count()
+    }
 }
 
 /// Per-list caps on [`DrawDetail`]: the first N records of each list are kept, the rest only
@@ -360,6 +511,9 @@ pub struct DetailLimits {
     pub shaded: usize,
     /// Assembled and clipped triangles kept (each list).
     pub triangles: usize,
+    /// Geometry-shader invocations kept (each about 4 KB plus its emits).
+    #[serde(default = "DetailLimits::default_gs_invocations")]
+    pub gs_invocations: usize,
 }
 
 impl DetailLimits {
@@ -368,7 +522,12 @@ impl DetailLimits {
         loaded: 1 << 18,
         shaded: 1 << 18,
         triangles: 1 << 18,
+        gs_invocations: 1 << 12,
     };
+
+    fn default_gs_invocations() -> usize {
+        Self::DEFAULT.gs_invocations
+    }
 }
 
 impl Default for DetailLimits {
@@ -444,9 +603,23 @@ impl DrawDetail {
         }
     }
 
+    /// Adds a geometry-shader invocation (or counts it when the list is full).
+    pub fn push_gs_invocation(&mut self, g: GsInvocation) {
+        if self.gs_invocations.len() < self.limits.gs_invocations {
+            self.gs_invocations.push(g);
+        } else {
+            self.gs_invocations_dropped += 1;
+        }
+    }
+
+    /// True when the next GS invocation will be kept (so the caller may skip copying state).
+    pub fn keeps_gs_invocation(&self) -> bool {
+        self.gs_invocations.len() < self.limits.gs_invocations
+    }
+
     /// True when some record was not kept.
     pub fn truncated(&self) -> bool {
-        self.dropped.iter().any(|&n| n > 0)
+        self.dropped.iter().any(|&n| n > 0) || self.gs_invocations_dropped > 0
     }
 }
 

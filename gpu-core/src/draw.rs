@@ -601,6 +601,7 @@ fn route<O: Observer>(
     stats: &mut DrawStats,
     draw: u64,
     obs: &mut O,
+    record: Option<shading::GsRecord<'_>>,
 ) -> u64 {
     let gs_ctx = match (&ds.gs, gs_uniforms) {
         (Some((program, _)), Some(uniforms)) => Some(GsContext {
@@ -611,7 +612,15 @@ fn route<O: Observer>(
         }),
         _ => None,
     };
-    match shading::route_vertex(&ds.setup, slots, gs_ctx, &mut p.assembler, |t| tris.push(t)) {
+    let routed = shading::route_vertex_recorded(
+        &ds.setup,
+        slots,
+        gs_ctx,
+        &mut p.assembler,
+        |t| tris.push(t),
+        record,
+    );
+    match routed {
         Ok(out) => {
             stats.gs_invocations += u64::from(out.gs_invocations);
             if out.gs_invocations > 0 {
@@ -862,6 +871,10 @@ impl PipelineState {
                     &mut stats,
                     draw,
                     obs,
+                    detail.as_mut().map(|detail| shading::GsRecord {
+                        detail,
+                        index_in_draw: k,
+                    }),
                 );
                 stats.gs_instructions += gs_instructions;
                 instructions += gs_instructions;
@@ -992,6 +1005,10 @@ impl PipelineState {
                     &mut imm.stats,
                     draw,
                     obs,
+                    imm.detail.as_mut().map(|detail| shading::GsRecord {
+                        detail,
+                        index_in_draw: k,
+                    }),
                 );
                 outcome.gs_float_uniforms = gs_uniforms.map(|u| u.f);
                 if !scratch.tris.is_empty() {

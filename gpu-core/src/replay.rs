@@ -31,6 +31,7 @@ pub mod edit;
 pub mod lint;
 pub mod reduce;
 pub mod trim;
+pub mod resources;
 
 use std::sync::Arc;
 

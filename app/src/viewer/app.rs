@@ -24,7 +24,7 @@ use super::panels::state::StateView;
 use super::panels::tev::TevView;
 use super::panels::timeline::TimelineView;
 use super::panels::vertices::VerticesView;
-use super::panels::{log, screens};
+use super::panels::{log, resources, screens};
 use super::prefs::{Prefs, Tab};
 use super::session::{Document, ShaderSession, TraceSession};
 use super::widgets::WARN;
@@ -81,6 +81,8 @@ pub struct Panels {
     pub pixel_history: super::panels::pixel_history::PixelHistoryView,
     /// Trace editor.
     pub edits: EditsView,
+    /// Resource timeline ("who touched this?").
+    pub resources: resources::ResourcesView,
 }
 
 /// The viewer.
@@ -743,6 +745,7 @@ impl ViewerApp {
         }
         if let Document::Trace(s) = &mut self.doc {
             self.panels.pixel_history.ui(ui.ctx(), s, &mut self.queue);
+            self.panels.resources.ui(ui.ctx(), s, &mut self.queue);
         }
         self.open_field_ui(ui.ctx());
         if self.show_help {
@@ -1023,9 +1026,10 @@ impl ViewerApp {
                 self.panels.pixel_history.open_for((at, source, x, y));
             }
             AppCommand::SelectVertex(k) => {
-                if self.sel.vertex != Some(k) {
+                if self.sel.vertex != Some(k) || self.sel.gs_invocation.is_some() {
                     self.sel.vertex = Some(k);
                     self.sel.shader_step = None;
+                    self.sel.gs_invocation = None;
                 }
             }
             AppCommand::StepCommand(d) => {
@@ -1074,6 +1078,16 @@ impl ViewerApp {
                 let n = self.trace().map_or(0, TraceSession::total_commands);
                 self.select(n);
             }
+            AppCommand::WhoTouched { start, len } => {
+                self.panels.resources.query = Some((start, len));
+            }
+            AppCommand::CloseWhoTouched => self.panels.resources.query = None,
+            AppCommand::SelectGsInvocation(g) => {
+                if self.sel.gs_invocation != g {
+                    self.sel.gs_invocation = g;
+                    self.sel.shader_step = None;
+                }
+            }
             AppCommand::ShaderStep(s) => self.sel.shader_step = s,
             AppCommand::ShaderMove(d) => {
                 let n = self.shader_steps();
@@ -1091,6 +1105,11 @@ impl ViewerApp {
     /// Steps of the shader trace the shader view shows.
     fn shader_steps(&self) -> usize {
         match &self.doc {
+            Document::Trace(s) if self.sel.gs_invocation.is_some() => s
+                .gs_shader
+                .as_ref()
+                .and_then(|(_, r)| r.as_ref().ok())
+                .map_or(0, |t| t.steps.len()),
             Document::Trace(s) => s
                 .shader
                 .as_ref()
@@ -1128,6 +1147,7 @@ impl ViewerApp {
             self.sel.vertex = None;
             self.sel.shader_step = None;
             self.sel.triangle = None;
+            self.sel.gs_invocation = None;
         }
     }
 

@@ -23,6 +23,9 @@ pub struct Selection {
     /// Selected triangle (index out of primitive assembly) of the current draw, e.g. picked by
     /// clicking a pixel.
     pub triangle: Option<u32>,
+    /// The shader view debugs this geometry-shader invocation of the current draw instead of
+    /// the selected vertex's vertex shader.
+    pub gs_invocation: Option<u32>,
 }
 
 /// A deferred action.
@@ -77,6 +80,17 @@ pub enum AppCommand {
     Tab(Tab),
     /// Show an image in the image view.
     ShowImage(ImageSource),
+    /// Debug a geometry-shader invocation of the current draw (`None`: the vertex shader).
+    SelectGsInvocation(Option<u32>),
+    /// Open the resource timeline ("who touched this?") of a physical address range.
+    WhoTouched {
+        /// First byte.
+        start: u32,
+        /// Length in bytes.
+        len: u64,
+    },
+    /// Close the resource timeline.
+    CloseWhoTouched,
     /// Select a shader step.
     ShaderStep(Option<usize>),
     /// Move the shader step by this many instructions.

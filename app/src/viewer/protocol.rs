@@ -278,6 +278,23 @@ pub struct DrawInspection {
     pub vs: Arc<VsContext>,
     /// Disassembly of the geometry shader, when the draw ran one.
     pub gs_listing: Option<Arc<ShaderListing>>,
+    /// The geometry shader as the draw ran it (GS draws only): enough to re-run any of its
+    /// recorded invocations ([`DrawDetail::gs_invocations`]).
+    pub gs: Option<Arc<GsDebugContext>>,
+}
+
+/// The geometry-shader setup of a draw. The per-invocation inputs, unit registers and uniforms
+/// are in the draw detail's `gs_invocations`.
+#[derive(Clone, Debug)]
+pub struct GsDebugContext {
+    /// Decoded GS program.
+    pub program: Arc<shader_unit::decode::Program>,
+    /// Disassembly of the program.
+    pub listing: Arc<ShaderListing>,
+    /// GS input permutation/count, output mask and entry point.
+    pub setup: gpu_core::shading::UnitSetup,
+    /// Interpreter options used by the pipeline's GS unit.
+    pub config: shader_unit::interp::ExecConfig,
 }
 
 /// Most vertex ids a [`DrawInspection`] lists.
@@ -333,6 +350,25 @@ pub struct ShaderTrace {
     pub expected: Option<Vec<Vec4>>,
     /// Caveats (earlier invocations skipped, trace truncated, ...).
     pub notes: Vec<String>,
+    /// Geometry shaders: every EMIT of the run in order (empty for vertex shaders).
+    pub emits: Vec<TraceEmit>,
+}
+
+/// One EMIT of a traced geometry-shader invocation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceEmit {
+    /// The step (index into [`ShaderTrace::steps`]) that executed the EMIT.
+    pub step: usize,
+    /// Emitter slot written (SETEMIT vertex id).
+    pub slot: u8,
+    /// True when the EMIT submitted a primitive (slots 0, 1, 2).
+    pub primitive: bool,
+    /// Winding flag of that primitive.
+    pub winding: bool,
+    /// Output registers compacted by the GS output mask.
+    pub outputs: Vec<Vec4>,
+    /// The vertex by semantic (after the output map).
+    pub vertex: gpu_core::vertex::OutputVertex,
 }
 
 /// Steps between two [`ShaderTrace::checkpoints`].
@@ -449,6 +485,20 @@ pub enum Request {
         draw: u64,
         /// Vertex index in the draw (k).
         index_in_draw: u32,
+    },
+    /// Step-by-step execution of one geometry-shader invocation of a draw.
+    GsTrace {
+        /// Draw index.
+        draw: u64,
+        /// Invocation number in the draw.
+        invocation: u32,
+    },
+    /// Every producer and consumer of a physical address range over the whole trace.
+    WhoTouched {
+        /// First byte.
+        start: u32,
+        /// Length in bytes.
+        len: u64,
     },
     /// A colour-buffer thumbnail after a draw.
     Thumbnail {
@@ -576,6 +626,24 @@ pub enum Response {
         solo: TevSolo,
         /// The images or why they could not be made.
         result: Result<Arc<SoloImages>, String>,
+    },
+    /// A geometry-shader invocation trace.
+    GsTrace {
+        /// Draw index.
+        draw: u64,
+        /// Invocation number in the draw.
+        invocation: u32,
+        /// The trace or an error message.
+        result: Result<Arc<ShaderTrace>, String>,
+    },
+    /// The resource timeline of a range.
+    WhoTouched {
+        /// First byte.
+        start: u32,
+        /// Length in bytes.
+        len: u64,
+        /// The events (bounded) and counts.
+        result: Arc<gpu_core::replay::resources::Timeline>,
     },
     /// Thumbnails after draws (`None`: no readable colour buffer).
     Thumbnails(Vec<(u64, Option<Arc<Thumb>>)>),

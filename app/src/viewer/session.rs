@@ -113,6 +113,12 @@ pub struct TraceSession {
     /// Debug buffers (primitive IDs, overdraw, depth) of the newest requested command.
     pub debug: Option<(u64, Result<Arc<DebugView>, String>)>,
     debug_pending: Option<u64>,
+    /// Trace of the newest requested geometry-shader invocation, keyed (draw, invocation).
+    pub gs_shader: Option<((u64, u32), TraceResult)>,
+    gs_shader_pending: Option<(u64, u32)>,
+    /// Resource timeline of the newest "who touched this?" query, keyed (start, len).
+    pub resources: Option<((u32, u64), Arc<gpu_core::replay::resources::Timeline>)>,
+    resources_pending: Option<(u32, u64)>,
     /// Newest pixel pick.
     pub pixel: Option<(u64, ImageSource, u32, u32, PixelInfo)>,
     pixel_pending: Option<(u64, ImageSource, u32, u32)>,
@@ -181,6 +187,10 @@ impl TraceSession {
             detail_pending: None,
             shader: None,
             shader_pending: None,
+            gs_shader: None,
+            gs_shader_pending: None,
+            resources: None,
+            resources_pending: None,
             pixel: None,
             pixel_pending: None,
             debug: None,
@@ -323,6 +333,22 @@ impl TraceSession {
                 }
                 self.shader = Some(((draw, index_in_draw), result));
             }
+            Response::GsTrace {
+                draw,
+                invocation,
+                result,
+            } => {
+                if self.gs_shader_pending == Some((draw, invocation)) {
+                    self.gs_shader_pending = None;
+                }
+                self.gs_shader = Some(((draw, invocation), result));
+            }
+            Response::WhoTouched { start, len, result } => {
+                if self.resources_pending == Some((start, len)) {
+                    self.resources_pending = None;
+                }
+                self.resources = Some(((start, len), result));
+            }
             Response::Thumbnails(list) => {
                 for (d, t) in list {
                     let e = match t {
@@ -423,6 +449,8 @@ impl TraceSession {
             && self.pages_pending.is_empty()
             && self.detail_pending.is_none()
             && self.shader_pending.is_none()
+            && self.gs_shader_pending.is_none()
+            && self.resources_pending.is_none()
             && self.pixel_pending.is_none()
             && !self.search.pending
             && self.tev_solo_pending.is_none()
@@ -593,9 +621,45 @@ impl TraceSession {
             .map(|(_, r)| r)
     }
 
+    /// Trace of geometry-shader invocation `invocation` of `draw` (requested when missing).
+    pub fn want_gs_shader(
+        &mut self,
+        draw: u64,
+        invocation: u32,
+    ) -> Option<&Result<Arc<ShaderTrace>, String>> {
+        let key = (draw, invocation);
+        let have = self.gs_shader.as_ref().is_some_and(|(k, _)| *k == key);
+        if !have && self.gs_shader_pending != Some(key) && self.index.is_some() {
+            self.gs_shader_pending = Some(key);
+            self.outbox.push(Request::GsTrace { draw, invocation });
+        }
+        self.gs_shader
+            .as_ref()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, r)| r)
+    }
+
     /// True while combiner-solo images are on their way.
     pub fn tev_solo_pending(&self) -> bool {
         self.tev_solo_pending.is_some()
+    }
+
+    /// The resource timeline of `[start, start + len)` (requested when missing).
+    pub fn want_resources(
+        &mut self,
+        start: u32,
+        len: u64,
+    ) -> Option<Arc<gpu_core::replay::resources::Timeline>> {
+        let key = (start, len);
+        let have = self.resources.as_ref().is_some_and(|(k, _)| *k == key);
+        if !have && self.resources_pending != Some(key) && self.index.is_some() {
+            self.resources_pending = Some(key);
+            self.outbox.push(Request::WhoTouched { start, len });
+        }
+        self.resources
+            .as_ref()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, t)| t.clone())
     }
 
     /// Picks a pixel.

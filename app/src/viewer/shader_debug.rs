@@ -13,12 +13,18 @@
 //! had before the draw; the result is compared with the pipeline's own output for the vertex.
 //! A vertex the post-transform cache served is traced through the invocation that shaded its
 //! vertex id.
+//!
+//! Geometry shader ([`trace_gs`]): the pipeline recorded each GS invocation's unit registers
+//! (inputs loaded from the VS outputs), uniforms (including those the variable/fixed input modes
+//! wrote) and EMITs (`gpu_core::debug::GsInvocation`); the invocation is re-run from exactly that
+//! state, its EMITs are tied to the steps that executed them, and compared with the recorded ones.
 
-use shader_unit::decode::Program;
-use shader_unit::interp::{ExecConfig, Recorder, Uniforms, UnitState, run};
+use gpu_core::shading::{OutputMap, OutputMask};
+use shader_unit::decode::{Instr, Program};
+use shader_unit::interp::{EmitSink, ExecConfig, Recorder, Uniforms, UnitState, Vec4, run};
 
 use super::protocol::{
-    CHECKPOINT_STEPS, DrawInspection, ShaderRegs, ShaderTrace, VsContext, apply_step,
+    CHECKPOINT_STEPS, DrawInspection, ShaderRegs, ShaderTrace, TraceEmit, VsContext, apply_step,
 };
 
 /// Most steps recorded for one invocation (bounded memory; the real budget may be larger).
@@ -131,11 +137,155 @@ pub fn trace_vertex(
 pub fn record(
     program: &Program,
     uniforms: &Uniforms,
+    state: UnitState,
+    entry: u32,
+    config: ExecConfig,
+    output_mask: u16,
+    expected: Option<Vec<[f32; 4]>>,
+) -> ShaderTrace {
+    record_with(
+        program,
+        uniforms,
+        state,
+        entry,
+        config,
+        output_mask,
+        expected,
+        &mut (),
+    )
+}
+
+/// Collects the EMITs of a re-run, compacted and mapped like the pipeline's.
+struct EmitCollector<'a> {
+    mask: OutputMask,
+    map: &'a OutputMap,
+    emits: Vec<TraceEmit>,
+    dropped: u64,
+}
+
+impl EmitSink for EmitCollector<'_> {
+    fn vertex(&mut self, slot: u8, outputs: &[Vec4; 16]) {
+        if self.emits.len() >= gpu_core::debug::GsInvocation::MAX_EMITS {
+            self.dropped += 1;
+            return;
+        }
+        let mut slots = [[0.0f32; 4]; 16];
+        let n = self.mask.compact(outputs, &mut slots);
+        self.emits.push(TraceEmit {
+            step: 0,
+            slot,
+            primitive: false,
+            winding: false,
+            outputs: slots[..n].to_vec(),
+            vertex: self.map.to_vertex(&slots, n),
+        });
+    }
+
+    fn primitive(&mut self, _vertices: [&[Vec4; 16]; 3], winding: bool) {
+        if self.dropped == 0
+            && let Some(e) = self.emits.last_mut()
+        {
+            e.primitive = true;
+            e.winding = winding;
+        }
+    }
+}
+
+/// Traces geometry-shader invocation `invocation` of the draw from the state the pipeline
+/// recorded for it; the trace's `index_in_draw` is the invocation number and its `emits` list
+/// every EMIT with the step that executed it.
+pub fn trace_gs(insp: &DrawInspection, invocation: u32) -> Result<ShaderTrace, String> {
+    let d = &insp.detail;
+    let gs = insp
+        .gs
+        .as_ref()
+        .ok_or("this draw does not use the geometry shader")?;
+    let inv = d
+        .gs_invocations
+        .iter()
+        .find(|i| i.index == invocation)
+        .ok_or_else(|| {
+            if u64::from(invocation) < d.gs_invocations.len() as u64 + d.gs_invocations_dropped {
+                format!(
+                    "invocation {invocation} was not recorded (only the first {} of the draw are kept)",
+                    d.gs_invocations.len()
+                )
+            } else {
+                format!("the draw has no geometry-shader invocation {invocation}")
+            }
+        })?;
+    let regs: Box<[u32; 0x300]> = d
+        .regs
+        .clone()
+        .into_boxed_slice()
+        .try_into()
+        .map_err(|_| "the draw detail has no register file".to_string())?;
+    let map = OutputMap::from_regs(&regs);
+    let mut sink = EmitCollector {
+        mask: gs.setup.outputs,
+        map: &map,
+        emits: Vec::new(),
+        dropped: 0,
+    };
+    let mut t = record_with(
+        &gs.program,
+        &inv.uniforms(),
+        inv.state.to_state(),
+        inv.entry,
+        gs.config,
+        gs.setup.outputs.0,
+        None,
+        &mut sink,
+    );
+    // The k-th EMIT instruction executed is the k-th emitted vertex.
+    let emit_steps = t
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| matches!(s.instr, Instr::Emit))
+        .map(|(i, _)| i);
+    for (e, step) in sink.emits.iter_mut().zip(emit_steps) {
+        e.step = step;
+    }
+    let recorded: Vec<_> = inv.emits.iter().map(|e| bit_rows(&e.outputs)).collect();
+    let rerun: Vec<_> = sink.emits.iter().map(|e| bit_rows(&e.outputs)).collect();
+    if inv.emits_dropped == 0 && sink.dropped == 0 && recorded != rerun {
+        t.notes.push(
+            "this re-run's emitted vertices differ from the pipeline's recorded ones".to_string(),
+        );
+    }
+    if let Some(e) = &inv.error {
+        t.notes
+            .push(format!("in the pipeline this invocation stopped: {e}"));
+    }
+    if sink.dropped > 0 {
+        t.notes.push(format!(
+            "only the first {} EMITs are listed ({} more)",
+            sink.emits.len(),
+            sink.dropped
+        ));
+    }
+    t.emits = sink.emits;
+    t.draw = insp.draw;
+    t.index_in_draw = invocation;
+    Ok(t)
+}
+
+fn bit_rows(v: &[Vec4]) -> Vec<[u32; 4]> {
+    v.iter().map(|x| x.map(f32::to_bits)).collect()
+}
+
+/// [`record`] with a sink for geometry-shader output.
+#[allow(clippy::too_many_arguments)]
+fn record_with<E: EmitSink>(
+    program: &Program,
+    uniforms: &Uniforms,
     mut state: UnitState,
     entry: u32,
     mut config: ExecConfig,
     output_mask: u16,
     expected: Option<Vec<[f32; 4]>>,
+    sink: &mut E,
 ) -> ShaderTrace {
     let mut notes = Vec::new();
     let initial = ShaderRegs {
@@ -149,13 +299,7 @@ pub fn record(
     }
     let mut rec = Recorder::new();
     let result = run(
-        program,
-        uniforms,
-        &mut state,
-        entry,
-        &config,
-        &mut rec,
-        &mut (),
+        program, uniforms, &mut state, entry, &config, &mut rec, sink,
     );
     let result = match result {
         Ok(stats) => Ok(stats.instructions),
@@ -202,6 +346,7 @@ pub fn record(
         slots,
         expected,
         notes,
+        emits: Vec::new(),
     }
 }
 

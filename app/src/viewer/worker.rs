@@ -43,11 +43,16 @@ use gpu_core::raster::{RasterConfig, ScissorMode};
 use gpu_core::viewport::Viewport;
 
 use super::protocol::{
-    CommandPage, DebugView, DrawInspection, EditImages, ImageData, ImageSource, MAX_VERTEX_IDS,
-    Progress, Request, Response, SoloImages, StateSnapshot, Thumb, UnitSnapshot, VsContext,
+    CommandPage, DebugView, DrawInspection, EditImages, GsDebugContext, ImageData, ImageSource,
+    MAX_VERTEX_IDS, Progress, Request, Response, SoloImages, StateSnapshot, Thumb, UnitSnapshot,
+    VsContext,
 };
 use super::provenance::ProvenanceRecorder;
 use super::shader_debug;
+use gpu_core::replay::resources::{AddrRange, Timeline};
+
+/// Most events a "who touched this?" answer lists (the rest are counted).
+pub const MAX_TIMELINE_EVENTS: usize = 10_000;
 
 /// Draws whose thumbnails the background pass makes without being asked.
 pub const PREFETCH_THUMBS: u64 = 4096;
@@ -326,6 +331,8 @@ impl<S: TraceSource> Worker<S> {
         let mut pixel = None;
         let mut draw = None;
         let mut shader = None;
+        let mut gs_trace = None;
+        let mut who = None;
         let mut search = None;
         let mut debug = None;
         let mut solo = None;
@@ -354,6 +361,11 @@ impl<S: TraceSource> Worker<S> {
                     draw: d,
                     index_in_draw,
                 } => shader = Some((d, index_in_draw)),
+                Request::GsTrace {
+                    draw: d,
+                    invocation,
+                } => gs_trace = Some((d, invocation)),
+                Request::WhoTouched { start, len } => who = Some((start, len)),
                 Request::Thumbnail { draw: d } => {
                     let prefetched = self
                         .bg
@@ -426,6 +438,31 @@ impl<S: TraceSource> Worker<S> {
                 draw: d,
                 index_in_draw: k,
                 result,
+            });
+        }
+        if let Some((d, invocation)) = gs_trace {
+            let result = self
+                .inspect(d)
+                .and_then(|insp| shader_debug::trace_gs(&insp, invocation).map(Arc::new));
+            self.out.send(Response::GsTrace {
+                draw: d,
+                invocation,
+                result,
+            });
+        }
+        if let Some((start, len)) = who {
+            // One pass over the whole trace; the replay's position is lost.
+            let t = Timeline::collect(
+                &mut self.replay,
+                AddrRange { start, len },
+                MAX_TIMELINE_EVENTS,
+                &mut || false,
+            );
+            self.at = None;
+            self.out.send(Response::WhoTouched {
+                start,
+                len,
+                result: Arc::new(t),
             });
         }
         if let Some((id, first, last, query)) = search {
@@ -720,68 +757,12 @@ impl<S: TraceSource> Worker<S> {
             .get(usize::try_from(draw).unwrap_or(usize::MAX))
             .ok_or_else(|| format!("draw {draw} does not exist"))?
             .clone();
-        self.replay
-            .seek(Target::AfterWrite(rec.before.writes), &mut ());
-        self.at = None;
-        let entry = self.replay.gpu().regs[0x2BA] & 0xFFFF;
-        let listing = self.listing(UnitKind::Vertex, entry);
-        let gs_listing = if rec.info.geometry_shader {
-            let gs_entry = self.replay.gpu().regs[0x28A] & 0xFFFF;
-            Some(self.listing(UnitKind::Geometry, gs_entry))
-        } else {
-            None
-        };
-        let gpu = self.replay.gpu();
-        let regs = gpu.regs.clone();
-        let mut uniforms = Uniforms {
-            f: gpu.vs.float_uniforms,
-            ..Uniforms::default()
-        };
-        uniforms.set_bools(regs[0x2B0]);
-        for i in 0..4 {
-            uniforms.set_int(i, regs[0x2B1 + i]);
-        }
-        let loader = LoaderConfig::from_regs(&regs);
-        let n = rec.info.count.min(MAX_VERTEX_IDS);
-        let mut vertex_ids = Vec::with_capacity(n as usize);
-        for k in 0..n {
-            match loader.vertex_id(self.replay.mem(), rec.info.kind, k) {
-                Ok(id) => vertex_ids.push(id),
-                Err(_) => break,
-            }
-        }
-        let vs = VsContext {
-            program: Program::new_shared(&gpu.vs.code, &gpu.vs.opdescs),
-            listing,
-            uniforms,
-            setup: UnitSetup::from_regs(&regs, ShaderUnit::Vertex),
-            state: gpu.pipeline.vs_unit.state.clone(),
-            config: gpu.pipeline.vs_unit.config,
-        };
-        let mut log = EventLog::new(MAX_DRAW_EVENTS, true);
-        self.replay.run_until(Target::AfterDraw(draw), &mut log);
-        let diagnostics = log
-            .events
-            .iter()
-            .filter_map(|e| match e {
-                GpuEvent::Diagnostic(d) if d.draw.is_none_or(|x| x == draw) => Some(d.clone()),
-                _ => None,
-            })
-            .collect();
-        let detail = log
-            .details
-            .into_iter()
-            .find(|(d, _)| *d == draw)
-            .map(|(_, d)| d)
-            .ok_or_else(|| format!("draw {draw} produced no detail (the replay diverged?)"))?;
-        let insp = Arc::new(DrawInspection {
-            draw,
-            detail,
-            diagnostics,
-            vertex_ids,
-            vs: Arc::new(vs),
-            gs_listing,
+        let listings = &mut self.listings;
+        let insp = inspect_draw(&mut self.replay, &rec, &mut |gpu, unit, entry| {
+            cached_listing(listings, gpu, unit, entry)
         });
+        self.at = None;
+        let insp = Arc::new(insp?);
         self.inspection = Some(insp.clone());
         Ok(insp)
     }
@@ -920,4 +901,110 @@ fn save_edited_file(
         report.overrides,
         report.injections
     ))
+}
+
+/// Replays draw `rec` with detail and packages what the vertex and shader views (and
+/// `picaview shader-trace`) need: the draw detail (loaded/shaded vertices, triangles, GS
+/// invocations), its diagnostics, vertex ids, and the VS/GS setups to re-run invocations.
+/// `make_listing` makes (or finds cached) disassembly of a unit's program. The replay is left after
+/// the draw.
+pub fn inspect_draw<S: TraceSource>(
+    replay: &mut Replay<S>,
+    rec: &gpu_core::replay::DrawRecord,
+    make_listing: &mut dyn FnMut(&Gpu, UnitKind, u32) -> Arc<ShaderListing>,
+) -> Result<DrawInspection, String> {
+    let draw = rec.info.draw;
+    replay.seek(Target::AfterWrite(rec.before.writes), &mut ());
+    let entry = replay.gpu().regs[0x2BA] & 0xFFFF;
+    let listing = make_listing(replay.gpu(), UnitKind::Vertex, entry);
+    let gs_listing = if rec.info.geometry_shader {
+        let gs_entry = replay.gpu().regs[0x28A] & 0xFFFF;
+        Some(make_listing(replay.gpu(), UnitKind::Geometry, gs_entry))
+    } else {
+        None
+    };
+    let gpu = replay.gpu();
+    let gs = gs_listing.as_ref().map(|listing| {
+        Arc::new(GsDebugContext {
+            program: Program::new_shared(&gpu.gs.code, &gpu.gs.opdescs),
+            listing: listing.clone(),
+            setup: UnitSetup::from_regs(&gpu.regs, ShaderUnit::Geometry),
+            config: gpu.pipeline.gs_unit.config,
+        })
+    });
+    let regs = gpu.regs.clone();
+    let mut uniforms = Uniforms {
+        f: gpu.vs.float_uniforms,
+        ..Uniforms::default()
+    };
+    uniforms.set_bools(regs[0x2B0]);
+    for i in 0..4 {
+        uniforms.set_int(i, regs[0x2B1 + i]);
+    }
+    let loader = LoaderConfig::from_regs(&regs);
+    let n = rec.info.count.min(MAX_VERTEX_IDS);
+    let mut vertex_ids = Vec::with_capacity(n as usize);
+    for k in 0..n {
+        match loader.vertex_id(replay.mem(), rec.info.kind, k) {
+            Ok(id) => vertex_ids.push(id),
+            Err(_) => break,
+        }
+    }
+    let vs = VsContext {
+        program: Program::new_shared(&gpu.vs.code, &gpu.vs.opdescs),
+        listing,
+        uniforms,
+        setup: UnitSetup::from_regs(&regs, ShaderUnit::Vertex),
+        state: gpu.pipeline.vs_unit.state.clone(),
+        config: gpu.pipeline.vs_unit.config,
+    };
+    let mut log = EventLog::new(MAX_DRAW_EVENTS, true);
+    replay.run_until(Target::AfterDraw(draw), &mut log);
+    let diagnostics = log
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            GpuEvent::Diagnostic(d) if d.draw.is_none_or(|x| x == draw) => Some(d.clone()),
+            _ => None,
+        })
+        .collect();
+    let detail = log
+        .details
+        .into_iter()
+        .find(|(d, _)| *d == draw)
+        .map(|(_, d)| d)
+        .ok_or_else(|| format!("draw {draw} produced no detail (the replay diverged?)"))?;
+    Ok(DrawInspection {
+        draw,
+        detail,
+        diagnostics,
+        vertex_ids,
+        vs: Arc::new(vs),
+        gs_listing,
+        gs,
+    })
+}
+
+/// The listing of `unit`'s program from `entry`, cached by upload generation.
+fn cached_listing(
+    listings: &mut HashMap<(u8, u64, u32), Arc<ShaderListing>>,
+    gpu: &Gpu,
+    gpu_unit: UnitKind,
+    entry: u32,
+) -> Arc<ShaderListing> {
+    let unit = gpu.unit(gpu_unit);
+    let key = (
+        u8::from(gpu_unit == UnitKind::Geometry),
+        unit.program_generation,
+        entry,
+    );
+    if let Some(l) = listings.get(&key) {
+        return l.clone();
+    }
+    let l = Arc::new(ShaderListing::from_memory(&unit.code, &unit.opdescs, entry));
+    if listings.len() > 64 {
+        listings.clear();
+    }
+    listings.insert(key, l.clone());
+    l
 }

@@ -54,7 +54,7 @@ use pica_cmd::regs::pipeline::GeoStageMode;
 pub use pica_cmd::regs::pipeline::GsInputMode;
 use pica_cmd::regs::shader::ShaderUnitMode;
 
-use crate::debug::{DiagKind, Diagnostic};
+use crate::debug::{DiagKind, Diagnostic, DrawDetail, GsEmit, GsInvocation, UnitRegs};
 use crate::geometry::assembly::PrimitiveAssembler;
 use crate::vertex::OutputVertex;
 
@@ -485,6 +485,8 @@ pub struct GsInputBuffer {
     total_left: u32,
     /// Whether the overflow of the current batch was already reported.
     overflow_reported: bool,
+    /// Uniform modes: the float uniforms the last complete batch wrote (first, count).
+    last_batch: Option<(u8, u8)>,
 }
 
 impl Default for GsInputBuffer {
@@ -500,11 +502,26 @@ impl Default for GsInputBuffer {
             main_left: 0,
             total_left: 0,
             overflow_reported: false,
+            last_batch: None,
         }
     }
 }
 
 impl GsInputBuffer {
+    /// Uniform input modes: the float uniforms (first, count) the batch that completed last wrote;
+    /// `None` in point mode. Variable-primitive batches include the count in c0.
+    pub fn last_batch_uniforms(&self) -> Option<(u8, u8)> {
+        self.last_batch
+    }
+
+    /// Records the uniform range of a batch that just completed (`first..self.cursor`).
+    fn close_batch(&mut self, first: usize) {
+        let end = self.cursor.min(NUM_FLOAT_UNIFORMS);
+        let first = first.min(end);
+        // ok: both are at most 96.
+        self.last_batch = Some((first as u8, (end - first) as u8));
+    }
+
     /// True if no partial batch is buffered.
     pub fn is_empty(&self) -> bool {
         match self.mode {
@@ -622,6 +639,7 @@ impl GsInputBuffer {
                 self.total_left = self.total_left.saturating_sub(1);
                 if self.total_left == 0 {
                     self.need_count = true;
+                    self.close_batch(0);
                     return (GsFeed::Run, diag);
                 }
                 (GsFeed::Pending, diag)
@@ -629,6 +647,7 @@ impl GsInputBuffer {
             GsInputMode::FixedPrimitive => {
                 let diag = self.write_uniforms(slots, uniforms);
                 if self.cursor >= self.end {
+                    self.close_batch(self.begin);
                     self.cursor = self.begin;
                     self.overflow_reported = false;
                     return (GsFeed::Run, diag);
@@ -870,7 +889,29 @@ pub fn route_vertex<F: FnMut([OutputVertex; 3])>(
     slots: &OutputSlots,
     gs: Option<GsContext<'_>>,
     assembler: &mut PrimitiveAssembler<OutputVertex>,
+    sink: F,
+) -> Result<RouteOutcome, ExecError> {
+    route_vertex_recorded(setup, slots, gs, assembler, sink, None)
+}
+
+/// Where [`route_vertex_recorded`] records geometry-shader invocations for the debugger.
+pub struct GsRecord<'a> {
+    /// The draw's detail; invocations go to [`DrawDetail::gs_invocations`].
+    pub detail: &'a mut DrawDetail,
+    /// Draw position (index in draw) of the vertex being routed.
+    pub index_in_draw: u32,
+}
+
+/// [`route_vertex`], recording each GS invocation (inputs as the unit received them, unit
+/// registers and uniforms before it ran, every EMIT with its vertex) into `record` when given.
+/// Without a GS or without `record` this is exactly [`route_vertex`].
+pub fn route_vertex_recorded<F: FnMut([OutputVertex; 3])>(
+    setup: &ShadingSetup,
+    slots: &OutputSlots,
+    gs: Option<GsContext<'_>>,
+    assembler: &mut PrimitiveAssembler<OutputVertex>,
     mut sink: F,
+    mut record: Option<GsRecord<'_>>,
 ) -> Result<RouteOutcome, ExecError> {
     let mut outcome = RouteOutcome::default();
     let gs = match gs {
@@ -891,6 +932,11 @@ pub fn route_vertex<F: FnMut([OutputVertex; 3])>(
         &mut gs.unit.state.inputs,
     );
     outcome.diagnostic = diag;
+    if let Some(r) = record.as_mut()
+        && r.detail.keeps_gs_invocation()
+    {
+        r.detail.gs_pending_vertices.push(r.index_in_draw);
+    }
     if feed == GsFeed::Pending {
         return Ok(outcome);
     }
@@ -901,9 +947,54 @@ pub fn route_vertex<F: FnMut([OutputVertex; 3])>(
         sink: &mut sink,
         primitives: 0,
     };
-    let result = gs
-        .unit
-        .run_with(gs.program, gs.uniforms, setup.gs.entry, &mut (), &mut emit);
+    let result = match record.as_mut() {
+        None => gs
+            .unit
+            .run_with(gs.program, gs.uniforms, setup.gs.entry, &mut (), &mut emit),
+        Some(r) => {
+            let index = u32::try_from(
+                (r.detail.gs_invocations.len() as u64)
+                    .saturating_add(r.detail.gs_invocations_dropped),
+            )
+            .unwrap_or(u32::MAX);
+            let vertices = std::mem::take(&mut r.detail.gs_pending_vertices);
+            if r.detail.keeps_gs_invocation() {
+                let mut inv = GsInvocation {
+                    index,
+                    vertices,
+                    input_uniforms: gs.buffer.last_batch_uniforms(),
+                    state: UnitRegs::from_state(&gs.unit.state),
+                    float_uniforms: gs.uniforms.f.to_vec(),
+                    bool_uniforms: gs.uniforms.bools(),
+                    int_uniforms: gs.uniforms.i,
+                    entry: setup.gs.entry,
+                    emits: Vec::new(),
+                    emits_dropped: 0,
+                    instructions: 0,
+                    error: None,
+                };
+                let mut rec = RecordEmits {
+                    inner: &mut emit,
+                    mask: setup.gs.outputs,
+                    map: &setup.output_map,
+                    inv: &mut inv,
+                };
+                let result =
+                    gs.unit
+                        .run_with(gs.program, gs.uniforms, setup.gs.entry, &mut (), &mut rec);
+                match &result {
+                    Ok(stats) => inv.instructions = stats.instructions,
+                    Err(e) => inv.error = Some(e.to_string()),
+                }
+                r.detail.push_gs_invocation(inv);
+                result
+            } else {
+                r.detail.gs_invocations_dropped += 1;
+                gs.unit
+                    .run_with(gs.program, gs.uniforms, setup.gs.entry, &mut (), &mut emit)
+            }
+        }
+    };
     outcome.gs_invocations = 1;
     outcome.gs_primitives = emit.primitives;
     if let Some(b) = gs.uniforms.b.get_mut(GS_AFTER_INVOCATION_BOOL) {
@@ -912,6 +1003,44 @@ pub fn route_vertex<F: FnMut([OutputVertex; 3])>(
     let stats: RunStats = result?;
     outcome.gs_instructions = stats.instructions;
     Ok(outcome)
+}
+
+/// An [`EmitSink`] that records every EMIT of one invocation into a [`GsInvocation`] and
+/// forwards it to the pipeline's sink.
+struct RecordEmits<'a, S: EmitSink> {
+    inner: &'a mut S,
+    mask: OutputMask,
+    map: &'a OutputMap,
+    inv: &'a mut GsInvocation,
+}
+
+impl<S: EmitSink> EmitSink for RecordEmits<'_, S> {
+    fn vertex(&mut self, slot: u8, outputs: &[Vec4; 16]) {
+        if self.inv.emits.len() < GsInvocation::MAX_EMITS {
+            let mut slots = [[0.0f32; 4]; NUM_REGS];
+            let n = self.mask.compact(outputs, &mut slots);
+            self.inv.emits.push(GsEmit {
+                slot,
+                primitive: false,
+                winding: false,
+                outputs: slots[..n].to_vec(),
+                vertex: self.map.to_vertex(&slots, n),
+            });
+        } else {
+            self.inv.emits_dropped += 1;
+        }
+        self.inner.vertex(slot, outputs);
+    }
+
+    fn primitive(&mut self, vertices: [&[Vec4; 16]; 3], winding: bool) {
+        if self.inv.emits_dropped == 0
+            && let Some(e) = self.inv.emits.last_mut()
+        {
+            e.primitive = true;
+            e.winding = winding;
+        }
+        self.inner.primitive(vertices, winding);
+    }
 }
 
 #[cfg(test)]

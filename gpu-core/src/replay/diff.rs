@@ -127,6 +127,7 @@ impl Default for DiffOptions {
                 loaded: 1 << 16,
                 shaded: 1 << 16,
                 triangles: 0,
+                gs_invocations: 0,
             },
             trace_instructions: true,
         }

@@ -276,6 +276,7 @@ impl Observer for LintObserver<'_> {
             loaded: 1 << 20,
             shaded: 0,
             triangles: 0,
+            gs_invocations: 0,
         }
     }
     fn reg_write(&mut self, ev: &RegWriteEvent) {

@@ -309,8 +309,30 @@ impl ImageView {
             });
             return;
         };
+        // The range the image occupies, for the resource timeline.
+        let range = s
+            .want_state(command)
+            .and_then(|st| crate::viewer::panels::resources::image_range(&st, source));
         ui.horizontal_wrapped(|ui| {
             ui.label(RichText::new(&img.description).monospace());
+            let who = ui.add_enabled(range.is_some(), egui::Button::new("Who touched this?"));
+            let who = match range {
+                Some(r) => who.on_hover_text(format!(
+                    "Every load, fill, transfer and draw that wrote or read PA 0x{:08X}+0x{:X}, in trace order",
+                    r.start, r.len
+                )),
+                None => who.on_disabled_hover_text(
+                    "Only PICA buffers, textures and memory views have a known address range",
+                ),
+            };
+            if who.clicked()
+                && let Some(r) = range
+            {
+                queue.push(AppCommand::WhoTouched {
+                    start: r.start,
+                    len: r.len,
+                });
+            }
             if loading {
                 ui.spinner();
                 ui.weak(format!("(showing command #{at}, updating)"));

@@ -10,6 +10,7 @@ pub mod image;
 pub mod log;
 pub mod luts;
 pub mod pixel_history;
+pub mod resources;
 pub mod screens;
 pub mod shader;
 pub mod state;

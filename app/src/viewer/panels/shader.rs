@@ -17,7 +17,7 @@ use crate::viewer::command::{AppCommand, Selection};
 use crate::viewer::listing::ShaderListing;
 use crate::viewer::panels::state::listing_ui;
 use crate::viewer::panels::timeline::draw_label;
-use crate::viewer::protocol::ShaderTrace;
+use crate::viewer::protocol::{DrawInspection, GsDebugContext, ShaderTrace, TraceEmit};
 use crate::viewer::session::{ShaderSession, TraceSession};
 use crate::viewer::shader_debug::{MAX_TRACE_STEPS, outputs_match, record};
 use crate::viewer::shbin_debug::{RegNames, outmap_names};
@@ -71,6 +71,40 @@ impl ShaderView {
             }
             Some(Ok(i)) => i.clone(),
         };
+        let rec = s
+            .index
+            .as_ref()
+            .and_then(|i| i.draws.get(usize::try_from(draw).ok()?))
+            .cloned();
+        let title = rec
+            .as_ref()
+            .map_or_else(|| format!("Draw #{draw}"), |r| draw_label(draw, r));
+        if insp.gs.is_some() {
+            ui.horizontal(|ui| {
+                ui.label("Debug:");
+                let gs_mode = sel.gs_invocation.is_some();
+                if ui
+                    .selectable_label(!gs_mode, "Vertex shader")
+                    .on_hover_text("Step the vertex shader of the selected vertex")
+                    .clicked()
+                    && gs_mode
+                {
+                    queue.push(AppCommand::SelectGsInvocation(None));
+                }
+                if ui
+                    .selectable_label(gs_mode, "Geometry shader")
+                    .on_hover_text("Step one geometry-shader invocation of this draw")
+                    .clicked()
+                    && !gs_mode
+                {
+                    queue.push(AppCommand::SelectGsInvocation(Some(0)));
+                }
+            });
+        }
+        if let (Some(gs), Some(inv)) = (insp.gs.clone(), sel.gs_invocation) {
+            self.gs_ui(ui, s, &insp, &gs, &title, inv, sel, queue);
+            return;
+        }
         let Some(first) = insp.detail.shaded.first().map(|v| v.index_in_draw) else {
             ui.label(format!("Draw #{draw} shaded no vertices."));
             return;
@@ -80,14 +114,6 @@ impl ShaderView {
         if sel.vertex.is_none() {
             queue.push(AppCommand::SelectVertex(first));
         }
-        let rec = s
-            .index
-            .as_ref()
-            .and_then(|i| i.draws.get(usize::try_from(draw).ok()?))
-            .cloned();
-        let title = rec
-            .as_ref()
-            .map_or_else(|| format!("Draw #{draw}"), |r| draw_label(draw, r));
         ui.horizontal_wrapped(|ui| {
             ui.label(RichText::new(format!("{title}: vertex shader")).heading());
             let l = ui.label("Vertex:");
@@ -128,7 +154,7 @@ impl ShaderView {
         if let Some(gs) = &insp.gs_listing {
             // A GS draw: its geometry shader runs on the vertex shader's outputs.
             egui::CollapsingHeader::new(
-                "Geometry shader of this draw (disassembly; it runs on the vertex shader's outputs)",
+                "Geometry shader of this draw (disassembly; choose Geometry shader above to step it)",
             )
             .id_salt(("gs_listing", draw))
             .default_open(false)
@@ -137,9 +163,14 @@ impl ShaderView {
         let mask = insp.vs.setup.input.register_mask();
         // Keyed by draw and vertex: a new selection starts at the top of both scroll views.
         let key = format!("{draw}-{k}");
-        // Outputs named by the output map the draw used (`o1 color`).
+        // Outputs named by the output map the draw used (`o1 color`); with a GS the map
+        // describes the GS's outputs, so the VS outputs keep their register names.
         self.names = Some(RegNames {
-            outputs: outmap_names(&insp.detail.regs, 0x2BD),
+            outputs: if insp.gs.is_some() {
+                RegNames::default().outputs
+            } else {
+                outmap_names(&insp.detail.regs, 0x2BD)
+            },
             ..RegNames::default()
         });
         self.trace_body(
@@ -148,6 +179,152 @@ impl ShaderView {
             &insp.vs.listing,
             sel.shader_step,
             mask,
+            &key,
+            queue,
+        );
+        self.names = None;
+    }
+
+    /// The geometry-shader half of [`ShaderView::trace_ui`]: the invocation list (inputs,
+    /// EMIT count), the stepped invocation, its emitted vertices.
+    #[allow(clippy::too_many_arguments)]
+    fn gs_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        s: &mut TraceSession,
+        insp: &DrawInspection,
+        gs: &GsDebugContext,
+        title: &str,
+        inv: u32,
+        sel: &Selection,
+        queue: &mut Vec<AppCommand>,
+    ) {
+        let draw = insp.draw;
+        let d = &insp.detail;
+        let Some(last) = d.gs_invocations.last().map(|i| i.index) else {
+            ui.label(format!(
+                "{title}: the geometry shader ran no invocation in this draw."
+            ));
+            return;
+        };
+        let k = inv.min(last);
+        if k != inv {
+            queue.push(AppCommand::SelectGsInvocation(Some(k)));
+        }
+        let total = d.gs_invocations.len() as u64 + d.gs_invocations_dropped;
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new(format!("{title}: geometry shader")).heading());
+            let l = ui.label("Invocation:");
+            let mut v = k;
+            let r = ui
+                .add(egui::DragValue::new(&mut v).range(0..=last))
+                .labelled_by(l.id)
+                .on_hover_text("Geometry-shader invocation of the draw (0-based)");
+            if r.changed() && v != k {
+                queue.push(AppCommand::SelectGsInvocation(Some(v)));
+            }
+            if ui
+                .small_button("◀")
+                .on_hover_text("Previous invocation")
+                .clicked()
+                && k > 0
+            {
+                queue.push(AppCommand::SelectGsInvocation(Some(k - 1)));
+            }
+            if ui
+                .small_button("▶")
+                .on_hover_text("Next invocation")
+                .clicked()
+                && k < last
+            {
+                queue.push(AppCommand::SelectGsInvocation(Some(k + 1)));
+            }
+            ui.label(format!("of {total}"));
+            if d.gs_invocations_dropped > 0 {
+                ui.colored_label(
+                    CHANGED,
+                    format!(
+                        "(the first {} are recorded, {} more only counted)",
+                        d.gs_invocations.len(),
+                        d.gs_invocations_dropped
+                    ),
+                );
+            }
+        });
+        let input_mask = gs.setup.input.register_mask();
+        egui::CollapsingHeader::new(format!("Invocations ({})", d.gs_invocations.len()))
+            .id_salt(("gs_invocations", draw))
+            .default_open(true)
+            .show(ui, |ui| {
+                let row_h = (ui.text_style_height(&egui::TextStyle::Body)
+                    + 2.0 * ui.spacing().button_padding.y)
+                    .max(ui.spacing().interact_size.y);
+                // Rows never wrap (show_rows needs one height); long ones scroll sideways.
+                egui::ScrollArea::both()
+                    .id_salt(("gs_invocation_list", draw))
+                    .max_height(row_h * 6.0)
+                    .auto_shrink([false, true])
+                    .show_rows(ui, row_h, d.gs_invocations.len(), |ui, rows| {
+                        ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
+                        for i in &d.gs_invocations[rows] {
+                            let text = invocation_summary(i, input_mask);
+                            if ui.selectable_label(i.index == k, text).clicked() && i.index != k {
+                                queue.push(AppCommand::SelectGsInvocation(Some(i.index)));
+                            }
+                        }
+                    });
+            });
+        if let Some(i) = d.gs_invocations.iter().find(|i| i.index == k)
+            && let Some((first, count)) = i.input_uniforms
+        {
+            egui::CollapsingHeader::new(format!(
+                "Input uniforms c{first}-c{} written from the vertex shader's outputs",
+                (u32::from(first) + u32::from(count)).saturating_sub(1)
+            ))
+            .id_salt(("gs_input_uniforms", draw, k))
+            .default_open(false)
+            .show(ui, |ui| {
+                for (n, v) in i
+                    .float_uniforms
+                    .iter()
+                    .enumerate()
+                    .skip(usize::from(first))
+                    .take(usize::from(count))
+                {
+                    ui.monospace(format!("c{n} = {}", fmt_vec4(v)));
+                }
+            });
+        }
+        let trace = match s.want_gs_shader(draw, k) {
+            None => {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label(format!("Tracing invocation {k}…"));
+                });
+                return;
+            }
+            Some(Err(e)) => {
+                ui.colored_label(WARN, e);
+                return;
+            }
+            Some(Ok(t)) => t.clone(),
+        };
+        let mut names = RegNames {
+            outputs: outmap_names(&d.regs, 0x28D),
+            ..RegNames::default()
+        };
+        for a in 0..usize::from(gs.setup.input.count).min(16) {
+            let reg = usize::from(gs.setup.input.permutation[a] & 15);
+            names.inputs[reg] = format!("← input slot {a}");
+        }
+        self.names = Some(names);
+        let key = format!("gs-{draw}-{k}");
+        self.trace_body(
+            ui,
+            &trace,
+            &gs.listing,
+            sel.shader_step,
+            input_mask,
             &key,
             queue,
         );
@@ -500,6 +677,17 @@ impl ShaderView {
                     } else {
                         ui.label("Before the first instruction: inputs loaded, registers as the unit kept them.");
                     }
+                    if let Some(e) = step.and_then(|i| t.emits.iter().find(|e| e.step == i)) {
+                        ui.label(
+                            RichText::new(format!("EMIT {}", emit_text(e)))
+                                .monospace()
+                                .strong()
+                                .color(CHANGED),
+                        );
+                    }
+                    if !t.emits.is_empty() {
+                        emits_ui(ui, t, step, key, queue);
+                    }
                     ui.separator();
                     ui.checkbox(&mut self.all_inputs, "show all v registers");
                     let changed = rec.and_then(|r| r.dst).map(|(reg, _, _)| reg);
@@ -607,4 +795,95 @@ fn run_doc(doc: &ShaderSession) -> Result<ShaderTrace, String> {
         mask,
         None,
     ))
+}
+
+/// One line about an invocation for the GS invocation list: the VS vertices it received, its
+/// first input, the EMITs.
+fn invocation_summary(i: &gpu_core::debug::GsInvocation, input_mask: u16) -> String {
+    let vertices = match i.vertices.as_slice() {
+        [] => "no vertex".to_string(),
+        [v] => format!("vertex {v}"),
+        [a, .., b] => format!("vertices {a}-{b} ({})", i.vertices.len()),
+    };
+    let input = match i.input_uniforms {
+        Some((first, count)) => format!(
+            "c{first}-c{}",
+            (u32::from(first) + u32::from(count)).saturating_sub(1)
+        ),
+        None => (0..16)
+            .find(|r| input_mask & (1 << r) != 0)
+            .map_or_else(String::new, |r| {
+                format!("v{r} = {}", fmt_vec4(&i.state.inputs[r]))
+            }),
+    };
+    let more = if i.emits_dropped > 0 {
+        format!("+{}", i.emits_dropped)
+    } else {
+        String::new()
+    };
+    let err = if i.error.is_some() { ", stopped" } else { "" };
+    format!(
+        "#{}  {vertices}  {input}  {}{more} emits, {} primitives{err}",
+        i.index,
+        i.emits.len(),
+        i.primitives()
+    )
+}
+
+/// An emitted vertex in one line: slot, primitive flag, position, colour, texture coordinate 0.
+fn emit_text(e: &TraceEmit) -> String {
+    let prim = if e.primitive {
+        if e.winding {
+            " +primitive (inverted winding)"
+        } else {
+            " +primitive"
+        }
+    } else {
+        ""
+    };
+    format!(
+        "slot {}{prim}: pos {} color {} tc0 ({}, {})",
+        e.slot,
+        fmt_vec4(&e.vertex.pos),
+        fmt_vec4(&e.vertex.color),
+        widgets::fmt_f32(e.vertex.tc0[0]),
+        widgets::fmt_f32(e.vertex.tc0[1])
+    )
+}
+
+/// The vertices a GS run emitted up to the current step, each a button to its EMIT step.
+fn emits_ui(
+    ui: &mut egui::Ui,
+    t: &ShaderTrace,
+    step: Option<usize>,
+    key: &str,
+    queue: &mut Vec<AppCommand>,
+) {
+    let done = t
+        .emits
+        .iter()
+        .filter(|e| step.is_some_and(|s| e.step <= s))
+        .count();
+    ui.separator();
+    ui.strong(format!(
+        "Emitted vertices so far: {done} of {} ({} primitives in the run)",
+        t.emits.len(),
+        t.emits.iter().filter(|e| e.primitive).count()
+    ));
+    egui::Grid::new(("gs_emits", key))
+        .num_columns(2)
+        .striped(true)
+        .show(ui, |ui| {
+            for (n, e) in t.emits.iter().enumerate().take(done) {
+                if ui
+                    .small_button(format!("#{n} step {}", e.step + 1))
+                    .on_hover_text("Go to this EMIT")
+                    .clicked()
+                {
+                    queue.push(AppCommand::ShaderStep(Some(e.step)));
+                }
+                ui.monospace(emit_text(e));
+                ui.end_row();
+            }
+        });
 }

@@ -79,6 +79,88 @@ fn cell(ui: &mut egui::Ui, text: String) -> egui::Response {
     )
 }
 
+/// The geometry shader's output of a GS draw: every emitted vertex of the recorded invocations,
+/// with the invocation it came from and whether it completed a primitive. Clicking a row selects
+/// that invocation for the shader debugger.
+fn gs_output_ui(
+    ui: &mut egui::Ui,
+    insp: &crate::viewer::protocol::DrawInspection,
+    queue: &mut Vec<AppCommand>,
+) {
+    let d = &insp.detail;
+    let emitted: usize = d.gs_invocations.iter().map(|i| i.emits.len()).sum();
+    let prims: usize = d.gs_invocations.iter().map(|i| i.primitives()).sum();
+    let more = if d.gs_invocations_dropped > 0 {
+        format!(" (+{} invocations not recorded)", d.gs_invocations_dropped)
+    } else {
+        String::new()
+    };
+    egui::CollapsingHeader::new(format!(
+        "Geometry-shader output: {} invocations, {emitted} emitted vertices, {prims} primitives{more}",
+        d.gs_invocations.len()
+    ))
+    .id_salt(("gs_output", insp.draw))
+    .default_open(false)
+    .show(ui, |ui| {
+        if ui
+            .button("Debug the geometry shader ▶")
+            .on_hover_text("Step invocation 0 in the shader view")
+            .clicked()
+        {
+            queue.push(AppCommand::SelectGsInvocation(Some(0)));
+            queue.push(AppCommand::Tab(Tab::Shader));
+        }
+        let rows: Vec<(usize, usize)> = d
+            .gs_invocations
+            .iter()
+            .enumerate()
+            .flat_map(|(i, inv)| (0..inv.emits.len()).map(move |e| (i, e)))
+            .collect();
+        // The height a selectable monospace row really takes, so that show_rows places rows
+        // where they are drawn.
+        let row_h = (ui.text_style_height(&egui::TextStyle::Monospace)
+            + 2.0 * ui.spacing().button_padding.y)
+            .max(ui.spacing().interact_size.y);
+        // Rows never wrap (show_rows needs one height); long ones scroll sideways.
+        egui::ScrollArea::both()
+            .id_salt(("gs_output_rows", insp.draw))
+            .max_height(row_h * 12.0)
+            .auto_shrink([false, true])
+            .show_rows(ui, row_h, rows.len(), |ui, range| {
+                ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
+                for &(i, e) in &rows[range] {
+                    let Some(inv) = d.gs_invocations.get(i) else {
+                        continue;
+                    };
+                    let Some(em) = inv.emits.get(e) else {
+                        continue;
+                    };
+                    let prim = if em.primitive {
+                        if em.winding { " prim(inv)" } else { " prim" }
+                    } else {
+                        ""
+                    };
+                    let text = format!(
+                        "inv {:4} emit {e} slot {}{prim:10} pos {} color {} tc0 ({}, {})",
+                        inv.index,
+                        em.slot,
+                        fmt_vec4(&em.vertex.pos),
+                        fmt_vec4(&em.vertex.color),
+                        widgets::fmt_f32(em.vertex.tc0[0]),
+                        widgets::fmt_f32(em.vertex.tc0[1]),
+                    );
+                    let r = ui
+                        .selectable_label(false, RichText::new(text).monospace())
+                        .on_hover_text("Click to debug this invocation in the shader view");
+                    if r.clicked() {
+                        queue.push(AppCommand::SelectGsInvocation(Some(inv.index)));
+                        queue.push(AppCommand::Tab(Tab::Shader));
+                    }
+                }
+            });
+    });
+}
+
 fn source_text(s: &AttribSource) -> String {
     match s {
         AttribSource::Buffer { loader, addr } => format!("loader {loader} @ 0x{addr:08X}"),
@@ -181,6 +263,9 @@ impl VerticesView {
                             }
                         });
                 });
+        }
+        if !d.gs_invocations.is_empty() {
+            gs_output_ui(ui, &insp, queue);
         }
         ui.separator();
         // Input record per shaded vertex: its own load, or the load of its vertex id (cache hit).
