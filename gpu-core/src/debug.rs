@@ -11,6 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::budget::{BudgetResource, BudgetScope};
 use crate::vertex::{OutputVertex, ScreenVertex};
 
 /// Where a diagnostic came from and what it is about.
@@ -45,6 +46,13 @@ pub enum DiagKind {
     CommandList,
     /// A configuration the model does not implement or that the hardware would hang on.
     Unsupported,
+    /// A work budget ([`crate::budget::WorkBudget`]) ran out: the rest of the scope is skipped.
+    Budget {
+        /// The submission, frame or trace that ran out.
+        scope: BudgetScope,
+        /// What it ran out of.
+        resource: BudgetResource,
+    },
     /// Anything else worth telling the user.
     Other,
 }

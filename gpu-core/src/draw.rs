@@ -30,6 +30,7 @@ use shader_unit::decode::Program;
 use shader_unit::fast::FastEngine;
 use shader_unit::interp::{Interpreter, NUM_FLOAT_UNIFORMS, Uniforms};
 
+use crate::budget::WorkCount;
 use crate::debug::{
     DiagKind, Diagnostic, DrawDetail, DrawInfo, DrawKind, DrawStats, Observer, ShadedVertex,
     TextureRef, Topology,
@@ -96,6 +97,10 @@ pub struct DrawOutcome {
     /// The GS float uniforms after the draw, when it ran with a geometry shader
     /// (variable-primitive GS input writes the vertex counts into them).
     pub gs_float_uniforms: Option<[[f32; 4]; NUM_FLOAT_UNIFORMS]>,
+    /// Work done, for the work budgets ([`crate::budget`]): vertex positions walked, shader
+    /// instructions (VS + GS) and fragments written (`draws` is left 0: the command processor
+    /// counts draws itself).
+    pub work: WorkCount,
 }
 
 /// A decoded program and the memory generation it was decoded from.
@@ -509,6 +514,7 @@ impl PipelineState {
         scratch.attrs.resize(batch, AttributeSet::default());
         scratch.slots.resize(batch, [[0.0; 4]; 16]);
         let mut instructions: u64 = 0;
+        let mut positions: u64 = 0;
         'draw: loop {
             // Gather a batch of vertex ids; load the ones that need shading.
             scratch.pending.clear();
@@ -518,6 +524,7 @@ impl PipelineState {
                 let Some(next) = cursor.next_id(&loader, mem) else {
                     break;
                 };
+                positions += 1;
                 let (k, id) = match next {
                     Ok(v) => v,
                     Err(e) => {
@@ -654,6 +661,12 @@ impl PipelineState {
         DrawOutcome {
             draws_started: 1,
             gs_float_uniforms,
+            work: WorkCount {
+                vertices: positions,
+                shader_instructions: instructions,
+                fragments: stats.fragments_written,
+                ..WorkCount::default()
+            },
         }
     }
 
@@ -716,12 +729,14 @@ impl PipelineState {
             &mut slots,
         );
         imm.stats.vs_invocations += 1;
+        outcome.work.vertices = 1;
         match result {
-            Ok(_) => {
+            Ok(s) => {
+                outcome.work.shader_instructions = s.instructions;
                 let slots = slots[0];
                 record_shaded(&mut imm.detail, &ds, k, &slots);
                 let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
-                route(
+                outcome.work.shader_instructions += route(
                     p,
                     &ds,
                     &slots,
@@ -746,6 +761,7 @@ impl PipelineState {
                         &mut imm.detail,
                     );
                     imm.stats.fragments_written += pixels.stats().fragments_passed;
+                    outcome.work.fragments = pixels.stats().fragments_passed;
                     report_pixel_diags(&mut pixels, draw, obs);
                 }
             }
