@@ -31,6 +31,9 @@ pub struct ReplayBenchArgs {
     /// under it; seeks re-execute more).
     #[arg(long, value_name = "MIB", default_value_t = gpu_core::replay::DEFAULT_KEYFRAME_BUDGET >> 20)]
     pub keyframe_budget: u64,
+    /// Work budgets (`--budget SPEC`).
+    #[command(flatten)]
+    pub budget: crate::budget_flag::BudgetArgs,
 }
 
 #[derive(Default)]
@@ -74,11 +77,16 @@ fn ms(d: Duration) -> f64 {
 
 /// Runs the benchmark and prints the report.
 pub fn run(args: &ReplayBenchArgs) -> Result<()> {
-    let open = || open_trace(&args.trace);
+    let budget = args.budget.budget();
+    let open = || -> Result<_> {
+        let mut r = Replay::new(open_trace(&args.trace)?);
+        r.set_work_budget(budget);
+        Ok(r)
+    };
     let mut out = std::io::stdout().lock();
     let mut best: Option<(Duration, Timer, u32)> = None;
     for _ in 0..args.runs.max(1) {
-        let mut replay = Replay::new(open()?);
+        let mut replay = open()?;
         let mut timer = Timer::default();
         let t = Instant::now();
         replay.run_until(Target::End, &mut timer);
@@ -131,7 +139,7 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
         stages: Some(StageTimes::default()),
         ..Timer::default()
     };
-    Replay::new(open()?).run_until(Target::End, &mut staged);
+    open()?.run_until(Target::End, &mut staged);
     if let Some(st) = staged.stages {
         let all = (st.geometry + st.raster + st.texture + st.fragment_ops).as_secs_f64();
         let pct = |d: Duration| 100.0 * d.as_secs_f64() / all.max(1e-12);
@@ -145,7 +153,7 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
             pct(st.fragment_ops)
         )?;
     }
-    let mut replay = Replay::new(open()?);
+    let mut replay = open()?;
     replay.set_keyframe_budget(args.keyframe_budget.saturating_mul(1 << 20));
     let t = Instant::now();
     let index = replay.build_index();

@@ -66,6 +66,9 @@ pub struct RenderArgs {
     /// NAME_NNNN.png files).
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Work budgets (`--budget SPEC`).
+    #[command(flatten)]
+    pub budget: crate::budget_flag::BudgetArgs,
 }
 
 /// Depth values (fractions of the depth format's maximum) shown as black and white.
@@ -102,6 +105,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
     check_output(args)?;
     let trace = open_trace(&args.trace)?;
     let mut replay = Replay::new(trace);
+    replay.set_work_budget(args.budget.budget());
     if args.all_frames {
         return all_frames(&mut replay, args);
     }

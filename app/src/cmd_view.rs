@@ -23,6 +23,9 @@ pub struct ViewArgs {
     /// Start on this view.
     #[arg(long, value_enum)]
     pub tab: Option<ViewTab>,
+    /// Work budgets (`--budget SPEC`, as for `render`); View > Settings changes them.
+    #[command(flatten)]
+    pub budget: crate::budget_flag::BudgetArgs,
 }
 
 /// The viewer's central views.
@@ -63,6 +66,7 @@ pub fn run(args: &ViewArgs) -> Result<()> {
         screenshot: args.screenshot.clone(),
         draw: args.draw,
         tab: args.tab.map(Tab::from),
+        budget: args.budget.budget(),
     })
     .map_err(|e| anyhow!(e))
 }

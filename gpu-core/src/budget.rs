@@ -365,9 +365,17 @@ pub struct Exhausted {
 }
 
 impl Exhausted {
-    /// A sentence saying what ran out and what is skipped because of it.
-    pub fn describe(&self) -> String {
-        let skipped = match self.scope {
+    /// What ran out: "work budget exhausted: frame used 1000 of 1000 draws-per-frame allowed".
+    pub fn what(&self) -> String {
+        format!(
+            "work budget exhausted: {} used {} of {} {}-per-{} allowed",
+            self.scope, self.used, self.limit, self.resource, self.scope
+        )
+    }
+
+    /// What is skipped because of it.
+    pub fn skipped(&self) -> String {
+        match self.scope {
             BudgetScope::Submission => {
                 "the rest of this command-list submission is skipped".to_string()
             }
@@ -378,11 +386,12 @@ impl Exhausted {
             BudgetScope::Trace => {
                 "the rest of the trace (command lists, fills, transfers) is skipped".to_string()
             }
-        };
-        format!(
-            "work budget exhausted: {} used {} of {} {}-per-{} allowed; {skipped}",
-            self.scope, self.used, self.limit, self.resource, self.scope
-        )
+        }
+    }
+
+    /// Both in one sentence.
+    pub fn describe(&self) -> String {
+        format!("{}; {}", self.what(), self.skipped())
     }
 }
 

@@ -669,7 +669,7 @@ mod budgets {
             );
             assert!(detail.contains("vertices-per-frame"), "{detail}");
             assert!(detail.contains("byte offset 0x"), "{detail}");
-            assert!(detail.contains("at draw"), "{detail}");
+            assert!(detail.contains("draw "), "{detail}");
         }
         // 2^21 vertices = two capped draws (2^20 each) per frame; the third never starts.
         assert_eq!(index.draws.len(), 4);

@@ -379,11 +379,13 @@ impl Gpu {
         e: &Exhausted,
         list_start: Option<u32>,
         addr: Option<u32>,
-        draw: Option<u64>,
+        draw: Option<(u64, bool)>,
     ) -> Diagnostic {
         let mut at = String::new();
-        if let Some(d) = draw {
-            at.push_str(&format!(" at draw {d}"));
+        match draw {
+            Some((d, true)) => at.push_str(&format!(" before draw {d} (not run)")),
+            Some((d, false)) => at.push_str(&format!(" after draw {d}")),
+            None => {}
         }
         match (list_start, addr) {
             (Some(start), Some(a)) => at.push_str(&format!(
@@ -393,7 +395,7 @@ impl Gpu {
             (None, Some(a)) => at.push_str(&format!(" at PA 0x{a:08X}")),
             _ => at.push_str(" in a stream register write"),
         }
-        let mut detail = format!("{}{at}", e.describe());
+        let mut detail = format!("{}{at}; {}", e.what(), e.skipped());
         if e.scope == BudgetScope::Submission && e.resource == BudgetResource::Writes {
             detail.push_str(
                 "; a command list this long almost certainly loops (a jump back into itself with changing registers)",
@@ -404,7 +406,7 @@ impl Gpu {
                 scope: e.scope,
                 resource: e.resource,
             },
-            draw,
+            draw: draw.map(|d| d.0),
             detail,
         }
     }
@@ -428,7 +430,7 @@ impl Gpu {
         for &r in checks {
             if let Some(e) = self.work.check_start(r, in_list) {
                 let start = self.list.as_ref().map(|l| l.start);
-                let d = self.budget_diagnostic(&e, start, source, Some(self.draw_count));
+                let d = self.budget_diagnostic(&e, start, source, Some((self.draw_count, true)));
                 obs.diagnostic(&d);
                 return false;
             }
@@ -448,7 +450,7 @@ impl Gpu {
         work.draws = u64::from(new_draw);
         if let Some(e) = self.work.charge(&work, in_list) {
             let start = self.list.as_ref().map(|l| l.start);
-            let draw = self.draw_count.checked_sub(1);
+            let draw = self.draw_count.checked_sub(1).map(|d| (d, false));
             let d = self.budget_diagnostic(&e, start, source, draw);
             obs.diagnostic(&d);
         }
