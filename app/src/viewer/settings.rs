@@ -102,12 +102,13 @@ impl SettingsDialog {
             .show(ctx, |ui| {
                 ui.heading("Keyframes");
                 ui.horizontal(|ui| {
-                    ui.label("Memory budget");
+                    let label = ui.label("Memory budget");
                     ui.add(
                         egui::DragValue::new(&mut self.keyframe_mib)
                             .range(0..=1 << 20)
                             .suffix(" MiB"),
                     )
+                    .labelled_by(label.id)
                     .on_hover_text(
                         "Keyframes are thinned to stay under this; seeks re-execute more when it is small",
                     );
@@ -135,13 +136,14 @@ impl SettingsDialog {
                         }
                         ui.end_row();
                         for (j, r) in BudgetResource::ALL.into_iter().enumerate() {
-                            ui.label(r.name());
+                            let label = ui.label(r.name());
                             for i in 0..BudgetScope::ALL.len() {
                                 ui.add(
                                     egui::TextEdit::singleline(&mut self.cells[i][j])
                                         .desired_width(90.0)
                                         .id_salt(("budget", i, j)),
-                                );
+                                )
+                                .labelled_by(label.id);
                             }
                             ui.end_row();
                         }
