@@ -12,9 +12,9 @@ pub struct BudgetArgs {
     /// win). RESOURCE: writes, draws, vertices, shader-instructions, fragments; SCOPE:
     /// submission, frame, trace; N: decimal, 0x hex, 2^K or `unlimited`. When one runs out the
     /// rest of that submission/frame/trace is skipped with a diagnostic naming what ran out and
-    /// where. Defaults: per submission writes 2^26, draws 2^16, vertices 2^25,
-    /// shader-instructions 2^33, fragments 2^30; per frame the same; per trace writes 2^30,
-    /// draws 2^24, vertices 2^30, shader-instructions 2^38, fragments 2^35.
+    /// where. Defaults: per submission writes 2^24, draws 2^16, vertices 2^24,
+    /// shader-instructions 2^30, fragments 2^28; per frame the same; per trace writes 2^28,
+    /// draws 2^22, vertices 2^28, shader-instructions 2^34, fragments 2^34.
     /// Example: --budget draws-per-frame=500,vertices-per-trace=2^24
     #[arg(long = "budget", value_name = "SPEC", value_parser = check_spec, action = clap::ArgAction::Append)]
     pub budget: Vec<String>,
@@ -66,7 +66,7 @@ mod tests {
         assert_eq!(DEFAULT_FRAME_BUDGET, DEFAULT_SUBMISSION_BUDGET);
         let t = DEFAULT_TRACE_BUDGET;
         let f = DEFAULT_FRAME_BUDGET;
-        let help = "per submission writes 2^26, draws 2^16, vertices 2^25, shader-instructions 2^33, fragments 2^30; per frame the same; per trace writes 2^30, draws 2^24, vertices 2^30, shader-instructions 2^38, fragments 2^35";
+        let help = "per submission writes 2^24, draws 2^16, vertices 2^24, shader-instructions 2^30, fragments 2^28; per frame the same; per trace writes 2^28, draws 2^22, vertices 2^28, shader-instructions 2^34, fragments 2^34";
         let expect = format!(
             "per submission writes {}, draws {}, vertices {}, shader-instructions {}, fragments {}; per frame the same; per trace writes {}, draws {}, vertices {}, shader-instructions {}, fragments {}",
             pow(f.writes),

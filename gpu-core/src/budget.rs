@@ -172,34 +172,31 @@ impl WorkCount {
     };
 }
 
-/// Default limits of one command-list submission.
-pub const DEFAULT_SUBMISSION_BUDGET: WorkCount = WorkCount {
-    // The old fixed cap on writes per submission: 64 Mi (a real list has thousands).
-    writes: 1 << 26,
-    draws: 1 << 16,
-    vertices: 1 << 25,
-    shader_instructions: 1 << 33,
-    fragments: 1 << 30,
-};
+/// Default limits of one command-list submission: the frame's (a real list has thousands of
+/// writes; the old fixed cap was 64 Mi).
+pub const DEFAULT_SUBMISSION_BUDGET: WorkCount = DEFAULT_FRAME_BUDGET;
 
-/// Default limits of one frame: 64 Mi writes, 64 Ki draws, 32 Mi vertices, 8 Gi shader
-/// instructions, 1 Gi fragments (a full 400x240 screen is 96,000 fragments).
+/// Default limits of one frame: 16 Mi writes, 64 Ki draws, 16 Mi vertices, 1 Gi shader
+/// instructions, 256 Mi fragments. The 3DS shades well under a million vertices per frame at
+/// 60 fps and a full 400x240 screen is 96,000 fragments, so real frames stay far below; a frame
+/// that uses it all replays in seconds.
 pub const DEFAULT_FRAME_BUDGET: WorkCount = WorkCount {
-    writes: 1 << 26,
+    writes: 1 << 24,
     draws: 1 << 16,
-    vertices: 1 << 25,
-    shader_instructions: 1 << 33,
-    fragments: 1 << 30,
+    vertices: 1 << 24,
+    shader_instructions: 1 << 30,
+    fragments: 1 << 28,
 };
 
-/// Default limits of a whole trace: 1 Gi writes, 16 Mi draws, 1 Gi vertices, 256 Gi shader
-/// instructions, 32 Gi fragments.
+/// Default limits of a whole trace: 256 Mi writes, 4 Mi draws, 256 Mi vertices, 16 Gi shader
+/// instructions, 16 Gi fragments: hundreds of heavy frames, and a bound of a few minutes on what
+/// a hostile trace can make the replayer do.
 pub const DEFAULT_TRACE_BUDGET: WorkCount = WorkCount {
-    writes: 1 << 30,
-    draws: 1 << 24,
-    vertices: 1 << 30,
-    shader_instructions: 1 << 38,
-    fragments: 1 << 35,
+    writes: 1 << 28,
+    draws: 1 << 22,
+    vertices: 1 << 28,
+    shader_instructions: 1 << 34,
+    fragments: 1 << 34,
 };
 
 /// Limits per submission, frame and trace.

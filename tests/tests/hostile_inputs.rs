@@ -742,26 +742,14 @@ mod budgets {
     #[test]
     fn an_undetected_jump_loop_ends_at_the_submission_writes_budget() {
         const BASE: u32 = 0x2000_0000;
-        const SLOT: u32 = 32;
         let n = MAX_JUMPS_TRACKED as u32 + 500;
-        let mut bytes = Vec::new();
-        for i in 0..n {
-            // The last buffer jumps back to buffer n - 100 (not among the tracked jumps).
-            let next = if i + 1 < n { i + 1 } else { n - 100 };
-            let mut b = cmdlist::CmdListBuilder::new();
-            b.write(0x238, SLOT / 8);
-            b.write(0x23A, (BASE + next * SLOT) >> 3);
-            b.write(0x23C, 1);
-            let mut words = b.words().to_vec();
-            words.resize((SLOT / 4) as usize, 0);
-            bytes.extend(super::le(&words));
-        }
+        let (bytes, slot) = jump_chain(BASE, n);
         let mut mem = PhysMem::new();
         mem.write(BASE, &bytes).unwrap();
         let mut gpu = Gpu::new();
         gpu.set_work_budget(WorkBudget::parse("writes-per-submission=100000").unwrap());
         let mut log = Diags::default();
-        assert!(gpu.run_command_list(&mut mem, BASE, SLOT, &mut log));
+        assert!(gpu.run_command_list(&mut mem, BASE, slot, &mut log));
         let b = budget_diags(log.0.iter());
         assert_eq!(b.len(), 1, "{:?}", log.0);
         let (scope, resource, detail) = &b[0];
@@ -775,10 +763,59 @@ mod budgets {
         // The next submission starts with a fresh submission budget: entering the loop at its
         // end, every jump of the cycle is tracked and the loop detector ends it.
         let mut log = Diags::default();
-        assert!(gpu.run_command_list(&mut mem, BASE + (n - 1) * SLOT, SLOT, &mut log));
+        assert!(gpu.run_command_list(&mut mem, BASE + (n - 1) * slot, slot, &mut log));
         assert!(budget_diags(log.0.iter()).is_empty(), "{:?}", log.0);
         assert!(log.0.iter().any(|d| d.detail.contains("command-list loop")));
         assert!(gpu.work.used(BudgetScope::Submission).writes < 1000);
+    }
+
+    /// The jump chain of [`an_undetected_jump_loop_ends_at_the_submission_writes_budget`] as
+    /// bytes at `BASE`, with its first buffer's size.
+    fn jump_chain(base: u32, n: u32) -> (Vec<u8>, u32) {
+        const SLOT: u32 = 32;
+        let mut bytes = Vec::new();
+        for i in 0..n {
+            let next = if i + 1 < n { i + 1 } else { n - 100 };
+            let mut b = cmdlist::CmdListBuilder::new();
+            b.write(0x238, SLOT / 8);
+            b.write(0x23A, (base + next * SLOT) >> 3);
+            b.write(0x23C, 1);
+            let mut words = b.words().to_vec();
+            words.resize((SLOT / 4) as usize, 0);
+            bytes.extend(super::le(&words));
+        }
+        (bytes, SLOT)
+    }
+
+    /// Writes the hostile traces of this module under their default budgets to the directory
+    /// `$PICAVIEW_HOSTILE_OUT`, for measuring time and memory of the CLI on them by hand (the
+    /// numbers are in the note; no test asserts time).
+    #[test]
+    #[ignore = "writes files for manual measurement"]
+    fn write_hostile_budget_inputs() {
+        let Some(dir) = std::env::var_os("PICAVIEW_HOSTILE_OUT") else {
+            return;
+        };
+        let dir = std::path::PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("ffff_draws.ctf"),
+            draws_trace(4, 4000, u32::MAX, false),
+        )
+        .unwrap();
+        std::fs::write(dir.join("gs_nested.ctf"), draws_trace(4, 200, 64, true)).unwrap();
+        std::fs::write(dir.join("frames1200.ctf"), draws_trace(1200, 6, 36, false)).unwrap();
+        let (chain, size) = jump_chain(0x2000_0000, MAX_JUMPS_TRACKED as u32 + 500);
+        let mut b =
+            pica_cmd::citrace::CiTraceBuilder::new(pica_cmd::citrace::InitialState::citra_sized());
+        b.memory_load(0x2000_0000, &chain).unwrap();
+        for _ in 0..4 {
+            b.register_write(0x1040_18E0, size)
+                .register_write(0x1040_18E8, 0x2000_0000 >> 3)
+                .register_write(0x1040_18F0, 1);
+            b.frame_marker();
+        }
+        std::fs::write(dir.join("jump_loop.ctf"), b.build().unwrap()).unwrap();
     }
 
     /// The streaming index of a long capture holds no keyframe and the same records.

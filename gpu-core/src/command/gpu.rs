@@ -15,7 +15,7 @@ use pica_cmd::cmdlist::{CmdHeader, ExtraParamWidth, expand_mask};
 use shader_unit::float::{unpack_f24x4_f32, unpack_f32x4};
 
 use super::external;
-use crate::budget::{BudgetResource, BudgetScope, Exhausted, WorkBudget, WorkCount, WorkMeter};
+use crate::budget::{BudgetResource, Exhausted, WorkBudget, WorkCount, WorkMeter};
 use crate::debug::{DiagKind, Diagnostic, EngineEvent, Observer, RegSpace, RegWriteEvent};
 use crate::draw::{DrawOutcome, DrawRequest, PipelineState, ShaderMemory};
 use crate::memory::PhysMem;
@@ -187,7 +187,7 @@ pub struct Gpu {
     pub list: Option<ListState>,
     /// The jumps taken in the current submission (target, size and the four CMDBUF address/size
     /// registers), for loop detection; at most [`MAX_JUMPS_TRACKED`].
-    pub jumps_taken: Vec<JumpState>,
+    pub jumps_taken: std::collections::HashSet<JumpState>,
     /// Work counted against the work budgets per submission, frame and trace (part of the state,
     /// so a keyframe restores the counts; see [`crate::budget`]).
     pub work: WorkMeter,
@@ -357,7 +357,7 @@ impl Gpu {
             draw_count: 0,
             pipeline: PipelineState::default(),
             list: None,
-            jumps_taken: Vec::new(),
+            jumps_taken: std::collections::HashSet::new(),
             work: WorkMeter::default(),
         }
     }
@@ -396,7 +396,7 @@ impl Gpu {
             _ => at.push_str(" in a stream register write"),
         }
         let mut detail = format!("{}{at}; {}", e.what(), e.skipped());
-        if e.scope == BudgetScope::Submission && e.resource == BudgetResource::Writes {
+        if e.resource == BudgetResource::Writes && list_start.is_some() {
             detail.push_str(
                 "; a command list this long almost certainly loops (a jump back into itself with changing registers)",
             );
@@ -853,7 +853,7 @@ impl Gpu {
                         self.list = None;
                     } else {
                         if self.jumps_taken.len() < MAX_JUMPS_TRACKED {
-                            self.jumps_taken.push(state);
+                            self.jumps_taken.insert(state);
                         }
                         obs.engine(&EngineEvent::CommandList {
                             addr: new_addr,
