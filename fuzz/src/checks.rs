@@ -133,7 +133,7 @@ pub fn citrace(data: &[u8]) {
 
 /// Work budgets for whole-trace replays under the fuzzer: small enough that every input
 /// finishes far inside libFuzzer's 10 s timeout, large enough for every demo trace to run whole.
-pub const FUZZ_WORK_BUDGET: &str = "writes-per-trace=2^22,draws-per-trace=2^12,vertices-per-trace=2^18,shader-instructions-per-trace=2^26,fragments-per-trace=2^24";
+pub const FUZZ_WORK_BUDGET: &str = "writes-per-trace=2^22,draws-per-trace=2^12,vertices-per-trace=2^16,shader-instructions-per-trace=2^23,fragments-per-trace=2^22";
 
 /// Whole-trace replay and the linter on a CiTrace, under [`FUZZ_WORK_BUDGET`]: any readable
 /// trace lints and indexes (streaming, no keyframes) to the end without panicking, and both

@@ -50,6 +50,7 @@ fn fuzz_checks_pass_on_seeds_and_minimised_inputs() {
         "shader-unit/tests/fixtures",
         "pica-cmd/tests/fixtures",
         "tests/fixtures/hostile",
+        "tests/data/fuzz",
     ] {
         files_under(&repo(dir), &mut files);
     }
