@@ -3,7 +3,7 @@
 # is not committed): the bundled demo traces and shader, the real shader binaries and sources
 # under shader-unit/tests/fixtures/real (provenance: that folder's PROVENANCE.md), the ctrulib
 # command list under pica-cmd/tests/fixtures, and every minimised input under
-# tests/fixtures/hostile/. Optional: $1 = a testdata folder to add (e.g. ../shared/testdata/real).
+# tests/fixtures/hostile/ and tests/data/fuzz/. Optional: $1 = a testdata folder to add (e.g. ../shared/testdata/real).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for t in dvlb asm cmdlist citrace replay; do mkdir -p "fuzz/corpus/$t"; done
@@ -17,7 +17,7 @@ for f in $(find assets shader-unit/tests/fixtures pica-cmd/tests/fixtures tests/
     *cmdlist*.bin|*.cmd) copy cmdlist "$f" ;;
   esac
 done
-for f in tests/fixtures/hostile/*; do
+for f in tests/fixtures/hostile/* tests/data/fuzz/*; do
   [ -f "$f" ] || continue
   case "$(basename "$f")" in
     dvlb-*) copy dvlb "$f" ;; asm-*) copy asm "$f" ;;

@@ -19,7 +19,7 @@ use gpu_core::replay::{Replay, Target};
 use crate::cmd_trace::open_trace;
 
 /// The trace type `open_trace` returns.
-type Trace = pica_cmd::citrace::CiTrace<pica_cmd::citrace::SeekSource<std::fs::File>>;
+type Source = pica_cmd::citrace::SeekSource<std::fs::File>;
 
 /// Arguments of `picaview bench replay`.
 #[derive(clap::Args, Debug)]
@@ -40,6 +40,9 @@ pub struct ReplayBenchArgs {
     /// (default: the available cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
+    /// Work budgets (`--budget SPEC`).
+    #[command(flatten)]
+    pub budget: crate::budget_flag::BudgetArgs,
 }
 
 #[derive(Default)]
@@ -83,7 +86,12 @@ fn ms(d: Duration) -> f64 {
 
 /// Runs the benchmark and prints the report.
 pub fn run(args: &ReplayBenchArgs) -> Result<()> {
-    let open = || open_trace(&args.trace);
+    let budget = args.budget.budget();
+    let open = || -> Result<_> {
+        let mut r = Replay::new(open_trace(&args.trace)?);
+        r.set_work_budget(budget);
+        Ok(r)
+    };
     let mut out = std::io::stdout().lock();
     let threads = args
         .threads
@@ -98,7 +106,7 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
     let mut best: Vec<Option<(Duration, Timer, u32)>> = counts.iter().map(|_| None).collect();
     for _ in 0..args.runs.max(1) {
         for (slot, &n) in best.iter_mut().zip(&counts) {
-            let mut replay = Replay::new(open()?);
+            let mut replay = open()?;
             replay.set_threads(n);
             let mut timer = Timer::default();
             let t = Instant::now();
@@ -171,13 +179,13 @@ fn replay_report(
 /// pixel pipeline runs on one thread while it is timed).
 fn stage_report(
     out: &mut impl std::io::Write,
-    open: &dyn Fn() -> Result<Trace, crate::report::FileError>,
+    open: &dyn Fn() -> Result<Replay<Source>>,
 ) -> Result<()> {
     let mut staged = Timer {
         stages: Some(StageTimes::default()),
         ..Timer::default()
     };
-    Replay::new(open()?).run_until(Target::End, &mut staged);
+    open()?.run_until(Target::End, &mut staged);
     if let Some(st) = staged.stages {
         let all = (st.geometry + st.raster + st.texture + st.fragment_ops).as_secs_f64();
         let pct = |d: Duration| 100.0 * d.as_secs_f64() / all.max(1e-12);
@@ -198,10 +206,10 @@ fn stage_report(
 fn index_and_seeks(
     out: &mut impl std::io::Write,
     args: &ReplayBenchArgs,
-    open: &dyn Fn() -> Result<Trace, crate::report::FileError>,
+    open: &dyn Fn() -> Result<Replay<Source>>,
     threads: usize,
 ) -> Result<()> {
-    let mut replay = Replay::new(open()?);
+    let mut replay = open()?;
     replay.set_threads(threads);
     replay.set_keyframe_budget(args.keyframe_budget.saturating_mul(1 << 20));
     let t = Instant::now();

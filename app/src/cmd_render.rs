@@ -90,6 +90,9 @@ pub struct RenderArgs {
     /// bit-identical for every count.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
+    /// Work budgets (`--budget SPEC`).
+    #[command(flatten)]
+    pub budget: crate::budget_flag::BudgetArgs,
 }
 
 /// The default number of pixel-pipeline workers: the available cores (1 if unknown).
@@ -161,6 +164,7 @@ pub fn run(args: &RenderArgs) -> Result<()> {
             .set_edits(edits)
             .with_context(|| path.display().to_string())?;
     }
+    replay.set_work_budget(args.budget.budget());
     if args.all_frames {
         return all_frames(&mut replay, args);
     }

@@ -20,6 +20,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
+use gpu_core::budget::WorkBudget;
 use gpu_core::debug::{
     Diagnostic, DrawDetail, DrawInfo, DrawKind, DrawStats, Observer, RegWriteEvent, Topology,
 };
@@ -67,6 +68,9 @@ pub enum TraceCommand {
         /// List at most this many draws (all frames and counts are still reported).
         #[arg(long, value_name = "N")]
         limit: Option<u64>,
+        /// Work budgets (`--budget SPEC`).
+        #[command(flatten)]
+        budget: crate::budget_flag::BudgetArgs,
     },
     /// Lint: what the trace lacks or does wrong (uncovered memory reads, missing shader state,
     /// command lists not 16-byte sized, unknown registers, vertex counts beyond buffers).
@@ -76,6 +80,9 @@ pub enum TraceCommand {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Work budgets (`--budget SPEC`).
+        #[command(flatten)]
+        budget: crate::budget_flag::BudgetArgs,
     },
     /// The stream in order, with command lists decoded.
     Dump {
@@ -93,8 +100,13 @@ pub enum TraceCommand {
 /// Runs `picaview trace`.
 pub fn run(args: &TraceArgs) -> Result<()> {
     match &args.command {
-        TraceCommand::Info { file, json, limit } => info(file, *json, limit.unwrap_or(u64::MAX)),
-        TraceCommand::Check { file, json } => check(file, *json),
+        TraceCommand::Info {
+            file,
+            json,
+            limit,
+            budget,
+        } => info(file, *json, limit.unwrap_or(u64::MAX), budget.budget()),
+        TraceCommand::Check { file, json, budget } => check(file, *json, budget.budget()),
         TraceCommand::Dump {
             file,
             json,
@@ -482,7 +494,7 @@ fn replay_frames<S: TraceSource, W: Write>(
     Ok(())
 }
 
-fn info(path: &Path, as_json: bool, limit: u64) -> Result<()> {
+fn info(path: &Path, as_json: bool, limit: u64, budget: WorkBudget) -> Result<()> {
     let mut trace = open_trace(path)?;
     let header = *trace.header();
     let stats = trace.stats();
@@ -566,6 +578,7 @@ fn info(path: &Path, as_json: bool, limit: u64) -> Result<()> {
         json_key(&mut out, &mut first, "warnings", &warnings)?;
         write!(out, ",\n  \"frames\": [")?;
         let mut replay = Replay::new(trace);
+        replay.set_work_budget(budget);
         let mut pass = InfoPass::new(&mut out, true, limit);
         replay_frames(&mut replay, &mut pass)?;
         let (draws, listed) = (pass.draws, pass.listed);
@@ -654,6 +667,7 @@ fn info(path: &Path, as_json: bool, limit: u64) -> Result<()> {
     }
     writeln!(out, "frames and draws:")?;
     let mut replay = Replay::new(trace);
+    replay.set_work_budget(budget);
     let mut pass = InfoPass::new(&mut out, false, limit);
     replay_frames(&mut replay, &mut pass)?;
     let (frames, draws, listed) = (pass.frames, pass.draws, pass.listed);
@@ -725,8 +739,9 @@ fn draw_json(i: &DrawInfo, stats: &DrawStats, command_address: Option<u32>) -> V
     })
 }
 
-fn check(path: &Path, as_json: bool) -> Result<()> {
+fn check(path: &Path, as_json: bool, budget: WorkBudget) -> Result<()> {
     let mut replay = Replay::new(open_trace(path)?);
+    replay.set_work_budget(budget);
     let report = gpu_core::lint::check(&mut replay);
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());

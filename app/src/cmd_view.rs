@@ -27,6 +27,9 @@ pub struct ViewArgs {
     /// bit-identical for every count.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
+    /// Work budgets (`--budget SPEC`, as for `render`); View > Settings changes them.
+    #[command(flatten)]
+    pub budget: crate::budget_flag::BudgetArgs,
 }
 
 /// The viewer's central views.
@@ -83,6 +86,7 @@ pub fn run(args: &ViewArgs) -> Result<()> {
         screenshot: args.screenshot.clone(),
         draw: args.draw,
         tab: args.tab.map(Tab::from),
+        budget: args.budget.budget(),
     })
     .map_err(|e| anyhow!(e))
 }

@@ -9,6 +9,7 @@ use std::io::Write as _;
 use anyhow::Result;
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
+mod budget_flag;
 mod cmd_asm;
 mod cmd_bench;
 mod cmd_bench_replay;

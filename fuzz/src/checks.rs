@@ -131,13 +131,28 @@ pub fn citrace(data: &[u8]) {
     );
 }
 
-/// Whole-trace replay and the linter on a CiTrace: any readable trace replays to the end and
-/// lints without panicking (the command processor's and draws' budgets bound the work).
+/// Work budgets for whole-trace replays under the fuzzer: small enough that every input
+/// finishes far inside libFuzzer's 10 s timeout, large enough for every demo trace to run whole.
+pub const FUZZ_WORK_BUDGET: &str = "writes-per-trace=2^22,draws-per-trace=2^12,vertices-per-trace=2^16,shader-instructions-per-trace=2^23,fragments-per-trace=2^22";
+
+/// Whole-trace replay and the linter on a CiTrace, under [`FUZZ_WORK_BUDGET`]: any readable
+/// trace lints and indexes (streaming, no keyframes) to the end without panicking, and both
+/// passes see the same draws.
 pub fn replay(data: &[u8]) {
     let Ok(trace) = CiTrace::from_bytes(data.to_vec()) else {
         return;
     };
+    let budget = match gpu_core::budget::WorkBudget::parse(FUZZ_WORK_BUDGET) {
+        Ok(b) => b,
+        Err(e) => panic!("the fuzz budget parses: {e}"),
+    };
     let mut replay = gpu_core::replay::Replay::new(trace);
+    replay.set_work_budget(budget);
     let report = gpu_core::lint::check(&mut replay);
     assert!(report.issues.len() <= gpu_core::lint::MAX_ISSUES);
+    let Some(index) = replay.build_index_streaming(&mut |_| true) else {
+        panic!("an index pass that is never cancelled finishes");
+    };
+    assert_eq!(index.keyframes, 0);
+    assert_eq!(index.draws.len() as u64, report.draws);
 }

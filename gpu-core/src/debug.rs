@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 pub mod fragment;
 pub use fragment::{FragmentFate, FragmentRecord, PixelProbe, ProbeBuffer};
 
+use crate::budget::{BudgetResource, BudgetScope};
 use crate::vertex::{OutputVertex, ScreenVertex};
 
 pub mod buffers;
@@ -57,6 +58,13 @@ pub enum DiagKind {
     CommandList,
     /// A configuration the model does not implement or that the hardware would hang on.
     Unsupported,
+    /// A work budget ([`crate::budget::WorkBudget`]) ran out: the rest of the scope is skipped.
+    Budget {
+        /// The submission, frame or trace that ran out.
+        scope: BudgetScope,
+        /// What it ran out of.
+        resource: BudgetResource,
+    },
     /// Anything else worth telling the user.
     Other,
 }

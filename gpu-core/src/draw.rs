@@ -30,6 +30,7 @@ use shader_unit::decode::Program;
 use shader_unit::fast::FastEngine;
 use shader_unit::interp::{Interpreter, NUM_FLOAT_UNIFORMS, Uniforms};
 
+use crate::budget::WorkCount;
 use crate::debug::{
     DebugBuffers, DiagKind, Diagnostic, DrawDetail, DrawInfo, DrawKind, DrawStats, Observer,
     PixelProbe, PrimitiveId, ShadedVertex, TextureRef, Topology, TriangleFate, TriangleVertices,
@@ -102,6 +103,10 @@ pub struct DrawOutcome {
     /// The GS float uniforms after the draw, when it ran with a geometry shader
     /// (variable-primitive GS input writes the vertex counts into them).
     pub gs_float_uniforms: Option<[[f32; 4]; NUM_FLOAT_UNIFORMS]>,
+    /// Work done, for the work budgets ([`crate::budget`]): vertex positions walked, shader
+    /// instructions (VS + GS) and fragments written (`draws` is left 0: the command processor
+    /// counts draws itself).
+    pub work: WorkCount,
 }
 
 /// A decoded program and the memory generation it was decoded from.
@@ -760,6 +765,7 @@ impl PipelineState {
             screen: &mut screen,
             threads: p.threads,
         };
+        let mut positions: u64 = 0;
         'draw: loop {
             // Gather a batch of vertex ids; load the ones that need shading.
             scratch.pending.clear();
@@ -769,6 +775,7 @@ impl PipelineState {
                 let Some(next) = cursor.next_id(&loader, mem) else {
                     break;
                 };
+                positions += 1;
                 let (k, id) = match next {
                     Ok(v) => v,
                     Err(e) => {
@@ -927,6 +934,12 @@ impl PipelineState {
         DrawOutcome {
             draws_started: 1,
             gs_float_uniforms,
+            work: WorkCount {
+                vertices: positions,
+                shader_instructions: instructions,
+                fragments: stats.fragments_written,
+                ..WorkCount::default()
+            },
         }
     }
 
@@ -990,13 +1003,15 @@ impl PipelineState {
             &mut slots,
         );
         imm.stats.vs_invocations += 1;
+        outcome.work.vertices = 1;
         match result {
             Ok(s) => {
                 imm.stats.vs_instructions += s.instructions;
+                outcome.work.shader_instructions = s.instructions;
                 let slots = slots[0];
                 record_shaded(&mut imm.detail, &ds, k, &slots);
                 let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
-                imm.stats.gs_instructions += route(
+                let gs_instructions = route(
                     p,
                     &ds,
                     &slots,
@@ -1010,6 +1025,8 @@ impl PipelineState {
                         index_in_draw: k,
                     }),
                 );
+                imm.stats.gs_instructions += gs_instructions;
+                outcome.work.shader_instructions += gs_instructions;
                 outcome.gs_float_uniforms = gs_uniforms.map(|u| u.f);
                 if !scratch.tris.is_empty() {
                     let mut pixels = self.textures.pipeline(mem, &ds.regs, self.render_mode);
@@ -1043,6 +1060,7 @@ impl PipelineState {
                         },
                     );
                     add_pixel_stats(&mut imm.stats, &pixels);
+                    outcome.work.fragments = pixels.stats().fragments_passed;
                     if let Some(b) = debug {
                         obs.return_debug_buffers(b);
                     }

@@ -17,11 +17,13 @@
 //!   framebuffer, pixel formats, tiling (the rasteriser takes its depth
 //!   map from [`geometry::viewport`]).
 //! * [`geometry`]: vertex loading, shading glue, primitive assembly, clipping, viewport.
-//! * Shared leaves: [`debug`] (the observer interface, events, diagnostics), [`vertex`] (vertex
+//! * Shared leaves: [`debug`] (the observer interface, events, diagnostics), [`budget`] (work
+//!   budgets per submission, frame and trace), [`vertex`] (vertex
 //!   records between stages), [`lut`] (lookup tables), [`regs`] (register map), [`memory`]
 //!   (physical memory).
 #![warn(missing_docs)]
 
+pub mod budget;
 pub mod command;
 pub mod debug;
 pub mod draw;

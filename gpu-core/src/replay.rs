@@ -38,6 +38,7 @@ use std::sync::Arc;
 use pica_cmd::citrace::{CiTrace, CiTraceError, StreamEvent, TraceSource, load_target};
 use serde::Serialize;
 
+use crate::budget::WorkBudget;
 use crate::command::gpu::{EditHooks, Gpu};
 use crate::debug::{
     DiagKind, Diagnostic, DrawDetail, DrawInfo, DrawStats, EngineEvent, Observer, RegWriteEvent,
@@ -536,6 +537,19 @@ impl<S: TraceSource> Replay<S> {
         Arc::make_mut(&mut self.initial).0.pipeline.threads = threads;
     }
 
+    /// Sets the work budgets per submission, frame and trace ([`crate::budget`]), from the
+    /// initial state on (call it before running or indexing; an index built earlier keeps the
+    /// budgets it was built with until it is built again).
+    pub fn set_work_budget(&mut self, budget: WorkBudget) {
+        self.gpu.set_work_budget(budget);
+        Arc::make_mut(&mut self.initial).0.set_work_budget(budget);
+    }
+
+    /// The work budgets in force.
+    pub fn work_budget(&self) -> WorkBudget {
+        self.initial.0.work.budget
+    }
+
     /// Sets the memory budget of the keyframe store in bytes (default
     /// [`DEFAULT_KEYFRAME_BUDGET`]); takes effect at the next [`Replay::build_index`].
     pub fn set_keyframe_budget(&mut self, bytes: u64) {
@@ -636,6 +650,7 @@ impl<S: TraceSource> Replay<S> {
         let element = driver.pos.element;
         match self.trace.event(element) {
             Some(StreamEvent::FrameMarker) => {
+                self.gpu.begin_frame();
                 driver.pos.frame += 1;
                 driver.pos.element += 1;
             }
@@ -704,21 +719,43 @@ impl<S: TraceSource> Replay<S> {
         &mut self,
         keep_going: &mut dyn FnMut(Position) -> bool,
     ) -> Option<TraceIndex> {
+        self.index_pass(true, keep_going)
+    }
+
+    /// Streaming index: the same frames, draws, engine events and diagnostics as
+    /// [`Replay::build_index_with`], but no keyframe is kept (the store is emptied), so memory
+    /// does not grow with the trace's length beyond the records themselves. Seeks afterwards
+    /// replay from the start. For one-pass tools (`trace info`, `trace check`).
+    pub fn build_index_streaming(
+        &mut self,
+        keep_going: &mut dyn FnMut(Position) -> bool,
+    ) -> Option<TraceIndex> {
+        self.index_pass(false, keep_going)
+    }
+
+    fn index_pass(
+        &mut self,
+        keep: bool,
+        keep_going: &mut dyn FnMut(Position) -> bool,
+    ) -> Option<TraceIndex> {
         // Keyframes must hold states of the trace: index without the solo, then restore it.
         let solo = self.solo.take();
-        let index = self.build_index_inner(keep_going);
+        let index = self.index_pass_inner(keep, keep_going);
         self.set_tev_solo(solo);
         index
     }
 
-    fn build_index_inner(
+    fn index_pass_inner(
         &mut self,
+        keep: bool,
         keep_going: &mut dyn FnMut(Position) -> bool,
     ) -> Option<TraceIndex> {
         self.rewind();
         self.keyframes.clear();
         let mut rec = IndexRecorder::default();
-        self.keyframes.push(self.keyframe());
+        if keep {
+            self.keyframes.push(self.keyframe());
+        }
         let mut frame_start = self.pos;
         let mut last_key = self.pos;
         let mut cost_keys = 0usize;
@@ -751,12 +788,14 @@ impl<S: TraceSource> Replay<S> {
                 frame_start = after;
                 // Empty frames (nothing executed since the last keyframe) get no keyframe;
                 // after thinning, only every `stride`-th frame marker does.
-                if work_since_key && u64::from(after.frame - last_key.frame) >= stride {
+                if keep && work_since_key && u64::from(after.frame - last_key.frame) >= stride {
                     self.keyframes.push(self.keyframe());
                     last_key = after;
                     rec.cost_since_key = 0;
                     work_since_key = false;
                 }
+            } else if !keep {
+                // Streaming: no keyframes.
             } else if after.draws - last_key.draws >= KEYFRAME_DRAWS.saturating_mul(stride)
                 || after.writes - last_key.writes >= KEYFRAME_WRITES.saturating_mul(stride)
                 || (rec.cost_since_key >= KEYFRAME_COST.saturating_mul(stride)

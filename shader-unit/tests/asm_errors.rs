@@ -139,17 +139,45 @@ fn swapped_register_files_are_warnings() {
     assert_eq!(asm.to_shbin(), same.to_shbin());
 }
 
+/// What picasso 2.7.1 accepts is accepted: upper-case register letters (`C5` is register 5,
+/// the register-file offset skipped) and register numbers with text after them or in octal/hex
+/// (`r1x` = r1, `r010` = r8, `c0x1F` = c31) assemble to picasso's bytes with a warning each.
 #[test]
-fn upper_case_register() {
-    check("upper_case_register", &in_main("\tmov R0, C5"));
-}
-
-#[test]
-fn garbage_in_register_name() {
-    check(
-        "garbage_in_register_name",
-        &in_main("\tmov r1x, r2\n\tmov r0, r010"),
-    );
+fn picasso_register_misreadings_assemble_with_warnings() {
+    let cases = [
+        ("\tmov R0, C5", "\tmov o0, v5", 2, "upper-case"),
+        ("\tmov r1x, r2", "\tmov r1, r2", 1, "read as `r1`"),
+        ("\tmov r0, r010", "\tmov r0, r8", 1, "read as `r8`"),
+        ("\tmov r0, c0x1F", "\tmov r0, c31", 1, "read as `c31`"),
+        ("\tmov R20, r1", "\tmov r4, r1", 1, "register 0x14"),
+        (
+            "\tmov r0, C40[a0.x]",
+            "\tmov r0, c8[a0.x]",
+            1,
+            "register 0x28",
+        ),
+        ("\tmov r0.x, r1x.y", "\tmov r0.x, r1.y", 1, "read as `r1`"),
+    ];
+    for (odd, canonical, warnings, says) in cases {
+        let a = assemble(&[("test.v.pica", in_main(odd).as_str())])
+            .unwrap_or_else(|e| panic!("{odd}: {}", e.render()));
+        let b = assemble(&[("test.v.pica", in_main(canonical).as_str())]).unwrap();
+        assert_eq!(a.program, b.program, "{odd}");
+        assert_eq!(a.opdescs, b.opdescs, "{odd}");
+        assert_eq!(a.warnings.len(), warnings, "{odd}: {:?}", a.warnings);
+        assert!(
+            a.warnings.iter().any(|w| w.message.contains(says)),
+            "{odd}: {:?}",
+            a.warnings
+        );
+    }
+    // Still errors: no digit, relative addressing on a non-uniform, numbers past 255.
+    for bad in ["\tmov r0, Cx", "\tmov r0, R1[a0.x]", "\tmov r0, c0x100"] {
+        assert!(
+            assemble(&[("test.v.pica", in_main(bad).as_str())]).is_err(),
+            "{bad}"
+        );
+    }
 }
 
 #[test]

@@ -40,6 +40,8 @@ pub struct ViewerOptions {
     pub draw: Option<u64>,
     /// Start on this tab.
     pub tab: Option<Tab>,
+    /// Work budgets to replay traces under (the Settings dialog can change them).
+    pub budget: gpu_core::budget::WorkBudget,
 }
 
 /// Self-screenshot progress.
@@ -106,6 +108,8 @@ pub struct ViewerApp {
     pub native_dialogs: bool,
     /// The File > Open path field, when shown.
     pub open_field: Option<OpenField>,
+    /// The Settings dialog (keyframe and work budgets).
+    pub settings: super::settings::SettingsDialog,
     queue: Vec<AppCommand>,
     pending_open: Option<PathBuf>,
     screenshot: Option<Screenshot>,
@@ -211,6 +215,10 @@ impl ViewerApp {
             start_draw: opts.draw,
             back: Vec::new(),
             forward: Vec::new(),
+            settings: super::settings::SettingsDialog::new(super::worker::ReplaySettings {
+                work: opts.budget,
+                ..Default::default()
+            }),
         }
     }
 
@@ -267,7 +275,7 @@ impl ViewerApp {
     fn open(&mut self, ctx: &egui::Context, path: PathBuf) {
         let c = ctx.clone();
         let waker: super::worker::Waker = Arc::new(move || c.request_repaint());
-        match load::open_path(&path, waker) {
+        match load::open_path_with(&path, waker, self.settings.applied) {
             Ok(Opened::Trace { info, worker }) => {
                 self.log.push(format!(
                     "opened {} ({}, {} bytes, {} stream elements)",
@@ -748,6 +756,25 @@ impl ViewerApp {
             self.panels.resources.ui(ui.ctx(), s, &mut self.queue);
         }
         self.open_field_ui(ui.ctx());
+        let index = match &self.doc {
+            Document::Trace(s) => s.index.clone(),
+            _ => None,
+        };
+        if let Some(new) = self.settings.show(ui.ctx(), index.as_deref())
+            && let Document::Trace(s) = &self.doc
+        {
+            // New budgets: open the trace again, which indexes it under them.
+            self.log.push(format!(
+                "settings changed (keyframe budget {} MiB, work budgets: {}): re-indexing",
+                new.keyframe_budget >> 20,
+                if new.work.spec().is_empty() {
+                    "defaults".to_string()
+                } else {
+                    new.work.spec()
+                }
+            ));
+            self.pending_open = Some(s.info.path.clone());
+        }
         if self.show_help {
             let mut open = true;
             egui::Window::new("Keyboard shortcuts")
@@ -808,6 +835,14 @@ impl ViewerApp {
                 }
             });
             ui.menu_button("View", |ui| {
+                if ui
+                    .button("Settings…")
+                    .on_hover_text("Keyframe memory budget and work budgets (re-indexes)")
+                    .clicked()
+                {
+                    self.settings.open = true;
+                    ui.close();
+                }
                 ui.checkbox(&mut self.prefs.show_timeline, "Timeline");
                 ui.checkbox(&mut self.prefs.show_screens, "Screens");
                 ui.checkbox(&mut self.prefs.show_log, "Log");

@@ -15,7 +15,7 @@ use pica_cmd::citrace::{CiTrace, CiTraceBuilder, InitialState, MAGIC};
 use shader_unit::dvlb::{DVLB_MAGIC, DVOJ_MAGIC, Dvlb, ShaderFile, parse_shader_file};
 
 use super::listing::ShaderListing;
-use super::worker::{Waker, WorkerHandle, spawn};
+use super::worker::{ReplaySettings, Waker, WorkerHandle, spawn_with};
 
 /// Largest shader binary or command list read into memory (traces are read lazily).
 pub const MAX_IN_MEMORY: u64 = 256 << 20;
@@ -73,6 +73,15 @@ pub enum Opened {
 
 /// Opens `path`, detecting its kind from its first bytes.
 pub fn open_path(path: &Path, waker: Waker) -> Result<Opened, String> {
+    open_path_with(path, waker, ReplaySettings::default())
+}
+
+/// [`open_path`], replaying a trace under `settings`.
+pub fn open_path_with(
+    path: &Path,
+    waker: Waker,
+    settings: ReplaySettings,
+) -> Result<Opened, String> {
     let mut f =
         std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     let len = f
@@ -93,8 +102,8 @@ pub fn open_path(path: &Path, waker: Waker) -> Result<Opened, String> {
             elements: trace.elements().len(),
             warnings: trace.warnings().iter().map(|w| w.to_string()).collect(),
         };
-        let worker =
-            spawn(trace, waker).map_err(|e| format!("cannot start the replay thread: {e}"))?;
+        let worker = spawn_with(trace, waker, settings)
+            .map_err(|e| format!("cannot start the replay thread: {e}"))?;
         return Ok(Opened::Trace { info, worker });
     }
     if len > MAX_IN_MEMORY {
@@ -104,11 +113,21 @@ pub fn open_path(path: &Path, waker: Waker) -> Result<Opened, String> {
         ));
     }
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    open_bytes(path, bytes, waker)
+    open_bytes_with(path, bytes, waker, settings)
 }
 
 /// Opens a file's contents (`path` only names it).
 pub fn open_bytes(path: &Path, bytes: Vec<u8>, waker: Waker) -> Result<Opened, String> {
+    open_bytes_with(path, bytes, waker, ReplaySettings::default())
+}
+
+/// [`open_bytes`], replaying a trace under `settings`.
+pub fn open_bytes_with(
+    path: &Path,
+    bytes: Vec<u8>,
+    waker: Waker,
+    settings: ReplaySettings,
+) -> Result<Opened, String> {
     let magic = bytes.get(..4);
     if magic == Some(&MAGIC[..]) {
         let len = bytes.len() as u64;
@@ -121,8 +140,8 @@ pub fn open_bytes(path: &Path, bytes: Vec<u8>, waker: Waker) -> Result<Opened, S
             elements: trace.elements().len(),
             warnings: trace.warnings().iter().map(|w| w.to_string()).collect(),
         };
-        let worker =
-            spawn(trace, waker).map_err(|e| format!("cannot start the replay thread: {e}"))?;
+        let worker = spawn_with(trace, waker, settings)
+            .map_err(|e| format!("cannot start the replay thread: {e}"))?;
         return Ok(Opened::Trace { info, worker });
     }
     if magic == Some(&DVLB_MAGIC[..]) || magic == Some(&DVOJ_MAGIC[..]) {
@@ -141,11 +160,16 @@ pub fn open_bytes(path: &Path, bytes: Vec<u8>, waker: Waker) -> Result<Opened, S
             listings,
         })));
     }
-    command_list(path, &bytes, waker)
+    command_list(path, &bytes, waker, settings)
 }
 
 /// Wraps a raw command list into a one-submission trace and opens it.
-fn command_list(path: &Path, bytes: &[u8], waker: Waker) -> Result<Opened, String> {
+fn command_list(
+    path: &Path,
+    bytes: &[u8],
+    waker: Waker,
+    settings: ReplaySettings,
+) -> Result<Opened, String> {
     if bytes.is_empty() {
         return Err(format!("{} is empty", path.display()));
     }
@@ -181,6 +205,7 @@ fn command_list(path: &Path, bytes: &[u8], waker: Waker) -> Result<Opened, Strin
         elements: trace.elements().len(),
         warnings,
     };
-    let worker = spawn(trace, waker).map_err(|e| format!("cannot start the replay thread: {e}"))?;
+    let worker = spawn_with(trace, waker, settings)
+        .map_err(|e| format!("cannot start the replay thread: {e}"))?;
     Ok(Opened::Trace { info, worker })
 }

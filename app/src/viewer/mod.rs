@@ -5,7 +5,8 @@
 //!   long operations report progress and can be cancelled.
 //! * [`session`]: the UI-side caches of one open document; [`load`] opens files.
 //! * [`app`]: the window, deferred [`command`]s, the single selection model, persistence
-//!   ([`prefs`]); [`panels`] are views over the session.
+//!   ([`prefs`]); [`panels`] are views over the session; [`settings`] is the dialog for the
+//!   keyframe and work budgets.
 //! * Pure helpers: [`images`] (screens, buffers, textures, pixel picking), [`listing`]
 //!   (shader disassembly), [`shader_debug`] (step-by-step shader re-runs), [`provenance`]
 //!   (which command set a register or uniform), [`widgets`].
@@ -22,6 +23,7 @@ pub mod prefs;
 pub mod protocol;
 pub mod provenance;
 pub mod session;
+pub mod settings;
 pub mod shader_debug;
 pub mod shbin_debug;
 pub mod widgets;

@@ -30,6 +30,8 @@ pub const PAGE: u64 = 4096;
 const MAX_IMAGES: usize = 24;
 /// Command pages kept.
 const MAX_PAGES: usize = 64;
+/// Budget diagnostics listed in the log after indexing (the rest are counted).
+const MAX_BUDGET_LOG_LINES: usize = 100;
 /// Thumbnails kept.
 pub const MAX_THUMBS: usize = 8192;
 
@@ -236,6 +238,21 @@ impl TraceSession {
                         String::new()
                     }
                 ));
+                // Budget cuts are listed one by one: they change what the replay shows.
+                let budget: Vec<String> = index
+                    .diagnostics
+                    .iter()
+                    .filter(|(_, d)| matches!(d.kind, gpu_core::debug::DiagKind::Budget { .. }))
+                    .map(|(at, d)| format!("budget (frame {}): {}", at.frame, d.detail))
+                    .collect();
+                let shown = budget.len().min(MAX_BUDGET_LOG_LINES);
+                self.log.extend(budget[..shown].iter().cloned());
+                if budget.len() > shown {
+                    self.log.push(format!(
+                        "... {} more budget diagnostics",
+                        budget.len() - shown
+                    ));
+                }
                 self.index = Some(index);
             }
             Response::Cancelled => {

@@ -25,9 +25,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
+use gpu_core::budget::WorkBudget;
 use gpu_core::debug::{EventLog, GpuEvent, Observer, RegWriteEvent};
 use gpu_core::gpu::{Gpu, UnitKind};
-use gpu_core::replay::{Position, Replay, Target, TraceIndex};
+use gpu_core::replay::{DEFAULT_KEYFRAME_BUDGET, Position, Replay, Target, TraceIndex};
 use gpu_core::shading::{ShaderUnit, UnitSetup};
 use gpu_core::tev::TevSolo;
 use gpu_core::vertex_loader::LoaderConfig;
@@ -110,10 +111,38 @@ impl Drop for WorkerHandle {
     }
 }
 
-/// Starts a worker thread for `trace`.
+/// What a trace is replayed under: the keyframe store's memory budget and the work budgets
+/// (the viewer's Settings dialog edits them; a change re-indexes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReplaySettings {
+    /// Memory budget of the index's keyframe store, in bytes.
+    pub keyframe_budget: u64,
+    /// Work budgets per submission, frame and trace.
+    pub work: WorkBudget,
+}
+
+impl Default for ReplaySettings {
+    fn default() -> Self {
+        Self {
+            keyframe_budget: DEFAULT_KEYFRAME_BUDGET,
+            work: WorkBudget::default(),
+        }
+    }
+}
+
+/// Starts a worker thread for `trace` with the default [`ReplaySettings`].
 pub fn spawn<S: TraceSource + Send + 'static>(
     trace: CiTrace<S>,
     waker: Waker,
+) -> std::io::Result<WorkerHandle> {
+    spawn_with(trace, waker, ReplaySettings::default())
+}
+
+/// Starts a worker thread for `trace` that replays it under `settings`.
+pub fn spawn_with<S: TraceSource + Send + 'static>(
+    trace: CiTrace<S>,
+    waker: Waker,
+    settings: ReplaySettings,
 ) -> std::io::Result<WorkerHandle> {
     let (req_tx, req_rx) = mpsc::channel();
     let (resp_tx, resp_rx) = mpsc::channel();
@@ -123,7 +152,7 @@ pub fn spawn<S: TraceSource + Send + 'static>(
         .name("picaview-replay".into())
         .spawn(move || {
             let out = Out { tx: resp_tx, waker };
-            run(trace, req_rx, out, flag);
+            run(trace, req_rx, out, flag, settings);
         })?;
     Ok(WorkerHandle {
         tx: Some(req_tx),
@@ -161,10 +190,13 @@ fn run<S: TraceSource>(
     rx: Receiver<Request>,
     out: Out,
     cancel: Arc<AtomicBool>,
+    settings: ReplaySettings,
 ) {
     let total = trace.elements().len().max(1);
     let mut replay = Replay::new(trace);
     replay.set_threads(pixel_threads());
+    replay.set_keyframe_budget(settings.keyframe_budget);
+    replay.set_work_budget(settings.work);
     let mut last = Instant::now();
     out.send(Response::Progress(Progress {
         task: "Indexing trace",

@@ -22,6 +22,7 @@ pub fn harness_with(
             screenshot: None,
             draw,
             tab: None,
+            ..ViewerOptions::default()
         },
     );
     // Tests never show native dialogs.

@@ -15,6 +15,7 @@ use pica_cmd::cmdlist::{CmdHeader, ExtraParamWidth, expand_mask};
 use shader_unit::float::{unpack_f24x4_f32, unpack_f32x4};
 
 use super::external;
+use crate::budget::{BudgetResource, Exhausted, WorkBudget, WorkCount, WorkMeter};
 use crate::debug::{DiagKind, Diagnostic, EngineEvent, Observer, RegSpace, RegWriteEvent};
 use crate::draw::{DrawOutcome, DrawRequest, PipelineState, ShaderMemory};
 use crate::memory::PhysMem;
@@ -36,9 +37,10 @@ pub const OPDESC_WORDS: usize = 4096;
 pub const FLOAT_UNIFORMS: usize = 96;
 /// Fixed/default attribute slots. Indices 12-14 are stored like [C] (3dbrew: only 0-11 valid).
 pub const FIXED_ATTRIBS: usize = 16;
-/// Maximum register writes executed for one command-list submission (jumps included) before the
-/// processor gives up with a diagnostic; bounds a list that jumps to itself forever.
-pub const MAX_WRITES_PER_SUBMISSION: u64 = 1 << 26;
+/// Default maximum of register writes executed for one command-list submission (jumps included)
+/// before the processor gives up with a diagnostic; bounds a list that jumps to itself forever.
+/// The limit in force is the work budget's `writes-per-submission` ([`Gpu::work`]).
+pub const MAX_WRITES_PER_SUBMISSION: u64 = crate::budget::DEFAULT_SUBMISSION_BUDGET.writes;
 
 /// Which of the two shader units a register block addresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -241,7 +243,10 @@ pub struct Gpu {
     pub list: Option<ListState>,
     /// The jumps taken in the current submission (target, size and the four CMDBUF address/size
     /// registers), for loop detection; at most [`MAX_JUMPS_TRACKED`].
-    pub jumps_taken: Vec<JumpState>,
+    pub jumps_taken: std::collections::HashSet<JumpState>,
+    /// Work counted against the work budgets per submission, frame and trace (part of the state,
+    /// so a keyframe restores the counts; see [`crate::budget`]).
+    pub work: WorkMeter,
     /// Register writes executed so far (PICA and external), counted like the replay's
     /// positions; trace edits key write overrides by it (1-based: the next write is
     /// `writes_executed + 1`).
@@ -525,10 +530,105 @@ impl Gpu {
             draw_count: 0,
             pipeline: PipelineState::default(),
             list: None,
-            jumps_taken: Vec::new(),
+            jumps_taken: std::collections::HashSet::new(),
+            work: WorkMeter::default(),
             writes_executed: 0,
             edit_hooks: None,
             edit_log: Vec::new(),
+        }
+    }
+
+    /// Sets the work budgets (the counts so far are kept).
+    pub fn set_work_budget(&mut self, budget: WorkBudget) {
+        self.work.budget = budget;
+    }
+
+    /// A frame marker passed: the per-frame work counters restart.
+    pub fn begin_frame(&mut self) {
+        self.work.begin_frame();
+    }
+
+    /// The diagnostic for a budget that ran out at `addr` (a command-list word; `list_start` is
+    /// the start of the buffer it is in).
+    fn budget_diagnostic(
+        &self,
+        e: &Exhausted,
+        list_start: Option<u32>,
+        addr: Option<u32>,
+        draw: Option<(u64, bool)>,
+    ) -> Diagnostic {
+        let mut at = String::new();
+        match draw {
+            Some((d, true)) => at.push_str(&format!(" before draw {d} (not run)")),
+            Some((d, false)) => at.push_str(&format!(" after draw {d}")),
+            None => {}
+        }
+        match (list_start, addr) {
+            (Some(start), Some(a)) => at.push_str(&format!(
+                " in the command list at PA 0x{start:08X} (byte offset 0x{:X}, PA 0x{a:08X})",
+                a.wrapping_sub(start)
+            )),
+            (None, Some(a)) => at.push_str(&format!(" at PA 0x{a:08X}")),
+            _ => at.push_str(" in a stream register write"),
+        }
+        let mut detail = format!("{}{at}; {}", e.what(), e.skipped());
+        if e.resource == BudgetResource::Writes && list_start.is_some() {
+            detail.push_str(
+                "; a command list this long almost certainly loops (a jump back into itself with changing registers)",
+            );
+        }
+        Diagnostic {
+            kind: DiagKind::Budget {
+                scope: e.scope,
+                resource: e.resource,
+            },
+            draw: draw.map(|d| d.0),
+            detail,
+        }
+    }
+
+    /// Checks the draw budgets before a draw (or immediate-mode vertex) starts; reports the
+    /// scope that ran out. `new_draw`: the draw count goes up.
+    fn draw_allowed<O: Observer>(
+        &mut self,
+        new_draw: bool,
+        source: Option<u32>,
+        obs: &mut O,
+    ) -> bool {
+        let in_list = self.list.is_some();
+        const ALL: [BudgetResource; 4] = [
+            BudgetResource::Draws,
+            BudgetResource::Vertices,
+            BudgetResource::ShaderInstructions,
+            BudgetResource::Fragments,
+        ];
+        let checks = if new_draw { &ALL[..] } else { &ALL[1..] };
+        for &r in checks {
+            if let Some(e) = self.work.check_start(r, in_list) {
+                let start = self.list.as_ref().map(|l| l.start);
+                let d = self.budget_diagnostic(&e, start, source, Some((self.draw_count, true)));
+                obs.diagnostic(&d);
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Counts a finished draw's work; reports a scope whose count reached its limit.
+    fn charge_draw<O: Observer>(
+        &mut self,
+        mut work: WorkCount,
+        new_draw: bool,
+        source: Option<u32>,
+        obs: &mut O,
+    ) {
+        let in_list = self.list.is_some();
+        work.draws = u64::from(new_draw);
+        if let Some(e) = self.work.charge(&work, in_list) {
+            let start = self.list.as_ref().map(|l| l.start);
+            let draw = self.draw_count.checked_sub(1).map(|d| (d, false));
+            let d = self.budget_diagnostic(&e, start, source, draw);
+            obs.diagnostic(&d);
         }
     }
 
@@ -623,7 +723,7 @@ impl Gpu {
         if !in_fixed_ports && self.pipeline.immediate_open() {
             self.pipeline.close_immediate(obs);
         }
-        self.side_effect(mem, id, param, new, obs)
+        self.side_effect(mem, id, param, new, source_addr, obs)
     }
 
     /// Side effects. Data FIFOs consume the raw parameter; triggers fire on a non-zero stored
@@ -636,6 +736,7 @@ impl Gpu {
         id: u32,
         param: u32,
         stored: u32,
+        source_addr: Option<u32>,
         obs: &mut O,
     ) -> Flow {
         match id {
@@ -664,13 +765,31 @@ impl Gpu {
                 *r = (*r & !0xFF) | ((idx as u32 + 1) & 0xFF);
             }
             reg::DRAWARRAYS | reg::DRAWELEMENTS if stored != 0 => {
+                if !self.draw_allowed(true, source_addr, obs) {
+                    return Flow::Continue;
+                }
                 if self.edit_hooks.is_some() {
                     self.inject_before_draw(mem, false, obs);
                 }
                 let indexed = id == reg::DRAWELEMENTS;
+                // The draw is truncated to what the budgets have left.
+                let in_list = self.list.is_some();
+                let saved = self.pipeline.limits;
+                let left_vertices = self.work.remaining(BudgetResource::Vertices, in_list);
+                let left_instr = self
+                    .work
+                    .remaining(BudgetResource::ShaderInstructions, in_list);
+                self.pipeline.limits.max_vertices = saved
+                    .max_vertices
+                    .min(u32::try_from(left_vertices).unwrap_or(u32::MAX));
+                self.pipeline.limits.max_shader_instructions =
+                    saved.max_shader_instructions.min(left_instr);
                 let (pipeline, req) = self.split_for_draw();
-                let outcome = pipeline.draw(&req, mem, indexed, obs);
+                let mut outcome = pipeline.draw(&req, mem, indexed, obs);
+                self.pipeline.limits = saved;
+                let work = std::mem::take(&mut outcome.work);
                 self.apply_draw(outcome);
+                self.charge_draw(work, true, source_addr, obs);
             }
             reg::FIXEDATTRIB_INDEX => {
                 self.fixed_fifo.index = stored & 0xF;
@@ -680,7 +799,7 @@ impl Gpu {
                 }
             }
             reg::FIXEDATTRIB_DATA0..=reg::FIXEDATTRIB_DATA2 => {
-                self.fixed_attrib_write(mem, param, obs)
+                self.fixed_attrib_write(mem, param, source_addr, obs)
             }
             reg::CMDBUF_JUMP0 | reg::CMDBUF_JUMP1 if stored != 0 => {
                 let ch = (id - reg::CMDBUF_JUMP0) as usize;
@@ -793,7 +912,13 @@ impl Gpu {
         *r = (*r & !0xFF) | ((idx as u32 + 1) & 0xFF);
     }
 
-    fn fixed_attrib_write<O: Observer>(&mut self, mem: &mut PhysMem, param: u32, obs: &mut O) {
+    fn fixed_attrib_write<O: Observer>(
+        &mut self,
+        mem: &mut PhysMem,
+        param: u32,
+        source: Option<u32>,
+        obs: &mut O,
+    ) {
         let f = &mut self.fixed_fifo;
         f.words[usize::from(f.count)] = param;
         f.count += 1;
@@ -807,14 +932,21 @@ impl Gpu {
             self.immediate_attrs.push(v);
             let needed = (self.regs[reg::VSH_NUM_ATTR as usize] & 0xF) as usize + 1;
             if self.immediate_attrs.len() >= needed {
+                let new_draw = !self.pipeline.immediate_open();
+                if !self.draw_allowed(new_draw, source, obs) {
+                    self.immediate_attrs.clear();
+                    return;
+                }
                 let attrs = std::mem::take(&mut self.immediate_attrs);
                 if self.edit_hooks.is_some() && !self.pipeline.immediate_open() {
                     // The first vertex opens an immediate-mode draw.
                     self.inject_before_draw(mem, true, obs);
                 }
                 let (pipeline, req) = self.split_for_draw();
-                let outcome = pipeline.immediate_vertex(&req, mem, &attrs, obs);
+                let mut outcome = pipeline.immediate_vertex(&req, mem, &attrs, obs);
+                let work = std::mem::take(&mut outcome.work);
                 self.apply_draw(outcome);
+                self.charge_draw(work, new_draw, source, obs);
                 self.immediate_attrs = attrs;
                 self.immediate_attrs.clear();
             }
@@ -955,6 +1087,11 @@ impl Gpu {
         obs: &mut O,
     ) -> bool {
         obs.engine(&EngineEvent::CommandList { addr, size });
+        self.work.begin_submission();
+        if self.work.stream_blocked() {
+            // The frame's or the trace's budget ran out (reported once when it did).
+            return true;
+        }
         self.list = Some(ListState::new(addr, size, 0));
         self.jumps_taken.clear();
         self.resume_command_list(mem, obs)
@@ -981,18 +1118,13 @@ impl Gpu {
                     break;
                 }
             };
-            st.writes += 1;
-            if st.writes > MAX_WRITES_PER_SUBMISSION {
-                obs.diagnostic(&Diagnostic {
-                    kind: DiagKind::CommandList,
-                    draw: None,
-                    detail: format!(
-                        "more than {MAX_WRITES_PER_SUBMISSION} register writes in one submission (jump loop?); stopped at 0x{:08X}",
-                        w.addr
-                    ),
-                });
+            if let Some(e) = self.work.check_start(BudgetResource::Writes, true) {
+                let d = self.budget_diagnostic(&e, Some(st.start), Some(w.addr), None);
+                obs.diagnostic(&d);
                 break;
             }
+            self.work.count_write(true);
+            st.writes += 1;
             let writes = st.writes;
             self.list = Some(st);
             match self.write_pica_reg_flow(mem, w.id, w.value, w.mask, Some(w.addr), obs) {
@@ -1027,7 +1159,7 @@ impl Gpu {
                         self.list = None;
                     } else {
                         if self.jumps_taken.len() < MAX_JUMPS_TRACKED {
-                            self.jumps_taken.push(state);
+                            self.jumps_taken.insert(state);
                         }
                         obs.engine(&EngineEvent::CommandList {
                             addr: new_addr,
@@ -1036,6 +1168,10 @@ impl Gpu {
                         self.list = Some(ListState::new(new_addr, new_size, writes));
                     }
                 }
+            }
+            if self.work.list_blocked() {
+                // A budget ran out during this write (reported where it did).
+                self.list = None;
             }
             if obs.stop_requested() && self.list.is_some() {
                 return false;
@@ -1075,22 +1211,35 @@ impl Gpu {
         // The PICA register window (PA 0x10401000 + 4·id) lies inside the external block. Like
         // [C], writes there are stored in the external register file and only the P3D
         // command-list registers (which alias 0x238/0x23A/0x23C) have side effects.
-        let (file, base): (&mut [u32], u32) =
-            if (EXT_REG_BASE..EXT_REG_BASE + 4 * EXT_REG_COUNT as u32).contains(&pa) {
-                (&mut self.ext_regs[..], EXT_REG_BASE)
-            } else if (LCD_REG_BASE..LCD_REG_BASE + 4 * LCD_REG_COUNT as u32).contains(&pa) {
-                (&mut self.lcd_regs[..], LCD_REG_BASE)
-            } else {
-                obs.diagnostic(&Diagnostic {
-                    kind: DiagKind::UnknownRegister { id: pa },
-                    draw: None,
-                    detail: format!(
-                        "write of 0x{value:08X} to PA 0x{pa:08X}, which is no GPU or LCD register"
-                    ),
-                });
-                return;
-            };
+        let base: u32 = if (EXT_REG_BASE..EXT_REG_BASE + 4 * EXT_REG_COUNT as u32).contains(&pa) {
+            EXT_REG_BASE
+        } else if (LCD_REG_BASE..LCD_REG_BASE + 4 * LCD_REG_COUNT as u32).contains(&pa) {
+            LCD_REG_BASE
+        } else {
+            obs.diagnostic(&Diagnostic {
+                kind: DiagKind::UnknownRegister { id: pa },
+                draw: None,
+                detail: format!(
+                    "write of 0x{value:08X} to PA 0x{pa:08X}, which is no GPU or LCD register"
+                ),
+            });
+            return;
+        };
         let idx = ((pa - base) / 4) as usize;
+        if !self.work.stream_blocked() {
+            if let Some(e) = self.work.check_start(BudgetResource::Writes, false) {
+                let d = self.budget_diagnostic(&e, None, None, None);
+                obs.diagnostic(&d);
+            } else {
+                self.work.count_write(false);
+            }
+        }
+        // Register values are stored even when a budget ran out; only side effects are skipped.
+        let file: &mut [u32] = if base == EXT_REG_BASE {
+            &mut self.ext_regs[..]
+        } else {
+            &mut self.lcd_regs[..]
+        };
         let old = file[idx];
         self.writes_executed += 1;
         let value = match self
@@ -1129,6 +1278,7 @@ impl Gpu {
             source_addr: None,
         });
         if base == EXT_REG_BASE
+            && !self.work.stream_blocked()
             && let Some(kick) = external::external_side_effect(
                 &mut self.ext_regs[..],
                 mem,

@@ -29,9 +29,10 @@
 //!   global and resolved after all files; each DVLE's entry point is a procedure (`main` unless
 //!   `.entry` says otherwise).
 //!
-//! Where picasso silently misreads text (garbage after numbers, octal register numbers,
-//! upper-case register letters, `o3` used as an input), this assembler reports an error instead;
-//! where it silently ignores harmless text it warns. Sources picasso assembles without such
+//! Where picasso silently misreads text in ways a source may rely on (garbage or octal/hex after a
+//! register number, upper-case register letters, `o3` used as an input), this assembler warns
+//! and produces picasso's bytes; where a misreading is surely a mistake (unreadable offsets or
+//! constants) it reports an error; where picasso silently ignores harmless text it warns. Sources picasso assembles without such
 //! misreadings give byte-identical output. The deviations are listed in `asm/README.md`.
 
 use std::collections::HashMap;
@@ -856,27 +857,58 @@ impl<'a> Assembler<'a> {
                     .expected(REGISTER_EXPECTED),
             );
         }
-        if letter.is_ascii_uppercase() {
-            // picasso 2.7.1 accepts upper-case letters but then skips the register-file offset
-            // (`C5` becomes register 5, i.e. v5/o5).
-            return Err(
-                Problem::new(name, format!("upper-case register name `{}`", name.text)).expected(
-                    format!(
-                        "`{}` (picasso 2.7.1 mis-assembles upper-case register names)",
-                        name.text.to_ascii_lowercase()
-                    ),
-                ),
-            );
-        }
         let digits = name.from(1);
+        // picasso reads the number with `strtoll(.., 0)` and ignores what follows it: `r1x` is
+        // r1, `r010` is octal r8, `c0x10` is c16. Accepted with a warning and picasso's reading.
         let r = strtoll(digits.text, true);
         let decimal_len = digits.text.bytes().take_while(u8::is_ascii_digit).count();
         let decimal: i64 = digits.text[..decimal_len].parse().unwrap_or(i64::MAX);
-        if r.consumed != digits.text.len() || decimal_len != digits.text.len() || decimal != r.value
-        {
+        if r.consumed == 0 || r.value > 255 {
             return Err(
                 Problem::new(name, format!("invalid register name `{}`", name.text))
                     .expected(REGISTER_EXPECTED),
+            );
+        }
+        let plain = r.consumed == digits.text.len()
+            && decimal_len == digits.text.len()
+            && decimal == r.value;
+        if letter.is_ascii_uppercase() {
+            // picasso 2.7.1 accepts upper-case letters but then skips the register-file offset
+            // and the range check: `C5` is register 0x05 (v5 read, o5 written), `R20` is 0x14
+            // (r4). Accepted with a warning and picasso's bytes.
+            let raw = r.value as i32; // ok: 0..=255 checked above
+            if idx != 0 && !(REG_C0..REG_I0).contains(&raw) {
+                return Err(
+                    Problem::new(p, format!("relative addressing on `{}`", name.text))
+                        .expected("a float uniform (c0-c95): only those can use a0.x, a0.y or aL"),
+                );
+            }
+            self.warn(
+                name,
+                format!(
+                    "upper-case register name `{}`: picasso 2.7.1 reads it as register 0x{raw:02X} (the register-file offset of `{}` is skipped); write `{}` for the {} register",
+                    name.text,
+                    char::from(letter),
+                    name.text.to_ascii_lowercase(),
+                    char::from(letter.to_ascii_lowercase())
+                ),
+            );
+            return Ok(Reg {
+                reg: raw.saturating_add(offset),
+                opsrc: syn.opsrc,
+                idx,
+                letter: None,
+            });
+        }
+        if !plain {
+            self.warn(
+                name,
+                format!(
+                    "register `{}` is read as `{}{}` (picasso reads the number with strtoll: a leading 0 is octal, 0x hex, and text after the number is ignored)",
+                    name.text,
+                    char::from(letter),
+                    r.value
+                ),
             );
         }
         let mut reg = r.value as i32; // ok: checked below before use

@@ -1,0 +1,658 @@
+//! Work budgets: deterministic bounds on the work of one command-list submission, one frame and
+//! a whole trace (issue 18).
+//!
+//! Input: the work the command processor and the draw driver report (register writes, draws,
+//! vertices, shader instructions, fragments). Output: whether a scope ran out, as an
+//! [`Exhausted`] value the command processor turns into a diagnostic, and the remaining
+//! allowance of a draw (so a draw is truncated exactly at the budget).
+//!
+//! Per-draw caps (`DrawLimits` in the vertex loader) bound one draw; these budgets
+//! bound how many draws and how much work a submission, a frame and a trace may add up to, so a
+//! list that jumps back to its own start, a list of thousands of 0xFFFFFFFF-vertex draws or a
+//! geometry shader that emits in nested loops ends in bounded time. Everything is counted, never
+//! timed: the same trace stops at the same place every time, and a seek (which restores a
+//! keyframe holding the counters) sees the same cuts as a linear replay.
+//!
+//! What is counted:
+//! * **writes**: PICA register writes executed from command lists (jumps included) and external
+//!   MMIO writes from the stream (the latter only for the frame and trace scopes);
+//! * **draws**: DRAWARRAYS/DRAWELEMENTS draws and immediate-mode sequences started;
+//! * **vertices**: vertex positions a draw walked (indices visited, post-transform cache hits
+//!   included), and each immediate-mode vertex;
+//! * **shader instructions**: vertex-shader instructions executed (per vertex, exact) plus
+//!   geometry-shader instructions executed (exact);
+//! * **fragments**: fragments that passed every test and were written (`DrawStats`).
+//!
+//! A count reaching its limit exhausts the scope: a write or draw is not started once its scope
+//! has used its limit, a draw is truncated to the vertices and instructions left, and vertices,
+//! instructions and fragments are checked again after each draw (a draw may overshoot the
+//! fragment limit by its own fragments, which the per-draw caps bound). When a scope is
+//! exhausted the rest of it is skipped: the submission's remaining commands; the frame's
+//! remaining command lists, memory fills and transfers (register values are still stored, memory
+//! loads still applied) until the next frame marker; or the same for the rest of the trace.
+//!
+//! The defaults ([`WorkBudget::default`]) are far above what real captures do (a 3DS draws a few
+//! hundred thousand vertices per frame at most) and bound a frame to a few seconds and a trace to
+//! a few minutes of replay on a 2-core desktop.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A unit of work a budget counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BudgetResource {
+    /// Register writes.
+    Writes,
+    /// Draws started.
+    Draws,
+    /// Vertex positions processed.
+    Vertices,
+    /// Shader instructions executed (VS + GS).
+    ShaderInstructions,
+    /// Fragments written.
+    Fragments,
+}
+
+impl BudgetResource {
+    /// Every resource, in the order of [`WorkCount`]'s fields.
+    pub const ALL: [BudgetResource; 5] = [
+        BudgetResource::Writes,
+        BudgetResource::Draws,
+        BudgetResource::Vertices,
+        BudgetResource::ShaderInstructions,
+        BudgetResource::Fragments,
+    ];
+
+    /// The name used in `--budget` specifications (`writes`, `draws`, `vertices`,
+    /// `shader-instructions`, `fragments`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BudgetResource::Writes => "writes",
+            BudgetResource::Draws => "draws",
+            BudgetResource::Vertices => "vertices",
+            BudgetResource::ShaderInstructions => "shader-instructions",
+            BudgetResource::Fragments => "fragments",
+        }
+    }
+}
+
+impl fmt::Display for BudgetResource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The stretch of work a budget applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BudgetScope {
+    /// One command-list submission (a kick, with every jump it takes).
+    Submission,
+    /// The stream between two frame markers.
+    Frame,
+    /// The whole trace (or everything run on one `Gpu`).
+    Trace,
+}
+
+impl BudgetScope {
+    /// Every scope, narrowest first.
+    pub const ALL: [BudgetScope; 3] = [
+        BudgetScope::Submission,
+        BudgetScope::Frame,
+        BudgetScope::Trace,
+    ];
+
+    /// The name used in `--budget` specifications (`submission`, `frame`, `trace`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BudgetScope::Submission => "submission",
+            BudgetScope::Frame => "frame",
+            BudgetScope::Trace => "trace",
+        }
+    }
+}
+
+impl fmt::Display for BudgetScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An amount of each kind of work (used both as limits and as counters).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkCount {
+    /// Register writes.
+    pub writes: u64,
+    /// Draws.
+    pub draws: u64,
+    /// Vertex positions.
+    pub vertices: u64,
+    /// Shader instructions.
+    pub shader_instructions: u64,
+    /// Fragments written.
+    pub fragments: u64,
+}
+
+impl WorkCount {
+    /// The amount of `r`.
+    pub fn get(&self, r: BudgetResource) -> u64 {
+        match r {
+            BudgetResource::Writes => self.writes,
+            BudgetResource::Draws => self.draws,
+            BudgetResource::Vertices => self.vertices,
+            BudgetResource::ShaderInstructions => self.shader_instructions,
+            BudgetResource::Fragments => self.fragments,
+        }
+    }
+
+    /// Sets the amount of `r`.
+    pub fn set(&mut self, r: BudgetResource, v: u64) {
+        match r {
+            BudgetResource::Writes => self.writes = v,
+            BudgetResource::Draws => self.draws = v,
+            BudgetResource::Vertices => self.vertices = v,
+            BudgetResource::ShaderInstructions => self.shader_instructions = v,
+            BudgetResource::Fragments => self.fragments = v,
+        }
+    }
+
+    fn add(&mut self, o: &WorkCount) {
+        for r in BudgetResource::ALL {
+            self.set(r, self.get(r).saturating_add(o.get(r)));
+        }
+    }
+
+    /// No limit on anything.
+    pub const UNLIMITED: WorkCount = WorkCount {
+        writes: u64::MAX,
+        draws: u64::MAX,
+        vertices: u64::MAX,
+        shader_instructions: u64::MAX,
+        fragments: u64::MAX,
+    };
+}
+
+/// Default limits of one command-list submission: the frame's (a real list has thousands of
+/// writes; the old fixed cap was 64 Mi).
+pub const DEFAULT_SUBMISSION_BUDGET: WorkCount = DEFAULT_FRAME_BUDGET;
+
+/// Default limits of one frame: 16 Mi writes, 64 Ki draws, 16 Mi vertices, 1 Gi shader
+/// instructions, 256 Mi fragments. The 3DS shades well under a million vertices per frame at
+/// 60 fps and a full 400x240 screen is 96,000 fragments, so real frames stay far below; a frame
+/// that uses it all replays in seconds.
+pub const DEFAULT_FRAME_BUDGET: WorkCount = WorkCount {
+    writes: 1 << 24,
+    draws: 1 << 16,
+    vertices: 1 << 24,
+    shader_instructions: 1 << 30,
+    fragments: 1 << 28,
+};
+
+/// Default limits of a whole trace: 256 Mi writes, 4 Mi draws, 256 Mi vertices, 16 Gi shader
+/// instructions, 16 Gi fragments: hundreds of heavy frames, and a bound of a few minutes on what
+/// a hostile trace can make the replayer do.
+pub const DEFAULT_TRACE_BUDGET: WorkCount = WorkCount {
+    writes: 1 << 28,
+    draws: 1 << 22,
+    vertices: 1 << 28,
+    shader_instructions: 1 << 34,
+    fragments: 1 << 34,
+};
+
+/// Limits per submission, frame and trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkBudget {
+    /// Limits of one command-list submission.
+    pub submission: WorkCount,
+    /// Limits of one frame.
+    pub frame: WorkCount,
+    /// Limits of the whole trace.
+    pub trace: WorkCount,
+}
+
+impl Default for WorkBudget {
+    fn default() -> Self {
+        Self {
+            submission: DEFAULT_SUBMISSION_BUDGET,
+            frame: DEFAULT_FRAME_BUDGET,
+            trace: DEFAULT_TRACE_BUDGET,
+        }
+    }
+}
+
+/// A `--budget` specification that could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BudgetParseError {
+    /// An entry is not `NAME=VALUE`.
+    #[error("budget entry `{0}` is not NAME=VALUE (e.g. draws-per-frame=1000)")]
+    NotAssignment(String),
+    /// The name is not `RESOURCE-per-SCOPE`.
+    #[error(
+        "unknown budget `{0}`: expected RESOURCE-per-SCOPE with RESOURCE one of writes, draws, vertices, shader-instructions, fragments and SCOPE one of submission, frame, trace"
+    )]
+    UnknownName(String),
+    /// The value is not a number.
+    #[error("budget `{name}`: `{value}` is not a count (decimal, 0x hex, 2^N, or `unlimited`)")]
+    BadValue {
+        /// The budget's name.
+        name: String,
+        /// The value given.
+        value: String,
+    },
+}
+
+fn parse_count(v: &str) -> Option<u64> {
+    let v = v.trim().replace('_', "");
+    if v.eq_ignore_ascii_case("unlimited") || v.eq_ignore_ascii_case("none") {
+        return Some(u64::MAX);
+    }
+    if let Some(h) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        return u64::from_str_radix(h, 16).ok();
+    }
+    if let Some(e) = v.strip_prefix("2^") {
+        let e: u32 = e.parse().ok()?;
+        return 1u64.checked_shl(e).filter(|_| e < 64);
+    }
+    v.parse().ok()
+}
+
+impl WorkBudget {
+    /// The limits of `scope`.
+    pub fn scope(&self, scope: BudgetScope) -> &WorkCount {
+        match scope {
+            BudgetScope::Submission => &self.submission,
+            BudgetScope::Frame => &self.frame,
+            BudgetScope::Trace => &self.trace,
+        }
+    }
+
+    /// The limits of `scope`, to change.
+    pub fn scope_mut(&mut self, scope: BudgetScope) -> &mut WorkCount {
+        match scope {
+            BudgetScope::Submission => &mut self.submission,
+            BudgetScope::Frame => &mut self.frame,
+            BudgetScope::Trace => &mut self.trace,
+        }
+    }
+
+    /// No limit at all (per-draw caps still apply).
+    pub fn unlimited() -> Self {
+        Self {
+            submission: WorkCount::UNLIMITED,
+            frame: WorkCount::UNLIMITED,
+            trace: WorkCount::UNLIMITED,
+        }
+    }
+
+    /// Applies a specification such as `draws-per-frame=1000,vertices-per-trace=2^24` on top
+    /// of `self`: comma-separated `RESOURCE-per-SCOPE=VALUE` entries, RESOURCE one of `writes`,
+    /// `draws`, `vertices`, `shader-instructions`, `fragments`, SCOPE one of `submission`,
+    /// `frame`, `trace`; VALUE decimal (`_` allowed), `0x` hex, `2^N` or `unlimited`. The
+    /// special entry `defaults` resets every limit to its default.
+    pub fn apply_spec(&mut self, spec: &str) -> Result<(), BudgetParseError> {
+        for entry in spec.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            if entry == "defaults" {
+                *self = Self::default();
+                continue;
+            }
+            let Some((name, value)) = entry.split_once('=') else {
+                return Err(BudgetParseError::NotAssignment(entry.to_string()));
+            };
+            let name = name.trim();
+            let (resource, scope) = Self::parse_name(name)
+                .ok_or_else(|| BudgetParseError::UnknownName(name.to_string()))?;
+            let v = parse_count(value).ok_or_else(|| BudgetParseError::BadValue {
+                name: name.to_string(),
+                value: value.trim().to_string(),
+            })?;
+            self.scope_mut(scope).set(resource, v);
+        }
+        Ok(())
+    }
+
+    /// The defaults with [`WorkBudget::apply_spec`] applied.
+    pub fn parse(spec: &str) -> Result<Self, BudgetParseError> {
+        let mut b = Self::default();
+        b.apply_spec(spec)?;
+        Ok(b)
+    }
+
+    fn parse_name(name: &str) -> Option<(BudgetResource, BudgetScope)> {
+        let (r, s) = name.split_once("-per-")?;
+        let resource = BudgetResource::ALL.into_iter().find(|x| x.name() == r)?;
+        let scope = BudgetScope::ALL.into_iter().find(|x| x.name() == s)?;
+        Some((resource, scope))
+    }
+
+    /// The entries that differ from the defaults, as a specification [`WorkBudget::parse`]
+    /// reads back (empty for the defaults).
+    pub fn spec(&self) -> String {
+        let d = Self::default();
+        let mut out = Vec::new();
+        for scope in BudgetScope::ALL {
+            for r in BudgetResource::ALL {
+                let v = self.scope(scope).get(r);
+                if v != d.scope(scope).get(r) {
+                    let value = if v == u64::MAX {
+                        "unlimited".to_string()
+                    } else {
+                        v.to_string()
+                    };
+                    out.push(format!("{}-per-{}={value}", r.name(), scope.name()));
+                }
+            }
+        }
+        out.join(",")
+    }
+}
+
+/// A scope that ran out of a resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Exhausted {
+    /// The scope that ran out.
+    pub scope: BudgetScope,
+    /// What it ran out of.
+    pub resource: BudgetResource,
+    /// The limit.
+    pub limit: u64,
+    /// The amount used in the scope (at least the limit).
+    pub used: u64,
+    /// The frame (frame markers passed) it happened in.
+    pub frame: u64,
+}
+
+impl Exhausted {
+    /// What ran out: "work budget exhausted: frame used 1000 of 1000 draws-per-frame allowed".
+    pub fn what(&self) -> String {
+        format!(
+            "work budget exhausted: {} used {} of {} {}-per-{} allowed",
+            self.scope, self.used, self.limit, self.resource, self.scope
+        )
+    }
+
+    /// What is skipped because of it.
+    pub fn skipped(&self) -> String {
+        match self.scope {
+            BudgetScope::Submission => {
+                "the rest of this command-list submission is skipped".to_string()
+            }
+            BudgetScope::Frame => format!(
+                "the rest of frame {} (command lists, fills, transfers) is skipped until the next frame marker",
+                self.frame
+            ),
+            BudgetScope::Trace => {
+                "the rest of the trace (command lists, fills, transfers) is skipped".to_string()
+            }
+        }
+    }
+
+    /// Both in one sentence.
+    pub fn describe(&self) -> String {
+        format!("{}; {}", self.what(), self.skipped())
+    }
+}
+
+/// Counts work against a [`WorkBudget`]; part of the GPU state (so keyframes and seeks see the
+/// same counts as a linear replay).
+#[derive(Clone, Debug, Default)]
+pub struct WorkMeter {
+    /// The limits.
+    pub budget: WorkBudget,
+    used: [WorkCount; 3],
+    /// Scopes that ran out (indexed like [`BudgetScope::ALL`]).
+    out: [bool; 3],
+    frame: u64,
+}
+
+fn idx(s: BudgetScope) -> usize {
+    match s {
+        BudgetScope::Submission => 0,
+        BudgetScope::Frame => 1,
+        BudgetScope::Trace => 2,
+    }
+}
+
+impl WorkMeter {
+    /// A meter with no work counted.
+    pub fn new(budget: WorkBudget) -> Self {
+        Self {
+            budget,
+            ..Self::default()
+        }
+    }
+
+    /// A command-list submission starts: its counters restart.
+    pub fn begin_submission(&mut self) {
+        self.used[0] = WorkCount::default();
+        self.out[0] = false;
+    }
+
+    /// A frame marker passed: the frame counters restart.
+    pub fn begin_frame(&mut self) {
+        self.used[1] = WorkCount::default();
+        self.out[1] = false;
+        self.frame += 1;
+    }
+
+    /// The work counted so far in `scope`.
+    pub fn used(&self, scope: BudgetScope) -> &WorkCount {
+        &self.used[idx(scope)]
+    }
+
+    /// True when `scope` ran out.
+    pub fn is_exhausted(&self, scope: BudgetScope) -> bool {
+        self.out[idx(scope)]
+    }
+
+    /// True when the frame or the trace ran out: command lists, fills and transfers are skipped.
+    pub fn stream_blocked(&self) -> bool {
+        self.out[1] || self.out[2]
+    }
+
+    /// True when the running command list must stop (any scope ran out).
+    pub fn list_blocked(&self) -> bool {
+        self.out.iter().any(|&o| o)
+    }
+
+    /// The smallest allowance left of `r` over the scopes that apply (`in_list`: the
+    /// submission's too).
+    pub fn remaining(&self, r: BudgetResource, in_list: bool) -> u64 {
+        BudgetScope::ALL
+            .into_iter()
+            .filter(|&s| in_list || s != BudgetScope::Submission)
+            .map(|s| {
+                self.budget
+                    .scope(s)
+                    .get(r)
+                    .saturating_sub(self.used[idx(s)].get(r))
+            })
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    /// Counts one register write (`in_list`: in the submission too). The hot path: no checks.
+    #[inline]
+    pub fn count_write(&mut self, in_list: bool) {
+        if in_list {
+            self.used[0].writes += 1;
+        }
+        self.used[1].writes += 1;
+        self.used[2].writes += 1;
+    }
+
+    /// Checks, before one unit of `r` is started, that every applicable scope has some left;
+    /// marks the first scope (narrowest first) that has none as exhausted and returns it.
+    /// Does not count anything (see [`WorkMeter::charge`]).
+    pub fn check_start(&mut self, r: BudgetResource, in_list: bool) -> Option<Exhausted> {
+        for s in BudgetScope::ALL {
+            if s == BudgetScope::Submission && !in_list {
+                continue;
+            }
+            let limit = self.budget.scope(s).get(r);
+            let used = self.used[idx(s)].get(r);
+            if used >= limit {
+                return Some(self.exhaust(s, r, limit, used));
+            }
+        }
+        None
+    }
+
+    /// Counts `work` in every applicable scope, then reports the first scope (narrowest first)
+    /// and resource whose count reached its limit, marking the scope exhausted.
+    pub fn charge(&mut self, work: &WorkCount, in_list: bool) -> Option<Exhausted> {
+        for s in BudgetScope::ALL {
+            if s == BudgetScope::Submission && !in_list {
+                continue;
+            }
+            self.used[idx(s)].add(work);
+        }
+        self.reached(
+            &[
+                BudgetResource::Vertices,
+                BudgetResource::ShaderInstructions,
+                BudgetResource::Fragments,
+            ],
+            in_list,
+        )
+    }
+
+    fn reached(&mut self, resources: &[BudgetResource], in_list: bool) -> Option<Exhausted> {
+        for s in BudgetScope::ALL {
+            if (s == BudgetScope::Submission && !in_list) || self.out[idx(s)] {
+                continue;
+            }
+            for &r in resources {
+                let limit = self.budget.scope(s).get(r);
+                let used = self.used[idx(s)].get(r);
+                if used >= limit {
+                    return Some(self.exhaust(s, r, limit, used));
+                }
+            }
+        }
+        None
+    }
+
+    fn exhaust(&mut self, s: BudgetScope, r: BudgetResource, limit: u64, used: u64) -> Exhausted {
+        self.out[idx(s)] = true;
+        Exhausted {
+            scope: s,
+            resource: r,
+            limit,
+            used,
+            frame: self.frame,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_and_round_trip() {
+        let b = WorkBudget::parse(
+            "draws-per-frame=1000, vertices-per-trace=2^24,writes-per-submission=0x100,fragments-per-frame=unlimited,shader-instructions-per-trace=1_000",
+        )
+        .unwrap();
+        assert_eq!(b.frame.draws, 1000);
+        assert_eq!(b.trace.vertices, 1 << 24);
+        assert_eq!(b.submission.writes, 256);
+        assert_eq!(b.frame.fragments, u64::MAX);
+        assert_eq!(b.trace.shader_instructions, 1000);
+        assert_eq!(b.frame.writes, DEFAULT_FRAME_BUDGET.writes);
+        assert_eq!(WorkBudget::parse(&b.spec()).unwrap(), b);
+        assert_eq!(WorkBudget::default().spec(), "");
+        assert_eq!(WorkBudget::parse("").unwrap(), WorkBudget::default());
+        let mut c = b;
+        c.apply_spec("defaults").unwrap();
+        assert_eq!(c, WorkBudget::default());
+    }
+
+    #[test]
+    fn bad_specs_are_typed_errors() {
+        assert!(matches!(
+            WorkBudget::parse("draws"),
+            Err(BudgetParseError::NotAssignment(_))
+        ));
+        assert!(matches!(
+            WorkBudget::parse("draws-per-week=1"),
+            Err(BudgetParseError::UnknownName(_))
+        ));
+        assert!(matches!(
+            WorkBudget::parse("pixels-per-frame=1"),
+            Err(BudgetParseError::UnknownName(_))
+        ));
+        for v in ["x", "-1", "2^64", "0xZZ", ""] {
+            assert!(
+                matches!(
+                    WorkBudget::parse(&format!("draws-per-frame={v}")),
+                    Err(BudgetParseError::BadValue { .. })
+                ),
+                "{v}"
+            );
+        }
+    }
+
+    #[test]
+    fn meter_exhausts_narrowest_scope_first_and_resets_per_scope() {
+        let mut b = WorkBudget::unlimited();
+        b.submission.draws = 2;
+        b.frame.draws = 3;
+        b.trace.draws = 5;
+        let mut m = WorkMeter::new(b);
+        let draw = WorkCount {
+            draws: 1,
+            ..WorkCount::default()
+        };
+        m.begin_submission();
+        for _ in 0..2 {
+            assert_eq!(m.check_start(BudgetResource::Draws, true), None);
+            assert_eq!(m.charge(&draw, true), None);
+        }
+        let e = m.check_start(BudgetResource::Draws, true).unwrap();
+        assert_eq!((e.scope, e.used, e.limit), (BudgetScope::Submission, 2, 2));
+        assert!(m.list_blocked() && !m.stream_blocked());
+        m.begin_submission();
+        assert!(!m.list_blocked());
+        assert_eq!(m.check_start(BudgetResource::Draws, true), None);
+        m.charge(&draw, true);
+        let e = m.check_start(BudgetResource::Draws, true).unwrap();
+        assert_eq!(e.scope, BudgetScope::Frame);
+        assert!(m.stream_blocked());
+        m.begin_frame();
+        assert!(!m.stream_blocked());
+        m.begin_submission();
+        m.charge(&draw, true);
+        m.charge(&draw, true);
+        let e = m.check_start(BudgetResource::Draws, true).unwrap();
+        assert_eq!((e.scope, e.frame), (BudgetScope::Submission, 1));
+        m.begin_submission();
+        let e = m.check_start(BudgetResource::Draws, true).unwrap();
+        assert_eq!(e.scope, BudgetScope::Trace);
+        m.begin_frame();
+        assert!(m.stream_blocked(), "the trace scope never resets");
+        assert_eq!(m.remaining(BudgetResource::Draws, true), 0);
+        assert_eq!(m.remaining(BudgetResource::Vertices, true), u64::MAX);
+    }
+
+    #[test]
+    fn charged_work_reaching_a_limit_exhausts() {
+        let mut b = WorkBudget::unlimited();
+        b.frame.vertices = 100;
+        let mut m = WorkMeter::new(b);
+        let v = |n| WorkCount {
+            vertices: n,
+            ..WorkCount::default()
+        };
+        assert_eq!(m.charge(&v(60), false), None);
+        assert_eq!(m.remaining(BudgetResource::Vertices, false), 40);
+        let e = m.charge(&v(40), false).unwrap();
+        assert_eq!(
+            (e.scope, e.resource, e.used),
+            (BudgetScope::Frame, BudgetResource::Vertices, 100)
+        );
+        assert!(e.describe().contains("vertices-per-frame"));
+        // Reported once per scope instance.
+        assert_eq!(m.charge(&v(1), false), None);
+    }
+}
