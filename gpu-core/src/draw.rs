@@ -50,8 +50,8 @@ use crate::memory::PhysMem;
 use crate::pixel::fragment::{PixelPath, PixelPipeline, TextureCache, TextureUnits};
 use crate::pixel::raster::TriangleOutcome;
 use crate::pixel::stages::FixedFunctionStages;
-use crate::pixel::texture::RenderMode;
 use crate::pixel::tev::TevSolo;
+use crate::pixel::texture::RenderMode;
 use crate::regs::{PICA_REG_COUNT, reg};
 use crate::vertex::{OutputVertex, ScreenVertex};
 

@@ -30,8 +30,8 @@ pub mod diff;
 pub mod edit;
 pub mod lint;
 pub mod reduce;
-pub mod trim;
 pub mod resources;
+pub mod trim;
 
 use std::sync::Arc;
 

@@ -41,8 +41,8 @@ use crate::pixel::raster::{Fragment, RasterConfig, TriangleOutcome, rasterize_tr
 use crate::pixel::tev::{TevConfig, TevIssue, TevProgram, TevSolo, TevSource};
 use crate::pixel::texture::TextureError;
 
-pub mod probe;
 pub mod parallel;
+pub mod probe;
 pub mod specialized;
 pub mod textures;
 pub mod timing;
