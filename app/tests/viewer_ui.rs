@@ -332,7 +332,7 @@ fn the_demo_trace_opens_by_default() {
     h.step();
     h.step();
     assert_eq!(h.state().sel.command, index.draws[1].before.writes + 1);
-    assert!(has_label(&h, &format!("draw 1 of {}", index.draws.len())));
+    assert!(has_label(&h, &format!("draw #1 of {}", index.draws.len())));
     h.get_by_label("Vertices").click();
     let n = index.draws[1].info.count;
     step_until(&mut h, "crate vertices", |h| {

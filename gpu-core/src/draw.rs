@@ -663,7 +663,7 @@ fn fixed_function_stages<O: Observer>(
         obs.diagnostic(&Diagnostic {
             kind: DiagKind::Unsupported,
             draw: Some(draw),
-            detail: format!("fixed-function stage relies on unverified behaviour: {issue:?}"),
+            detail: format!("fixed-function stage relies on unverified behaviour: {issue}"),
         });
     }
     stages

@@ -946,7 +946,7 @@ impl ViewerApp {
             }
             match s.draw_at_or_before(self.sel.command) {
                 Some(d) => ui.label(format!(
-                    "· draw {d} of {}",
+                    "· draw #{d} of {}",
                     s.index.as_ref().map_or(0, |i| i.draws.len())
                 )),
                 None => ui.label("· before the first draw"),

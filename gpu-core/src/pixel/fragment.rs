@@ -676,14 +676,29 @@ pub enum Feature {
     ShadowRendering,
 }
 
+impl std::fmt::Display for Feature {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Feature::Textures => "texturing",
+            Feature::ProceduralTexture => "the procedural texture",
+            Feature::Lighting => "fragment lighting",
+            Feature::Fog => "fog",
+            Feature::Gas => "gas rendering",
+            Feature::ShadowRendering => "shadow-map rendering",
+        })
+    }
+}
+
 /// Something about a draw's pixel processing that the user should know.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PipelineDiag {
     /// A feature the draw uses has no implementation plugged in; neutral values were used
     /// (texture/lighting colours 0, fog and gas skipped, shadow and gas fragments discarded).
+    #[error("{0} is not implemented in this pipeline (neutral values used)")]
     NotImplemented(Feature),
     /// A texture unit read by the combiners cannot be sampled (invalid format, zero size,
     /// data outside memory); it reads as (0, 0, 0, 0).
+    #[error("texture unit {unit} cannot be sampled (reads 0): {error}")]
     Texture {
         /// Unit 0-2.
         unit: u8,
@@ -691,22 +706,33 @@ pub enum PipelineDiag {
         error: TextureError,
     },
     /// The colour buffer format id is unknown (5-7): colour writes were skipped.
+    #[error("unknown colour buffer format {0} (colour writes skipped)")]
     UnknownColorFormat(u32),
     /// The depth buffer format id is unknown (1): depth and stencil were skipped (tests pass).
+    #[error("unknown depth buffer format {0} (depth and stencil skipped)")]
     UnknownDepthFormat(u32),
     /// A combiner configuration handled by a guess.
+    #[error("{0}")]
     Tev(TevIssue),
     /// Blend equation 5-7 (treated as add).
+    #[error("reserved blend equation {0} (treated as add)")]
     ReservedBlendEquation(u8),
     /// Blend factor 15 (treated as one).
+    #[error("reserved blend factor 15 (treated as one)")]
     ReservedBlendFactor,
     /// Fragment mode 2 (treated as default).
+    #[error("reserved fragment mode 2 (treated as default)")]
     ReservedFragmentMode,
     /// Fog mode 1-4 or 6 (treated as off).
+    #[error("unknown fog mode {0} (fog off)")]
     UnknownFogMode(u8),
     /// Triangles with NaN, infinite or absurd window positions were skipped.
+    #[error("{0} triangles with NaN, infinite or absurd window positions skipped")]
     InvalidTriangles(u64),
     /// Colour-buffer pixel accesses hit unmapped memory and were dropped.
+    #[error(
+        "{pixels} colour-buffer pixel accesses at unmapped memory (buffer {addr:#010x}) dropped"
+    )]
     UnmappedColorBuffer {
         /// The colour buffer's physical address.
         addr: u32,
@@ -714,6 +740,9 @@ pub enum PipelineDiag {
         pixels: u64,
     },
     /// Depth-buffer pixel accesses hit unmapped memory and were dropped.
+    #[error(
+        "{pixels} depth-buffer pixel accesses at unmapped memory (buffer {addr:#010x}) dropped"
+    )]
     UnmappedDepthBuffer {
         /// The depth buffer's physical address.
         addr: u32,
@@ -745,7 +774,7 @@ impl PipelineDiag {
         Diagnostic {
             kind,
             draw,
-            detail: format!("pixel pipeline: {self:?}"),
+            detail: format!("pixel pipeline: {self}"),
         }
     }
 }

@@ -447,9 +447,12 @@ pub struct TevInputs {
 }
 
 /// A configuration the combiners handle with a guess; reported once per draw.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, thiserror::Error,
+)]
 pub enum TevIssue {
     /// An undocumented source (7-12) is read.
+    #[error("combiner stage {stage} reads undocumented source {value}")]
     UnknownSource {
         /// Stage 0-5.
         stage: u8,
@@ -457,6 +460,7 @@ pub enum TevIssue {
         value: u8,
     },
     /// An undocumented RGB operand is used.
+    #[error("combiner stage {stage} uses undocumented operand {value}")]
     UnknownOperand {
         /// Stage 0-5.
         stage: u8,
@@ -464,6 +468,7 @@ pub enum TevIssue {
         value: u8,
     },
     /// An undocumented operation (10-15) is used.
+    #[error("combiner stage {stage} uses undocumented operation {value}")]
     UnknownOp {
         /// Stage 0-5.
         stage: u8,
@@ -471,11 +476,13 @@ pub enum TevIssue {
         value: u8,
     },
     /// DOT3 used as the alpha operation alone (result unknown, we give 0).
+    #[error("combiner stage {stage} uses DOT3 as its alpha operation alone (alpha 0)")]
     Dot3AlphaOp {
         /// Stage 0-5.
         stage: u8,
     },
     /// Scale field value 3 (reserved).
+    #[error("combiner stage {stage} uses the reserved scale value 3")]
     ReservedScale {
         /// Stage 0-5.
         stage: u8,

@@ -59,7 +59,11 @@ impl PixelHistoryView {
             let key = (*at, *source, *x, *y);
             if self.seen != Some(key) {
                 self.seen = Some(key);
-                if has_history(source) {
+                // A screen pick opens the history at once. A render-target pick first
+                // identifies the draw and triangle in the Image view, whose "Pixel history ▶"
+                // opens this window ([`PixelHistoryView::open_for`]); opening it on every click
+                // would cover that panel.
+                if matches!(source, ImageSource::TopScreen | ImageSource::BottomScreen) {
                     self.open = true;
                     self.shown = Some(key);
                 }

@@ -134,6 +134,21 @@ pub enum LutSlot {
     Da,
 }
 
+impl std::fmt::Display for LutSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::D0 => "D0",
+            Self::D1 => "D1",
+            Self::Sp => "SP",
+            Self::Fr => "FR",
+            Self::Rb => "RB",
+            Self::Rg => "RG",
+            Self::Rr => "RR",
+            Self::Da => "DA",
+        })
+    }
+}
+
 impl LutSlot {
     /// Position in the LUT-input registers (D0, D1, SP, FR, RB, RG, RR); `None` for DA.
     pub const fn input_index(self) -> Option<usize> {
@@ -348,15 +363,21 @@ pub enum Bump {
 }
 
 /// Something a draw's lighting configuration leaves to a guess (for diagnostics).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, thiserror::Error,
+)]
 pub enum LightingIssue {
     /// CONFIG0 bits 4-7 hold an undocumented configuration (see [`UNKNOWN_ENV_CONFIG`]).
+    #[error("undocumented LUT configuration {0} (CONFIG0 bits 4-7)")]
     UnknownEnvConfig(u32),
     /// A LUT in use has an undocumented input selector (6 or 7); it reads input 0.
+    #[error("lookup table {0} uses undocumented input selector {1} (read as input 0)")]
     UnknownLutInput(LutSlot, u32),
     /// A LUT in use has an undocumented scale (4 or 5); its output is 0 (as Citra).
+    #[error("lookup table {0} uses undocumented scale {1} (output 0)")]
     UnknownLutScale(LutSlot, u32),
     /// CONFIG0 bits 28-29 = 3 (see [`Bump::Unknown`]).
+    #[error("undocumented bump mode 3 (CONFIG0 bits 28-29; normal and tangent left at zero)")]
     UnknownBumpMode,
 }
 

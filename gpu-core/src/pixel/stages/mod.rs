@@ -90,11 +90,15 @@ pub fn lighting_enabled(regs: &[u32; 0x300]) -> bool {
 }
 
 /// A guess made by one of the fixed-function stages of a draw.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, thiserror::Error,
+)]
 pub enum StageIssue {
     /// From fragment lighting.
+    #[error("fragment lighting: {0}")]
     Lighting(LightingIssue),
     /// From the procedural texture.
+    #[error("procedural texture: {0}")]
     ProcTex(ProcTexIssue),
 }
 

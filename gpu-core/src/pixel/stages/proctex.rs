@@ -134,17 +134,24 @@ impl<'a> ProcTexLuts<'a> {
 }
 
 /// Something a draw's proctex configuration leaves to a guess (for diagnostics).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, thiserror::Error,
+)]
 pub enum ProcTexIssue {
     /// Coordinate source 3 (treated as texcoord 0, as Citra GL).
+    #[error("coordinate source 3 (treated as texture coordinate 0)")]
     UnknownCoordSource,
     /// Clamp mode 5-7 (treated as clamp to edge, as Citra).
+    #[error("clamp mode {0} (treated as clamp to edge)")]
     UnknownClamp(u32),
     /// Combiner 10-15 (reads 0, as Citra).
+    #[error("combiner {0} (reads 0)")]
     UnknownCombiner(u32),
     /// Shift mode 3 (no shift, as Citra).
+    #[error("shift mode 3 (no shift)")]
     UnknownShift,
     /// Filter 6-7 (treated as nearest; Citra leaves the colour undefined).
+    #[error("filter {0} (treated as nearest)")]
     UnknownFilter(u32),
 }
 
