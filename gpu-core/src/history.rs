@@ -176,6 +176,9 @@ pub struct PixelValue {
 }
 
 /// One thing that touched the pixel.
+// Draw events (with their counters) are the common case and a history holds a bounded number of
+// events, so boxing the larger variant would only add an allocation per draw event.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum HistoryEvent {
     /// A draw produced fragments at the pixel.
