@@ -1251,28 +1251,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
         };
         self.color_cache.flush(mem);
         self.depth_cache.flush(mem);
-        match outcome {
-            TriangleOutcome::Drawn { fragments } => {
-                self.stats.triangles_drawn += 1;
-                self.stats.fragments += fragments;
-            }
-            TriangleOutcome::Culled => self.stats.triangles_culled += 1,
-            TriangleOutcome::Invalid => self.invalid_triangles += 1,
-            TriangleOutcome::Degenerate => {}
-        }
-        for f in [
-            Feature::Textures,
-            Feature::ProceduralTexture,
-            Feature::Lighting,
-            Feature::Fog,
-            Feature::Gas,
-            Feature::ShadowRendering,
-        ] {
-            if missing & (1 << (f as u32)) != 0 {
-                self.not_implemented(f);
-            }
-        }
-        outcome
+        self.finish_triangle(outcome, missing)
     }
 }
 
