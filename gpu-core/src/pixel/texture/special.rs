@@ -14,8 +14,8 @@
 //! mask; every other mode and size goes through [`WrapMode::apply`] with the border colour),
 //! the filters and mip filter are const parameters, and a unit whose lookups can only ever
 //! read one level with one filter skips the LOD computation entirely. Types other than plain
-//! 2D (projective, cube, shadow), [`RenderMode::CitraSwrast`] and a truncating nearest
-//! rounding go through the generic [`Sampler::sample_counted`].
+//! 2D (projective, cube, shadow), [`RenderMode::CitraSwrast`], a truncating nearest rounding
+//! and filter weights of more than 8 bits go through the generic [`Sampler::sample_counted`].
 //!
 //! The generic [`Sampler`] stays as the oracle ([`UnitLookup::sample_reference`], used by the
 //! reference pixel path); the tests compare both on random configurations and coordinates,
@@ -134,7 +134,9 @@ impl UnitLookup {
         let (ws, wt) = (wrap_kind(cfg.wrap_s, pow2), wrap_kind(cfg.wrap_t, pow2));
         let generic = cfg.texture_type != TextureType::Tex2D
             || cfg.mode == RenderMode::CitraSwrast
-            || NEAREST_TRUNCATES_TOWARD_ZERO;
+            || NEAREST_TRUNCATES_TOWARD_ZERO
+            // The packed bilinear blend needs row values below 2^16.
+            || FILTER_FRAC_BITS > 8;
         let lin = |f: Filter| f == Filter::Linear;
         let (run, kind): (RunFn, &'static str) = if generic {
             (generic_lookup, "generic")
@@ -350,37 +352,35 @@ fn mipmapped<const MAG: bool, const MIN: bool, const MIP: bool, const WS: u8, co
     }
 }
 
-/// Spreads RGBA8 into two u64 words with one channel per 32-bit lane: (R, B) and (G, A).
+/// Spreads RGBA8 into one u64 with one channel per 16-bit lane (R, G, B, A from bit 0).
 #[inline(always)]
-fn lanes(c: Rgba) -> (u64, u64) {
+fn spread16(c: Rgba) -> u64 {
     let x = u64::from(u32::from_le_bytes(c));
-    (
-        (x & 0xFF) | ((x & 0xFF_0000) << 16),
-        ((x >> 8) & 0xFF) | ((x & 0xFF00_0000) << 8),
-    )
+    let t = (x | (x << 16)) & 0x0000_FFFF_0000_FFFF;
+    (t | (t << 8)) & 0x00FF_00FF_00FF_00FF
 }
 
 /// The bilinear blend of the generic sampler (`top·(1 − ft) + bottom·ft`, rounded, per
-/// channel, weights in 1/2^FILTER_FRAC_BITS) on two channels per 64-bit word. Every lane stays
-/// below 2^32: a row value is at most 255·2^8, the sum at most 255·2^16 + 2^15.
+/// channel, weights in 1/2^FILTER_FRAC_BITS) on packed channels: the row blends on four
+/// 16-bit lanes (a row value is at most 255·2^8 < 2^16), the column blend on two 32-bit lanes
+/// per word (at most 255·2^16 + 2^15 < 2^32). No lane carries into another, so every channel
+/// equals the generic per-channel arithmetic.
 #[inline(always)]
 fn bilinear_packed(c00: Rgba, c10: Rgba, c01: Rgba, c11: Rgba, fs: u32, ft: u32) -> Rgba {
+    const EVEN: u64 = 0x0000_FFFF_0000_FFFF;
     let one = 1u64 << FILTER_FRAC_BITS;
     let shift = 2 * FILTER_FRAC_BITS;
     let half = 1u64 << (shift - 1);
     let half2 = half | (half << 32);
     let (fs, ft) = (u64::from(fs), u64::from(ft));
-    let (a0, a1) = lanes(c00);
-    let (b0, b1) = lanes(c10);
-    let (c0, c1) = lanes(c01);
-    let (d0, d1) = lanes(c11);
-    let top0 = a0 * (one - fs) + b0 * fs;
-    let top1 = a1 * (one - fs) + b1 * fs;
-    let bot0 = c0 * (one - fs) + d0 * fs;
-    let bot1 = c1 * (one - fs) + d1 * fs;
-    let r0 = ((top0 * (one - ft) + bot0 * ft + half2) >> shift) & 0xFF_0000_00FF;
-    let r1 = ((top1 * (one - ft) + bot1 * ft + half2) >> shift) & 0xFF_0000_00FF;
-    [r0 as u8, r1 as u8, (r0 >> 32) as u8, (r1 >> 32) as u8]
+    let top = spread16(c00) * (one - fs) + spread16(c10) * fs;
+    let bottom = spread16(c01) * (one - fs) + spread16(c11) * fs;
+    // (R, B) and (G, A) on 32-bit lanes.
+    let (te, to) = (top & EVEN, (top >> 16) & EVEN);
+    let (be, bo) = (bottom & EVEN, (bottom >> 16) & EVEN);
+    let re = (te * (one - ft) + be * ft + half2) >> shift;
+    let ro = (to * (one - ft) + bo * ft + half2) >> shift;
+    [re as u8, ro as u8, (re >> 32) as u8, (ro >> 32) as u8]
 }
 
 #[cfg(test)]
