@@ -925,7 +925,7 @@ impl TevProgram {
     /// [`TevProgram::run`] on a source table the caller filled: entries 0-6 are sources 0-6
     /// (primary colour, the two fragment-lighting colours, textures 0-3); entries 7-12 must be
     /// zero; 13-15 are scratch. Building the table in place avoids a copy per fragment.
-    #[inline]
+    #[inline(always)]
     pub fn run_table(&self, t: &mut [Rgba; 16]) -> Rgba {
         t[15] = match PREVIOUS_IN_STAGE0 {
             PreviousInStage0::Zero => [0; 4],

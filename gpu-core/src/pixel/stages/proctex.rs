@@ -217,6 +217,9 @@ struct Resolved {
     level_offset: [f32; 8],
     /// Per level: `width − 1` (entries of the level minus one), as f32.
     level_span: [f32; 8],
+    /// The colour LUT as bytes (the nearest filters without a blend between levels read it
+    /// directly: the f32 entries are whole numbers 0-255, so their `as u8` is exact).
+    color_u8: [Rgba; 256],
 }
 
 impl Resolved {
@@ -226,6 +229,7 @@ impl Resolved {
         shifts: [ProcTexShift; 2],
         lut_width: u32,
         offsets: &[u8; 8],
+        color: &[u32; 256],
     ) -> Self {
         let linear = matches!(
             filter,
@@ -253,6 +257,7 @@ impl Resolved {
                 .any(|s| matches!(s, ProcTexShift::Odd | ProcTexShift::Even)),
             level_offset,
             level_span,
+            color_u8: color.map(u32::to_le_bytes),
         }
     }
 }
@@ -320,6 +325,7 @@ impl ProcTexConfig {
             [c.u_shift, c.v_shift],
             u32::from(p.lut.lut_width),
             &offsets,
+            luts.color,
         );
         let mut color = [[0.0; 4]; 256];
         let mut color_diff = [[0.0; 4]; 256];
@@ -428,6 +434,21 @@ impl ProcTexConfig {
             clamp_coord(v + v_off, self.v_clamp),
         );
         let lut_coord = combine_and_map(u, v, self.rgb_func, &self.rgb_map);
+        if !LINEAR && MIP != 2 {
+            // One nearest entry: the byte table (no float round trip).
+            let level = if MIP == 0 {
+                0
+            } else {
+                round_usize(self.lod(grad))
+            };
+            let mut out =
+                self.fast.color_u8[color_index(round_u32(self.level_index(lut_coord, level)))];
+            if self.separate_alpha {
+                let a = combine_and_map(u, v, self.alpha_func, &self.alpha_map);
+                out[3] = (a.clamp(0.0, 1.0) * 255.0) as u8;
+            }
+            return out;
+        }
         let color = match MIP {
             0 => self.level_color_fast::<LINEAR>(lut_coord, 0),
             1 => self.level_color_fast::<LINEAR>(lut_coord, round_usize(self.lod(grad))),
@@ -468,13 +489,7 @@ impl ProcTexConfig {
     /// span precomputed.
     #[inline(always)]
     fn level_color_fast<const LINEAR: bool>(&self, lut_coord: f32, level: usize) -> [f32; 4] {
-        let level = level.min(7);
-        let c = if lut_coord.is_nan() {
-            0.0
-        } else {
-            lut_coord.clamp(0.0, 1.0)
-        };
-        let index = self.fast.level_offset[level] + c * self.fast.level_span[level];
+        let index = self.level_index(lut_coord, level);
         if LINEAR {
             let i = index as u32; // ok: index ≥ 0
             let f = index - i as f32;
@@ -489,6 +504,18 @@ impl ProcTexConfig {
         } else {
             self.color[color_index(round_u32(index))]
         }
+    }
+
+    /// The (fractional) colour-LUT index of `lut_coord` in mip `level`, as `level_color`.
+    #[inline(always)]
+    fn level_index(&self, lut_coord: f32, level: usize) -> f32 {
+        let level = level.min(7);
+        let c = if lut_coord.is_nan() {
+            0.0
+        } else {
+            lut_coord.clamp(0.0, 1.0)
+        };
+        self.fast.level_offset[level] + c * self.fast.level_span[level]
     }
 
     /// The colour at texture coordinate (u, v); `grad` = `[du/dx, dv/dx, du/dy, dv/dy]` (read
