@@ -362,7 +362,7 @@ fn specialised_sample_matches_the_reference() {
         x
     };
     let mut routes = std::collections::BTreeSet::new();
-    for case in 0..3000 {
+    for case in 0..3000u32 {
         let mut t = Tables::new();
         for w in t
             .noise
@@ -387,7 +387,7 @@ fn specialised_sample_matches_the_reference() {
         ] {
             r.set(reg, next());
         }
-        if case % 3 == 0 {
+        if case.is_multiple_of(3) {
             // Small frequencies and amplitudes (the usual range) and a sane LUT width.
             r.set(id::TEXUNIT3_PROCTEX3, 0x3C00_3C00 & next());
             r.or(id::TEXUNIT3_PROCTEX4, 0xFF << 11);

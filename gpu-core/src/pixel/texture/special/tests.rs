@@ -84,13 +84,13 @@ fn random_config(rng: &mut Rng) -> TextureConfig {
     };
     // Half the cases use one wrap mode on both axes (the common case).
     c.wrap_s = WrapMode::from_bits(rng.next());
-    c.wrap_t = if rng.next() % 2 == 0 {
+    c.wrap_t = if rng.next().is_multiple_of(2) {
         c.wrap_s
     } else {
         WrapMode::from_bits(rng.next())
     };
     c.mag_filter = filter(rng.next());
-    c.min_filter = if rng.next() % 3 == 0 {
+    c.min_filter = if rng.next().is_multiple_of(3) {
         c.mag_filter
     } else {
         filter(rng.next())
