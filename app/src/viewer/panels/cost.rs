@@ -522,4 +522,21 @@ mod tests {
         assert_eq!(CostColumn::VsPerVertex.text(&rows[0]), "6.0");
         assert_eq!(totals(&rows).fragments_generated, 60);
     }
+
+    #[test]
+    fn texels_fetched_column_sorts_and_sums() {
+        let mut rows = vec![row(0, 5), row(1, 50), row(2, 5)];
+        for (r, (samples, texels)) in rows.iter_mut().zip([(5, 20), (50, 50), (5, 40)]) {
+            r.stats.texture_samples = samples;
+            r.stats.texels_fetched = texels;
+        }
+        sort_rows(&mut rows, CostColumn::TexelsFetched, false);
+        assert_eq!(rows.iter().map(|r| r.draw).collect::<Vec<_>>(), [1, 2, 0]);
+        assert_eq!(CostColumn::TexelsFetched.text(&rows[1]), "40");
+        assert_eq!(CostColumn::TexelsFetched.title(), "texels");
+        let t = totals(&rows);
+        assert_eq!((t.texture_samples, t.texels_fetched), (60, 110));
+        assert!(CostColumn::ALL.contains(&CostColumn::TexelsFetched));
+        assert!(CostColumn::ALL.contains(&CostColumn::TextureSamples));
+    }
 }
