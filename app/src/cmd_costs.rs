@@ -3,7 +3,7 @@
 //! ([`picaview::viewer::panels::cost`]): vertices fetched and shaded, post-transform cache hits,
 //! shader instructions (total and per vertex), triangles in / after clipping / clipped away /
 //! culled / rasterised, fragments generated / killed by the alpha, stencil and depth tests /
-//! written, texture samples.
+//! written, texture samples and the texels they fetched.
 //!
 //! The counters come from one replay of the trace (the index pass); counting adds nothing to
 //! the replay's hot path but plain additions.
@@ -101,7 +101,7 @@ pub fn run(args: &CostsArgs) -> Result<()> {
     }
     writeln!(
         out,
-        "frame {}: {} draws (vertex-cache hits: indices seen before in the same draw; texture samples: fragments x sampled units)",
+        "frame {}: {} draws (vertex-cache hits: indices seen before in the same draw; texture samples: fragments x sampled units; texels: texels those samples fetched, 1 per nearest tap, 4 per bilinear tap, per mip level read)",
         args.frame,
         rows.len()
     )?;
@@ -132,7 +132,7 @@ pub fn run(args: &CostsArgs) -> Result<()> {
     let t = totals(&rows);
     writeln!(
         out,
-        "total: {} fetched, {} shaded, {} cache hits, {} VS instructions, {} triangles in, {} rasterised, {} fragments generated, {} written, {} texture samples",
+        "total: {} fetched, {} shaded, {} cache hits, {} VS instructions, {} triangles in, {} rasterised, {} fragments generated, {} written, {} texture samples, {} texels fetched",
         t.vertices_loaded,
         t.vs_invocations,
         t.vertex_cache_hits,
@@ -141,7 +141,8 @@ pub fn run(args: &CostsArgs) -> Result<()> {
         t.triangles_rasterized,
         t.fragments_generated,
         t.fragments_written,
-        t.texture_samples
+        t.texture_samples,
+        t.texels_fetched
     )?;
     Ok(())
 }
@@ -156,6 +157,8 @@ mod tests {
         assert_eq!(column("VS-instr"), Some(CostColumn::VsInstructions));
         assert_eq!(column("vs/vertex"), Some(CostColumn::VsPerVertex));
         assert_eq!(column("cache_hits"), Some(CostColumn::CacheHits));
+        assert_eq!(column("texels"), Some(CostColumn::TexelsFetched));
+        assert_eq!(column("tex-samples"), Some(CostColumn::TextureSamples));
         assert_eq!(column("nope"), None);
     }
 }

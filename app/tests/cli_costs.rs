@@ -42,6 +42,8 @@ fn json_rows_agree_with_the_totals_and_the_trace_index() {
         "vs_instructions",
         "vertex_cache_hits",
         "triangles_assembled",
+        "texture_samples",
+        "texels_fetched",
     ] {
         assert_eq!(v["totals"][key].as_u64(), Some(sum(key)), "{key}");
     }
@@ -59,7 +61,12 @@ fn json_rows_agree_with_the_totals_and_the_trace_index() {
         );
         assert!(n("triangles_rasterized") + n("triangles_culled") <= n("triangles_clipped"));
         assert_eq!(d["frame"].as_u64(), Some(0));
+        // No procedural texture in the demo: every sample reads 1 to 8 texels.
+        assert!(n("texels_fetched") >= n("texture_samples"));
+        assert!(n("texels_fetched") <= 8 * n("texture_samples"));
     }
+    // The textured cube fetches texels.
+    assert!(sum("texels_fetched") > 0);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Criterion benchmarks of the pixel pipeline's stages (issue 14): triangle setup, raster
-//! coverage and interpolation, the colour combiners, texture sampling per format, fragment
-//! lighting, and a whole batch through the pixel pipeline at 1 and 2 threads.
+//! coverage and interpolation, the colour combiners, texture sampling per format and filter
+//! (specialised routine and the generic sampler), the procedural texture, fragment lighting,
+//! and a whole batch through the pixel pipeline at 1 and 2 threads.
 //!
 //! Run: `cargo bench -p gpu-core --bench pixel` (add `-- NAME` to filter).
 
@@ -9,7 +10,9 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpu_core::lut::LookupTables;
 use gpu_core::memory::{PhysMem, VRAM};
-use gpu_core::pixel::fragment::{FragmentHooks, PixelPipeline, TextureSampler, TextureUnits};
+use gpu_core::pixel::fragment::{
+    FragmentHooks, PixelPath, PixelPipeline, TextureSampler, TextureUnits,
+};
 use gpu_core::pixel::raster::{Fragment, RasterConfig, rasterize_triangle};
 use gpu_core::pixel::stages::FixedFunctionStages;
 use gpu_core::pixel::tev::{TevConfig, TevInputs, TevProgram};
@@ -141,7 +144,9 @@ fn tev(c: &mut Criterion) {
 fn textures(c: &mut Criterion) {
     let mut mem = PhysMem::new();
     let tex = VRAM.base + 0x20_0000;
-    let bytes: Vec<u8> = (0..128 * 128 * 4).map(|i| (i * 7 + i / 13) as u8).collect();
+    let bytes: Vec<u8> = (0..128 * 128 * 4 * 2)
+        .map(|i| (i * 7 + i / 13) as u8)
+        .collect();
     mem.write(tex, &bytes).unwrap();
     let formats = [
         ("RGBA8", 0),
@@ -153,27 +158,89 @@ fn textures(c: &mut Criterion) {
         ("ETC1", 12),
         ("ETC1A4", 13),
     ];
+    // (name, PARAM word, LOD word, derivative per pixel in texels of level 0).
+    let filters = [
+        ("nearest", 0u32, 0u32, 0.5f32),
+        ("linear", 0b110, 0, 0.5),
+        // Repeat in s and t (the mask form of the wrap).
+        ("linear repeat", 0b110 | (2 << 8) | (2 << 12), 0, 0.5),
+        // Mip chain of 5 levels, linear mip filter, λ ≈ 1.6: two bilinear levels blended.
+        ("trilinear", 0b110 | (1 << 24), 4 << 16, 3.0),
+    ];
     for (name, id) in formats {
-        for (filter, param) in [("nearest", 0u32), ("linear", 0b110)] {
+        for (filter, param, lod, footprint) in filters {
+            // Trilinear only on two formats (decoding is per draw: the format does not change
+            // the per-sample cost).
+            if filter == "trilinear" && !matches!(name, "RGBA8" | "ETC1") {
+                continue;
+            }
             let mut regs = target_regs();
             regs[0x080] = 1;
             regs[0x082] = 128 | (128 << 16);
             regs[0x083] = param;
+            regs[0x084] = lod;
             regs[0x085] = tex >> 3;
             regs[0x08E] = id;
             regs[0x0C0] = 3 | (3 << 16);
-            let units = TextureUnits::from_regs(&mem, &regs, [true, false, false]);
-            let mut frag = Fragment::default();
-            let mut k = 0u32;
-            c.bench_function(&format!("texture/{name} {filter}"), |b| {
-                b.iter(|| {
-                    k = k.wrapping_add(1);
-                    frag.tc[0] = [(k % 97) as f32 / 97.0, (k % 89) as f32 / 89.0];
-                    units.sample(&mem, 0, black_box(&frag))
-                })
-            });
+            for path in [PixelPath::Specialized, PixelPath::Reference] {
+                let mut units = TextureUnits::from_regs(&mem, &regs, [true, false, false]);
+                units.set_path(path);
+                let mut frag = Fragment::default();
+                let d = footprint / 128.0;
+                frag.tc_grad[0] = [d, 0.0, 0.0, d];
+                let mut k = 0u32;
+                let suffix = match path {
+                    PixelPath::Specialized => "",
+                    PixelPath::Reference => " (generic)",
+                };
+                c.bench_function(&format!("texture/{name} {filter}{suffix}"), |b| {
+                    b.iter(|| {
+                        k = k.wrapping_add(1);
+                        frag.tc[0] = [(k % 97) as f32 / 97.0, (k % 89) as f32 / 89.0];
+                        units.sample_counted(&mem, 0, black_box(&frag))
+                    })
+                });
+            }
         }
     }
+}
+
+fn proctex(c: &mut Criterion) {
+    let mut regs = target_regs();
+    regs[0x080] = 1 << 10;
+    // Clamp to edge, RGB function U, noise on with small frequencies, linear colour LUT of 128
+    // entries.
+    regs[0x0A8] = 1 | (1 << 3) | (1 << 15);
+    regs[0x0A9] = 0x0800;
+    regs[0x0AA] = 0x0800;
+    regs[0x0AB] = 0x3C00_3C00;
+    regs[0x0AC] = 1 | (128 << 11);
+    let mut luts = LookupTables::default();
+    for (i, w) in luts.proctex_rgb_map.iter_mut().enumerate() {
+        *w = (32 * i as u32) | (32 << 12);
+    }
+    for (i, w) in luts.proctex_color.iter_mut().enumerate() {
+        *w = (i as u32).wrapping_mul(0x0103_0507);
+    }
+    let stages = FixedFunctionStages::for_draw(&regs, &luts);
+    let Some(p) = stages.proctex.as_ref() else {
+        return;
+    };
+    let mut k = 0u32;
+    c.bench_function("proctex/noise, linear LUT", |b| {
+        b.iter(|| {
+            k = k.wrapping_add(1);
+            let (u, v) = ((k % 97) as f32 / 97.0, (k % 89) as f32 / 89.0);
+            p.sample_fast(black_box(u), black_box(v), [0.0; 4])
+        })
+    });
+    c.bench_function("proctex/noise, linear LUT (reference)", |b| {
+        b.iter(|| {
+            k = k.wrapping_add(1);
+            let (u, v) = ((k % 97) as f32 / 97.0, (k % 89) as f32 / 89.0);
+            p.sample(black_box(u), black_box(v), [0.0; 4])
+        })
+    });
 }
 
 fn lighting(c: &mut Criterion) {
@@ -214,5 +281,5 @@ fn batch(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, raster, tev, textures, lighting, batch);
+criterion_group!(benches, raster, tev, textures, proctex, lighting, batch);
 criterion_main!(benches);

@@ -240,10 +240,15 @@ pub struct DrawStats {
     #[serde(default)]
     pub fragments_depth_failed: u64,
     /// Texture samples: one per generated fragment per texture unit (0-3) the draw samples.
-    /// A sample reads 1 texel (nearest), 4 (bilinear) or 8 (trilinear); the footprint is not
-    /// counted.
+    /// [`DrawStats::texels_fetched`] counts the texels those samples read.
     #[serde(default)]
     pub texture_samples: u64,
+    /// Texels fetched by texture units 0-2 (including shadow and cube lookups): 1 per nearest
+    /// tap or shadow compare, 4 per bilinear tap (border taps included), summed over the one or
+    /// two mip levels a lookup reads (trilinear: 8, or 4 when the LOD falls on a level). The
+    /// procedural texture (unit 3) reads no texture memory and adds none.
+    #[serde(default)]
+    pub texels_fetched: u64,
 }
 
 /// What happened to an assembled triangle between clipping and rasterisation.

@@ -568,6 +568,7 @@ fn add_pixel_stats(stats: &mut DrawStats, pixels: &PixelPipeline<TextureUnits>) 
     stats.fragments_stencil_failed += ps.stencil_failed;
     stats.fragments_depth_failed += ps.depth_failed;
     stats.texture_samples += ps.fragments * u64::from(pixels.sampled_units());
+    stats.texels_fetched += ps.texels;
 }
 
 /// Starts recording a draw into the debug buffers (if any): selects the render target's

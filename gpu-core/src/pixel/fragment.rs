@@ -796,6 +796,10 @@ pub struct PixelStats {
     pub depth_failed: u64,
     /// Fragments that reached the colour write (whether or not colour writes are enabled).
     pub fragments_passed: u64,
+    /// Texels read by texture units 0-2 ([`TextureSampler::sample_counted`]: 1 per nearest
+    /// tap, 4 per bilinear tap, summed over the mip levels a lookup reads).
+    #[serde(default)]
+    pub texels: u64,
 }
 
 /// Everything a draw's pixel processing needs, decoded once from the registers.
@@ -1030,6 +1034,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
     /// Selects the implementation of the per-fragment operations (default:
     /// [`PixelPath::Specialized`]); both give bit-identical results.
     pub fn set_path(&mut self, path: PixelPath) {
+        self.sampler.set_path(path);
         self.color_stage = match path {
             PixelPath::Specialized => Some(ColorStage::new(
                 self.cfg.ops.output,
@@ -1327,7 +1332,9 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         // Texture units 0-2 and 3.
         for unit in 0..3 {
             if self.needs.tex[unit] {
-                t[3 + unit] = self.sampler.sample(self.mem, unit, frag);
+                let (c, texels) = self.sampler.sample_counted(self.mem, unit, frag);
+                t[3 + unit] = c;
+                self.stats.texels += u64::from(texels);
                 if R::ON {
                     rec.texel(self.sampler.describe(unit, frag), unit, t[3 + unit]);
                 }

@@ -772,6 +772,9 @@ pub struct TevProgram {
     buffer_color: Rgba,
     update_rgb: u8,
     update_alpha: u8,
+    /// True if a used stage reads the combiner buffer (slot 13); otherwise the buffer
+    /// bookkeeping is skipped.
+    reads_buffer: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -895,9 +898,13 @@ impl TevProgram {
         // Trailing pass-through stages beyond the last buffer-updating stage (0-3) and the last
         // active stage change nothing: drop them.
         let last_active = stages.iter().rposition(|c| c.active).map_or(0, |i| i + 1);
+        let reads_buffer = stages[..last_active]
+            .iter()
+            .any(|c| c.active && (c.rgb_src.contains(&13) || c.alpha_src.contains(&13)));
         TevProgram {
             stages,
             n: last_active,
+            reads_buffer,
             buffer_color: cfg.buffer_color,
             update_rgb: cfg.update_rgb & 0xF,
             update_alpha: cfg.update_alpha & 0xF,
@@ -918,13 +925,23 @@ impl TevProgram {
     /// [`TevProgram::run`] on a source table the caller filled: entries 0-6 are sources 0-6
     /// (primary colour, the two fragment-lighting colours, textures 0-3); entries 7-12 must be
     /// zero; 13-15 are scratch. Building the table in place avoids a copy per fragment.
-    #[inline]
+    #[inline(always)]
     pub fn run_table(&self, t: &mut [Rgba; 16]) -> Rgba {
-        t[13] = [0; 4];
         t[15] = match PREVIOUS_IN_STAGE0 {
             PreviousInStage0::Zero => [0; 4],
             PreviousInStage0::PrimaryColor => t[0],
         };
+        if !self.reads_buffer {
+            // No stage reads the buffer: its updates are unobservable.
+            for c in &self.stages[..self.n] {
+                if c.active {
+                    t[14] = c.constant;
+                    t[15] = c.run(t);
+                }
+            }
+            return t[15];
+        }
+        t[13] = [0; 4];
         let mut next_buffer = self.buffer_color;
         for c in &self.stages[..self.n] {
             if c.active {
@@ -977,11 +994,18 @@ impl CompiledStage {
             FastStage::Replace(a) => t[usize::from(a)],
             FastStage::Modulate(a, b) => {
                 let (x, y) = (t[usize::from(a)], t[usize::from(b)]);
-                [0, 1, 2, 3].map(|c| (u32::from(x[c]) * u32::from(y[c]) / 255) as u8)
+                // Written out (not `array::map`, which is not always inlined).
+                let m = |c: usize| (u32::from(x[c]) * u32::from(y[c]) / 255) as u8;
+                [m(0), m(1), m(2), m(3)]
             }
             FastStage::Add(a, b) => {
                 let (x, y) = (t[usize::from(a)], t[usize::from(b)]);
-                [0, 1, 2, 3].map(|c| x[c].saturating_add(y[c]))
+                [
+                    x[0].saturating_add(y[0]),
+                    x[1].saturating_add(y[1]),
+                    x[2].saturating_add(y[2]),
+                    x[3].saturating_add(y[3]),
+                ]
             }
             FastStage::Generic => self.eval(t),
         }

@@ -90,11 +90,13 @@ pub enum CostColumn {
     Written,
     /// Texture samples.
     TextureSamples,
+    /// Texels fetched by those samples.
+    TexelsFetched,
 }
 
 impl CostColumn {
     /// Every column in display order.
-    pub const ALL: [CostColumn; 18] = [
+    pub const ALL: [CostColumn; 19] = [
         CostColumn::Draw,
         CostColumn::Fetched,
         CostColumn::Shaded,
@@ -113,6 +115,7 @@ impl CostColumn {
         CostColumn::DepthKilled,
         CostColumn::Written,
         CostColumn::TextureSamples,
+        CostColumn::TexelsFetched,
     ];
 
     /// Column title.
@@ -136,6 +139,7 @@ impl CostColumn {
             CostColumn::DepthKilled => "depth killed",
             CostColumn::Written => "written",
             CostColumn::TextureSamples => "tex samples",
+            CostColumn::TexelsFetched => "texels",
         }
     }
 
@@ -162,7 +166,10 @@ impl CostColumn {
             CostColumn::DepthKilled => "Fragments discarded by the depth test",
             CostColumn::Written => "Fragments that passed every test and were written",
             CostColumn::TextureSamples => {
-                "Texture samples: fragments × sampled units (texel footprint not counted)"
+                "Texture samples: fragments × sampled units (0-3, the procedural texture included)"
+            }
+            CostColumn::TexelsFetched => {
+                "Texels fetched by units 0-2: 1 per nearest tap or shadow compare, 4 per bilinear tap, summed over the 1 or 2 mip levels a lookup reads (trilinear 8); the procedural texture fetches none"
             }
         }
     }
@@ -189,6 +196,7 @@ impl CostColumn {
             CostColumn::DepthKilled => s.fragments_depth_failed,
             CostColumn::Written => s.fragments_written,
             CostColumn::TextureSamples => s.texture_samples,
+            CostColumn::TexelsFetched => s.texels_fetched,
         };
         v as f64
     }
@@ -275,6 +283,7 @@ pub fn totals(rows: &[CostRow]) -> DrawStats {
         t.fragments_stencil_failed += s.fragments_stencil_failed;
         t.fragments_depth_failed += s.fragments_depth_failed;
         t.texture_samples += s.texture_samples;
+        t.texels_fetched += s.texels_fetched;
     }
     t
 }
@@ -512,5 +521,22 @@ mod tests {
         assert_eq!(rows.iter().map(|r| r.draw).collect::<Vec<_>>(), [0, 2, 1]);
         assert_eq!(CostColumn::VsPerVertex.text(&rows[0]), "6.0");
         assert_eq!(totals(&rows).fragments_generated, 60);
+    }
+
+    #[test]
+    fn texels_fetched_column_sorts_and_sums() {
+        let mut rows = vec![row(0, 5), row(1, 50), row(2, 5)];
+        for (r, (samples, texels)) in rows.iter_mut().zip([(5, 20), (50, 50), (5, 40)]) {
+            r.stats.texture_samples = samples;
+            r.stats.texels_fetched = texels;
+        }
+        sort_rows(&mut rows, CostColumn::TexelsFetched, false);
+        assert_eq!(rows.iter().map(|r| r.draw).collect::<Vec<_>>(), [1, 2, 0]);
+        assert_eq!(CostColumn::TexelsFetched.text(&rows[1]), "40");
+        assert_eq!(CostColumn::TexelsFetched.title(), "texels");
+        let t = totals(&rows);
+        assert_eq!((t.texture_samples, t.texels_fetched), (60, 110));
+        assert!(CostColumn::ALL.contains(&CostColumn::TexelsFetched));
+        assert!(CostColumn::ALL.contains(&CostColumn::TextureSamples));
     }
 }

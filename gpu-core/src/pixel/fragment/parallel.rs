@@ -311,6 +311,7 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
             self.stats.stencil_failed += out.stats.stencil_failed;
             self.stats.depth_failed += out.stats.depth_failed;
             self.stats.fragments_passed += out.stats.fragments_passed;
+            self.stats.texels += out.stats.texels;
             self.color_cache.unmapped_pixels += out.color_unmapped;
             self.depth_cache.unmapped_pixels += out.depth_unmapped;
             for (a, b) in first_missing.iter_mut().zip(out.first_missing) {

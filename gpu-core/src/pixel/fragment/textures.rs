@@ -15,9 +15,11 @@ use std::sync::Arc;
 use crate::debug::fragment::TexelRecord;
 use crate::memory::{PAGE_SIZE, PhysMem};
 use crate::pixel::color::Rgba;
+use crate::pixel::fragment::PixelPath;
 use crate::pixel::raster::Fragment;
 use crate::pixel::texture::{
     DecodedTexels, Gradients, RenderMode, Sampler, TexUnitsControl, TextureConfig, TextureError,
+    UnitLookup,
 };
 
 /// Texture units 0-2 as the fragment pipeline sees them.
@@ -31,6 +33,16 @@ pub trait TextureSampler {
     fn needs_gradients(&self) -> bool;
     /// The colour of enabled unit `unit` (0-2) for `frag`.
     fn sample(&self, mem: &PhysMem, unit: usize, frag: &Fragment) -> Rgba;
+    /// As [`TextureSampler::sample`], with the number of texels the lookup read (1 per
+    /// nearest tap, 4 per bilinear tap, summed over the mip levels read; the cost table's
+    /// "texels fetched"). The default counts none.
+    #[inline]
+    fn sample_counted(&self, mem: &PhysMem, unit: usize, frag: &Fragment) -> (Rgba, u32) {
+        (self.sample(mem, unit, frag), 0)
+    }
+    /// Which pixel path the pipeline runs ([`PixelPath::Reference`]: sample through the
+    /// generic code, the oracle of the specialised routines). The default ignores it.
+    fn set_path(&mut self, _path: PixelPath) {}
     /// Where unit `unit`'s texel for `frag` comes from (level, address, texel coordinates), for
     /// pixel history; `None` when the sampler cannot say. The colour is filled in by the caller.
     fn describe(&self, _unit: usize, _frag: &Fragment) -> Option<TexelRecord> {
@@ -63,7 +75,10 @@ impl TextureSampler for NoTextures {
 /// and shadow types), unit 1 texcoord1, unit 2 texcoord2 or texcoord1 (reg 0x080 bit 13).
 /// Derivatives for the LOD come from the rasteriser's analytic gradients.
 pub struct TextureUnits {
-    samplers: [Option<Arc<Sampler<DecodedTexels>>>; 3],
+    /// Per unit: the sampler with its lookup routine resolved for this draw.
+    samplers: [Option<UnitLookup>; 3],
+    /// Sample through the generic sampler ([`PixelPath::Reference`]).
+    reference: bool,
     unit2_uses_texcoord1: bool,
     needs_gradients: bool,
     /// Units that were wanted but cannot be sampled, with the reason.
@@ -96,7 +111,7 @@ impl TextureUnits {
         cache: &mut TextureCache,
     ) -> Self {
         let ctl = TexUnitsControl::from_regs(regs);
-        let mut samplers: [Option<Arc<Sampler<DecodedTexels>>>; 3] = [None, None, None];
+        let mut samplers: [Option<UnitLookup>; 3] = [None, None, None];
         let mut errors = Vec::new();
         let mut needs_gradients = false;
         for unit in 0..3 {
@@ -111,13 +126,18 @@ impl TextureUnits {
                     let levels = s.layout().levels().len() as u32;
                     let usable = c.lod.max_level.min(levels.saturating_sub(1));
                     needs_gradients |= c.min_filter != c.mag_filter || usable > c.lod.min_level;
-                    samplers[unit] = Some(s);
+                    let tc = match unit {
+                        2 if ctl.unit2_uses_texcoord1 => 1,
+                        u => u,
+                    };
+                    samplers[unit] = Some(UnitLookup::new(s, unit, tc));
                 }
                 Err(e) => errors.push((unit as u8, e)),
             }
         }
         TextureUnits {
             samplers,
+            reference: false,
             unit2_uses_texcoord1: ctl.unit2_uses_texcoord1,
             needs_gradients,
             errors,
@@ -135,31 +155,31 @@ impl TextureSampler for TextureUnits {
     }
 
     #[inline]
-    fn sample(&self, _mem: &PhysMem, unit: usize, frag: &Fragment) -> Rgba {
+    fn sample(&self, mem: &PhysMem, unit: usize, frag: &Fragment) -> Rgba {
+        self.sample_counted(mem, unit, frag).0
+    }
+
+    #[inline]
+    fn sample_counted(&self, _mem: &PhysMem, unit: usize, frag: &Fragment) -> (Rgba, u32) {
         let Some(Some(s)) = self.samplers.get(unit) else {
-            return [0; 4];
+            return ([0; 4], 0);
         };
-        let tc = match unit {
-            2 if self.unit2_uses_texcoord1 => 1,
-            u => u.min(2),
-        };
-        let [u, v] = frag.tc[tc];
-        let g = frag.tc_grad[tc];
-        if unit == 0 {
-            let gr = Gradients {
-                dx: [g[0], g[1], frag.tc0_w_grad[0]],
-                dy: [g[2], g[3], frag.tc0_w_grad[1]],
-            };
-            s.sample(u, v, frag.tc0_w, &gr)
+        if self.reference {
+            s.sample_reference(frag)
         } else {
-            s.sample(u, v, 0.0, &Gradients::uv(g[0], g[1], g[2], g[3]))
+            s.sample(frag)
         }
+    }
+
+    fn set_path(&mut self, path: PixelPath) {
+        self.reference = path == PixelPath::Reference;
     }
 
     fn describe(&self, unit: usize, frag: &Fragment) -> Option<TexelRecord> {
         let Some(Some(s)) = self.samplers.get(unit) else {
             return None;
         };
+        let s = s.sampler();
         let tc = match unit {
             2 if self.unit2_uses_texcoord1 => 1,
             u => u.min(2),

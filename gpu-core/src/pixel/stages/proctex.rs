@@ -200,6 +200,66 @@ pub struct ProcTexConfig {
     pub color_diff: [[f32; 4]; 256],
     /// Guesses this configuration relies on.
     pub issues: Vec<ProcTexIssue>,
+    /// The routine [`ProcTexConfig::sample_fragment`] uses, resolved from the fields above.
+    fast: Resolved,
+}
+
+/// The per-draw resolution of a [`ProcTexConfig`] for [`ProcTexConfig::sample_fast`]: which
+/// monomorphised routine runs, and per colour-LUT level the offset and scale of the index.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Resolved {
+    /// Index into the routine table of [`ProcTexConfig::sample_fast`]:
+    /// `noise + 2·linear + 4·mip` (mip: 0 none, 1 nearest level, 2 linear between levels).
+    route: u8,
+    /// True if either shift mode moves the coordinates.
+    shift: bool,
+    /// Per level: the offset of its entries, as f32.
+    level_offset: [f32; 8],
+    /// Per level: `width − 1` (entries of the level minus one), as f32.
+    level_span: [f32; 8],
+    /// The colour LUT as bytes (the nearest filters without a blend between levels read it
+    /// directly: the f32 entries are whole numbers 0-255, so their `as u8` is exact).
+    color_u8: [Rgba; 256],
+}
+
+impl Resolved {
+    fn new(
+        filter: ProcTexFilter,
+        noise: bool,
+        shifts: [ProcTexShift; 2],
+        lut_width: u32,
+        offsets: &[u8; 8],
+        color: &[u32; 256],
+    ) -> Self {
+        let linear = matches!(
+            filter,
+            ProcTexFilter::Linear
+                | ProcTexFilter::LinearMipNearest
+                | ProcTexFilter::LinearMipLinear
+        );
+        let mip = match filter {
+            ProcTexFilter::NearestMipNearest | ProcTexFilter::LinearMipNearest => 1,
+            ProcTexFilter::NearestMipLinear | ProcTexFilter::LinearMipLinear => 2,
+            _ => 0,
+        };
+        let mut level_offset = [0.0; 8];
+        let mut level_span = [0.0; 8];
+        for level in 0..8 {
+            // As `level_color`: a level narrower than one entry is one entry.
+            let width = (lut_width >> level).max(1);
+            level_offset[level] = f32::from(offsets[level]);
+            level_span[level] = (width - 1) as f32;
+        }
+        Resolved {
+            route: u8::from(noise) + 2 * u8::from(linear) + 4 * mip,
+            shift: shifts
+                .iter()
+                .any(|s| matches!(s, ProcTexShift::Odd | ProcTexShift::Even)),
+            level_offset,
+            level_span,
+            color_u8: color.map(u32::to_le_bytes),
+        }
+    }
 }
 
 /// True if the proctex filter of `regs` uses mip levels (and so needs coordinate derivatives).
@@ -256,6 +316,17 @@ impl ProcTexConfig {
         issues.dedup();
         let o = p.offsets;
         let h = HIGH_LEVEL_OFFSETS;
+        let offsets = [
+            o.level0, o.level1, o.level2, o.level3, h[0], h[1], h[2], h[3],
+        ];
+        let fast = Resolved::new(
+            p.lut.filter,
+            c.noise_enable,
+            [c.u_shift, c.v_shift],
+            u32::from(p.lut.lut_width),
+            &offsets,
+            luts.color,
+        );
         let mut color = [[0.0; 4]; 256];
         let mut color_diff = [[0.0; 4]; 256];
         for i in 0..256 {
@@ -285,9 +356,7 @@ impl ProcTexConfig {
             min_lod: p.lut.min_lod,
             max_lod: p.lut.max_lod,
             lut_width: u32::from(p.lut.lut_width),
-            offsets: [
-                o.level0, o.level1, o.level2, o.level3, h[0], h[1], h[2], h[3],
-            ],
+            offsets,
             lod_bias: p.lod_bias().to_f32(),
             noise_lut: MapLut::from_words(luts.noise),
             rgb_map: MapLut::from_words(luts.rgb_map),
@@ -295,6 +364,7 @@ impl ProcTexConfig {
             color,
             color_diff,
             issues,
+            fast,
         }
     }
 
@@ -303,16 +373,153 @@ impl ProcTexConfig {
         uses_mipmaps(self.filter)
     }
 
-    /// The colour for a fragment (its coordinate [`ProcTexConfig::coord`] and derivatives).
+    /// The colour for a fragment (its coordinate [`ProcTexConfig::coord`] and derivatives),
+    /// through the specialised [`ProcTexConfig::sample_fast`].
     #[inline]
     pub fn sample_fragment(&self, frag: &Fragment) -> Rgba {
         let c = self.coord.min(2);
         let [u, v] = frag.tc[c];
-        self.sample(u, v, frag.tc_grad[c])
+        self.sample_fast(u, v, frag.tc_grad[c])
+    }
+
+    /// [`ProcTexConfig::sample`] through the routine resolved when the configuration was
+    /// decoded: the noise, colour-LUT filter and mip mode are const parameters of a
+    /// monomorphised function, the LUT level offsets and spans are precomputed, and the
+    /// row/column shift is skipped when both shift modes are off. Same result for every input
+    /// (tested against [`ProcTexConfig::sample`], the readable reference).
+    #[inline]
+    pub fn sample_fast(&self, u: f32, v: f32, grad: [f32; 4]) -> Rgba {
+        match self.fast.route {
+            0 => self.routine::<false, false, 0>(u, v, grad),
+            1 => self.routine::<true, false, 0>(u, v, grad),
+            2 => self.routine::<false, true, 0>(u, v, grad),
+            3 => self.routine::<true, true, 0>(u, v, grad),
+            4 => self.routine::<false, false, 1>(u, v, grad),
+            5 => self.routine::<true, false, 1>(u, v, grad),
+            6 => self.routine::<false, true, 1>(u, v, grad),
+            7 => self.routine::<true, true, 1>(u, v, grad),
+            8 => self.routine::<false, false, 2>(u, v, grad),
+            9 => self.routine::<true, false, 2>(u, v, grad),
+            10 => self.routine::<false, true, 2>(u, v, grad),
+            _ => self.routine::<true, true, 2>(u, v, grad),
+        }
+    }
+
+    /// One specialised routine (see [`ProcTexConfig::sample_fast`]); every step mirrors
+    /// [`ProcTexConfig::sample`].
+    #[inline(always)]
+    fn routine<const NOISE: bool, const LINEAR: bool, const MIP: u8>(
+        &self,
+        u: f32,
+        v: f32,
+        grad: [f32; 4],
+    ) -> Rgba {
+        // Steps 1-4 (`coordinates`).
+        let (mut u, mut v) = (u.abs(), v.abs());
+        let (u_off, v_off) = if self.fast.shift {
+            (
+                shift_offset(v, self.u_shift, self.u_clamp),
+                shift_offset(u, self.v_shift, self.v_clamp),
+            )
+        } else {
+            (0.0, 0.0)
+        };
+        if NOISE && let Some(n) = &self.noise {
+            let k = noise_coefficient(u, v, n, &self.noise_lut);
+            u = (u + k * n.amplitude_u).abs();
+            v = (v + k * n.amplitude_v).abs();
+        }
+        let (u, v) = (
+            clamp_coord(u + u_off, self.u_clamp),
+            clamp_coord(v + v_off, self.v_clamp),
+        );
+        let lut_coord = combine_and_map(u, v, self.rgb_func, &self.rgb_map);
+        if !LINEAR && MIP != 2 {
+            // One nearest entry: the byte table (no float round trip).
+            let level = if MIP == 0 {
+                0
+            } else {
+                round_usize(self.lod(grad))
+            };
+            let mut out =
+                self.fast.color_u8[color_index(round_u32(self.level_index(lut_coord, level)))];
+            if self.separate_alpha {
+                let a = combine_and_map(u, v, self.alpha_func, &self.alpha_map);
+                out[3] = (a.clamp(0.0, 1.0) * 255.0) as u8;
+            }
+            return out;
+        }
+        let color = match MIP {
+            0 => self.level_color_fast::<LINEAR>(lut_coord, 0),
+            1 => self.level_color_fast::<LINEAR>(lut_coord, round_usize(self.lod(grad))),
+            _ => {
+                let lod = self.lod(grad);
+                let li = lod.trunc();
+                let f = lod - li;
+                let li = li as usize;
+                let a = self.level_color_fast::<LINEAR>(lut_coord, li);
+                if f > 0.0 {
+                    let b = self.level_color_fast::<LINEAR>(lut_coord, li + 1);
+                    [
+                        lerp(a[0], b[0], f),
+                        lerp(a[1], b[1], f),
+                        lerp(a[2], b[2], f),
+                        lerp(a[3], b[3], f),
+                    ]
+                } else {
+                    a
+                }
+            }
+        };
+        // ok: saturating float → u8 (truncates), as `sample`.
+        let mut out = [
+            color[0] as u8,
+            color[1] as u8,
+            color[2] as u8,
+            color[3] as u8,
+        ];
+        if self.separate_alpha {
+            let a = combine_and_map(u, v, self.alpha_func, &self.alpha_map);
+            out[3] = (a.clamp(0.0, 1.0) * 255.0) as u8;
+        }
+        out
+    }
+
+    /// [`ProcTexConfig::level_color`] with the filter resolved and the level's offset and
+    /// span precomputed.
+    #[inline(always)]
+    fn level_color_fast<const LINEAR: bool>(&self, lut_coord: f32, level: usize) -> [f32; 4] {
+        let index = self.level_index(lut_coord, level);
+        if LINEAR {
+            let i = index as u32; // ok: index ≥ 0
+            let f = index - i as f32;
+            let i = color_index(i);
+            let (c, d) = (self.color[i], self.color_diff[i]);
+            [
+                c[0] + f * d[0],
+                c[1] + f * d[1],
+                c[2] + f * d[2],
+                c[3] + f * d[3],
+            ]
+        } else {
+            self.color[color_index(round_u32(index))]
+        }
+    }
+
+    /// The (fractional) colour-LUT index of `lut_coord` in mip `level`, as `level_color`.
+    #[inline(always)]
+    fn level_index(&self, lut_coord: f32, level: usize) -> f32 {
+        let level = level.min(7);
+        let c = if lut_coord.is_nan() {
+            0.0
+        } else {
+            lut_coord.clamp(0.0, 1.0)
+        };
+        self.fast.level_offset[level] + c * self.fast.level_span[level]
     }
 
     /// The colour at texture coordinate (u, v); `grad` = `[du/dx, dv/dx, du/dy, dv/dy]` (read
-    /// only by the mipmap filters).
+    /// only by the mipmap filters). The readable reference of [`ProcTexConfig::sample_fast`].
     pub fn sample(&self, u: f32, v: f32, grad: [f32; 4]) -> Rgba {
         let (u, v) = self.coordinates(u, v);
 

@@ -12,6 +12,7 @@
 //! * [`sampler`]: wrap modes, border, nearest / bilinear filtering, mip selection from
 //!   derivatives, cube maps, shadow compare.
 //! * [`decode`]: whole-level decoding to RGBA8.
+//! * [`special`]: per-draw specialised lookups over pre-decoded texels ([`UnitLookup`]).
 //!
 //! Typical use by the rasterizer, once per draw and unit:
 //! `let s = Sampler::decoded(&mem, &TextureConfig::from_regs(&regs, 0))?;` then per fragment
@@ -24,6 +25,7 @@ pub mod decode;
 pub mod etc1;
 pub mod format;
 pub mod sampler;
+pub mod special;
 
 pub use config::{
     CubeFace, Filter, LevelInfo, LevelLayout, LodConfig, RenderMode, ShadowConfig, TexUnitsControl,
@@ -32,6 +34,7 @@ pub use config::{
 pub use decode::{DecodedImage, decode_at, decode_level, decode_texture};
 pub use format::TextureFormat;
 pub use sampler::{DecodedTexels, Gradients, MemTexels, Sampler, TexelSource};
+pub use special::UnitLookup;
 
 /// Why a texture cannot be sampled or decoded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

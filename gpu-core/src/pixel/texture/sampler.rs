@@ -169,6 +169,22 @@ pub struct DecodedTexels {
     widths: [u32; MAX_LEVELS],
 }
 
+impl DecodedTexels {
+    /// Every decoded texel (all levels of all faces, memory row order).
+    pub(crate) fn texels(&self) -> &[Rgba] {
+        &self.texels
+    }
+
+    /// Index into [`DecodedTexels::texels`] of the first texel of `level` of `face`.
+    pub(crate) fn level_start(&self, face: usize, level: usize) -> usize {
+        self.start
+            .get(face)
+            .and_then(|f| f.get(level))
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
 impl TexelSource for DecodedTexels {
     #[inline]
     fn texel(&self, face: usize, level: usize, x: u32, y: u32) -> Rgba {
@@ -260,6 +276,11 @@ impl<S: TexelSource> Sampler<S> {
         &self.source
     }
 
+    /// The lowest and highest mip level lookups can use (LOD clamps within the chain).
+    pub fn level_range(&self) -> (u32, u32) {
+        (self.min_level, self.max_level)
+    }
+
     /// Unbiased, unclamped λ = log2 ρ of a 2D lookup for level-0 size, from the derivatives of
     /// (u, v). Returns −∞ for zero derivatives.
     pub fn lambda(&self, g: &Gradients) -> f32 {
@@ -287,6 +308,12 @@ impl<S: TexelSource> Sampler<S> {
     /// Samples a 2D texture (or one cube face) at (u, v) with a precomputed λ (see
     /// [`Sampler::lambda`]): wrap, border, filters and mip levels as configured.
     pub fn sample_face(&self, face: CubeFace, u: f32, v: f32, lambda: f32) -> Rgba {
+        self.sample_face_counted(face, u, v, lambda).0
+    }
+
+    /// As [`Sampler::sample_face`], with the number of texels the filters read (see
+    /// [`Sampler::sample_counted`]).
+    pub fn sample_face_counted(&self, face: CubeFace, u: f32, v: f32, lambda: f32) -> (Rgba, u32) {
         let face = face.index().min(self.faces - 1);
         let lod = self.lod(lambda);
         // Magnification when the biased, *unclamped* λ is ≤ 0 (also for NaN).
@@ -316,12 +343,12 @@ impl<S: TexelSource> Sampler<S> {
                 let l0 = (lod as u32).min(self.max_level);
                 let l1 = (l0 + 1).min(self.max_level);
                 let f = lod - l0 as f32;
-                let a = self.filter_level(face, l0 as usize, min, u, v);
+                let (a, na) = self.filter_level(face, l0 as usize, min, u, v);
                 if l1 == l0 || f <= 0.0 {
-                    return a;
+                    return (a, na);
                 }
-                let b = self.filter_level(face, l1 as usize, min, u, v);
-                blend(a, b, weight(f))
+                let (b, nb) = self.filter_level(face, l1 as usize, min, u, v);
+                (blend(a, b, weight(f)), na + nb)
             }
         }
     }
@@ -331,8 +358,20 @@ impl<S: TexelSource> Sampler<S> {
         self.sample_face(CubeFace::PosX, u, v, self.lambda(g))
     }
 
-    /// Samples one level with one filter.
-    fn filter_level(&self, face: usize, level: usize, filter: Filter, u: f32, v: f32) -> Rgba {
+    /// As [`Sampler::sample_2d`], with the number of texels read.
+    pub fn sample_2d_counted(&self, u: f32, v: f32, g: &Gradients) -> (Rgba, u32) {
+        self.sample_face_counted(CubeFace::PosX, u, v, self.lambda(g))
+    }
+
+    /// Samples one level with one filter; also returns the texels read (1 or 4).
+    fn filter_level(
+        &self,
+        face: usize,
+        level: usize,
+        filter: Filter,
+        u: f32,
+        v: f32,
+    ) -> (Rgba, u32) {
         let info = self.layout.levels.get(level).copied().unwrap_or_default();
         let (w, h) = (info.width, info.height);
         match filter {
@@ -345,7 +384,7 @@ impl<S: TexelSource> Sampler<S> {
                 } else {
                     (floor_i32(fu), floor_i32(fv))
                 };
-                self.texel_wrapped(face, level, s, t, w, h)
+                (self.texel_wrapped(face, level, s, t, w, h), 1)
             }
             Filter::Linear => {
                 let one = 1i64 << FILTER_FRAC_BITS;
@@ -371,7 +410,7 @@ impl<S: TexelSource> Sampler<S> {
                 let c10 = tap(xs[1], ts[0]);
                 let c01 = tap(xs[0], ts[1]);
                 let c11 = tap(xs[1], ts[1]);
-                bilinear(c00, c10, c01, c11, fs, ft)
+                (bilinear(c00, c10, c01, c11, fs, ft), 4)
             }
         }
     }
@@ -395,6 +434,11 @@ impl<S: TexelSource> Sampler<S> {
     /// Samples a cube map with direction (u, v, w) = (tc0.u, tc0.v, tc0.w); `g` holds the
     /// derivatives of the direction (for the LOD).
     pub fn sample_cube(&self, u: f32, v: f32, w: f32, g: &Gradients) -> Rgba {
+        self.sample_cube_counted(u, v, w, g).0
+    }
+
+    /// As [`Sampler::sample_cube`], with the number of texels read.
+    pub fn sample_cube_counted(&self, u: f32, v: f32, w: f32, g: &Gradients) -> (Rgba, u32) {
         let c = cube_coords(u, v, w, g);
         let lambda = lambda_2d(
             c.ds_dx,
@@ -404,7 +448,7 @@ impl<S: TexelSource> Sampler<S> {
             self.config.width,
             self.config.height,
         );
-        self.sample_face(c.face, c.s, c.t, lambda)
+        self.sample_face_counted(c.face, c.s, c.t, lambda)
     }
 
     /// Depth-compares a shadow texel (`pica-raster.md` §5.8): `z` is the fragment's shadow
@@ -436,8 +480,15 @@ impl<S: TexelSource> Sampler<S> {
     /// orthographic bit is set), shadow cube; disabled and unknown types give (0, 0, 0, 0).
     /// Units 1 and 2 always take the 2D path.
     pub fn sample(&self, u: f32, v: f32, w: f32, g: &Gradients) -> Rgba {
+        self.sample_counted(u, v, w, g).0
+    }
+
+    /// As [`Sampler::sample`], with the number of texels the lookup reads: 1 per nearest tap
+    /// and shadow compare, 4 per bilinear tap (border taps included), summed over the one or
+    /// two mip levels a trilinear lookup blends (so 1, 2, 4 or 8); 0 for disabled types.
+    pub fn sample_counted(&self, u: f32, v: f32, w: f32, g: &Gradients) -> (Rgba, u32) {
         match self.config.texture_type {
-            TextureType::Tex2D => self.sample_2d(u, v, g),
+            TextureType::Tex2D => self.sample_2d_counted(u, v, g),
             TextureType::Projection2D => {
                 // UNVERIFIED: the projective LOD formula is unknown; we differentiate u/w, v/w.
                 let (pu, pv) = (u / w, v / w);
@@ -447,23 +498,23 @@ impl<S: TexelSource> Sampler<S> {
                 let (dux, dvx) = d(g.dx[0], g.dx[1], g.dx[2]);
                 let (duy, dvy) = d(g.dy[0], g.dy[1], g.dy[2]);
                 let pg = Gradients::uv(dux, dvx, duy, dvy);
-                self.sample_face(CubeFace::PosX, pu, pv, self.lambda(&pg))
+                self.sample_face_counted(CubeFace::PosX, pu, pv, self.lambda(&pg))
             }
-            TextureType::CubeMap => self.sample_cube(u, v, w, g),
+            TextureType::CubeMap => self.sample_cube_counted(u, v, w, g),
             TextureType::Shadow2D => {
                 let (su, sv) = if self.config.shadow.orthographic {
                     (u, v)
                 } else {
                     (u / w, v / w)
                 };
-                self.shadow_compare_face(CubeFace::PosX, su, sv, w.abs())
+                (self.shadow_compare_face(CubeFace::PosX, su, sv, w.abs()), 1)
             }
             TextureType::ShadowCube => {
                 let c = cube_coords(u, v, w, &Gradients::ZERO);
-                self.shadow_compare_face(c.face, c.s, c.t, c.ma.abs())
+                (self.shadow_compare_face(c.face, c.s, c.t, c.ma.abs()), 1)
             }
             // UNVERIFIED: types 6 and 7 are undocumented; treated like "disabled".
-            TextureType::Disabled | TextureType::Unknown(_) => [0; 4],
+            TextureType::Disabled | TextureType::Unknown(_) => ([0; 4], 0),
         }
     }
 }
@@ -610,14 +661,14 @@ pub fn cube_coords(u: f32, v: f32, w: f32, g: &Gradients) -> CubeCoords {
 
 /// A weight in [0, 1] quantised to [`FILTER_FRAC_BITS`] bits (truncating).
 #[inline]
-fn weight(f: f32) -> u32 {
+pub(crate) fn weight(f: f32) -> u32 {
     let one = 1u32 << FILTER_FRAC_BITS;
     ((f * one as f32) as u32).min(one)
 }
 
 /// `a·(1 − f) + b·f` per channel with an integer weight `f` in 1/2^FILTER_FRAC_BITS, rounded.
 #[inline]
-fn blend(a: Rgba, b: Rgba, f: u32) -> Rgba {
+pub(crate) fn blend(a: Rgba, b: Rgba, f: u32) -> Rgba {
     let one = 1u32 << FILTER_FRAC_BITS;
     let half = one >> 1;
     let mut out = [0u8; 4];

@@ -1,0 +1,372 @@
+// Unit tests of the parent module, compiled only under #[cfg(test)] (declared there).
+//! The specialised lookups against the generic sampler (the oracle): colour and texel count.
+
+use super::*;
+use crate::memory::{PhysMem, VRAM};
+use crate::pixel::texture::config::{LodConfig, TextureConfig};
+use crate::pixel::texture::format::TextureFormat;
+
+/// A small deterministic generator (xorshift32).
+struct Rng(u32);
+
+impl Rng {
+    fn next(&mut self) -> u32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 17;
+        self.0 ^= self.0 << 5;
+        self.0
+    }
+
+    fn unit(&mut self) -> f32 {
+        (self.next() % 100_000) as f32 / 100_000.0
+    }
+
+    /// A coordinate: mostly inside [−1.5, 2.5], sometimes an extreme or special value.
+    fn coord(&mut self) -> f32 {
+        match self.next() % 40 {
+            0 => f32::NAN,
+            1 => f32::INFINITY,
+            2 => f32::NEG_INFINITY,
+            3 => 3.0e9,
+            4 => -3.0e9,
+            5 => -0.0,
+            6 => 1.0,
+            7 => f32::from_bits(self.next()),
+            // Exactly on texel edges and centres of a 64-texel grid.
+            8..=11 => (self.next() % 257) as f32 / 128.0 - 0.5,
+            _ => self.unit() * 4.0 - 1.5,
+        }
+    }
+
+    /// A derivative: magnification, minification over several levels, zero, special.
+    fn grad(&mut self) -> f32 {
+        match self.next() % 20 {
+            0 => 0.0,
+            1 => f32::NAN,
+            2 => f32::INFINITY,
+            3 => 1.0e-30,
+            4..=9 => (self.unit() - 0.5) / 64.0,
+            _ => (self.unit() - 0.5) * 2f32.powi((self.next() % 8) as i32 - 6),
+        }
+    }
+}
+
+const SIZES: [u32; 7] = [8, 16, 32, 64, 128, 24, 40];
+
+/// Memory with pseudo-random texture bytes at the start of VRAM.
+fn memory(rng: &mut Rng) -> PhysMem {
+    let bytes: Vec<u8> = (0..0x6_0000).map(|_| rng.next() as u8).collect();
+    let mut mem = PhysMem::new();
+    mem.write(VRAM.base, &bytes).unwrap();
+    mem
+}
+
+fn random_config(rng: &mut Rng) -> TextureConfig {
+    let w = SIZES[rng.next() as usize % SIZES.len()];
+    let h = SIZES[rng.next() as usize % SIZES.len()];
+    let formats = [
+        TextureFormat::Rgba8,
+        TextureFormat::Rgb565,
+        TextureFormat::Etc1,
+    ];
+    let mut c = TextureConfig::new_2d(
+        VRAM.base,
+        w,
+        h,
+        formats[rng.next() as usize % formats.len()],
+    );
+    let filter = |b: u32| {
+        if b & 1 == 0 {
+            Filter::Nearest
+        } else {
+            Filter::Linear
+        }
+    };
+    // Half the cases use one wrap mode on both axes (the common case).
+    c.wrap_s = WrapMode::from_bits(rng.next());
+    c.wrap_t = if rng.next().is_multiple_of(2) {
+        c.wrap_s
+    } else {
+        WrapMode::from_bits(rng.next())
+    };
+    c.mag_filter = filter(rng.next());
+    c.min_filter = if rng.next().is_multiple_of(3) {
+        c.mag_filter
+    } else {
+        filter(rng.next())
+    };
+    c.mip_filter = filter(rng.next());
+    c.border = rng.next().to_le_bytes();
+    let max_level = rng.next() % 9;
+    c.lod = LodConfig {
+        bias: match rng.next() % 4 {
+            0 => 0.0,
+            _ => (rng.next() % 2048) as f32 / 256.0 - 4.0,
+        },
+        max_level,
+        min_level: rng.next() % (max_level + 2),
+    };
+    c
+}
+
+fn fragment(rng: &mut Rng, tc: usize) -> Fragment {
+    let mut f = Fragment::default();
+    f.tc[tc] = [rng.coord(), rng.coord()];
+    f.tc_grad[tc] = [rng.grad(), rng.grad(), rng.grad(), rng.grad()];
+    f
+}
+
+#[test]
+fn specialised_lookups_match_the_generic_sampler() {
+    let mut rng = Rng(0x5EED_1234);
+    let mem = memory(&mut rng);
+    let mut kinds = std::collections::BTreeMap::new();
+    let mut counts = std::collections::BTreeSet::new();
+    for case in 0..1500 {
+        let cfg = random_config(&mut rng);
+        let sampler = Arc::new(Sampler::decoded(&mem, &cfg).unwrap());
+        let (unit, tc) = (case % 3, (case / 3) % 3);
+        let lookup = UnitLookup::new(sampler, unit, tc);
+        *kinds.entry(lookup.kind()).or_insert(0) += 1;
+        for _ in 0..200 {
+            let f = fragment(&mut rng, tc);
+            let fast = lookup.sample(&f);
+            let oracle = lookup.sample_reference(&f);
+            counts.insert(fast.1);
+            assert_eq!(
+                fast,
+                oracle,
+                "case {case} ({}): {cfg:?} tc {:?} grad {:?}",
+                lookup.kind(),
+                f.tc[tc],
+                f.tc_grad[tc]
+            );
+        }
+    }
+    for k in ["one level bilinear", "one level nearest", "mipmapped"] {
+        assert!(kinds.contains_key(k), "{k} never chosen: {kinds:?}");
+    }
+    // Nearest, bilinear, two nearest levels, two bilinear levels.
+    for n in [1, 2, 4, 8] {
+        assert!(counts.contains(&n), "{n} texels never counted: {counts:?}");
+    }
+}
+
+#[test]
+fn routines_are_chosen_per_configuration() {
+    let mut rng = Rng(7);
+    let mem = memory(&mut rng);
+    let mut cfg = TextureConfig::new_2d(VRAM.base, 32, 32, TextureFormat::Rgba8);
+    cfg.mag_filter = Filter::Linear;
+    cfg.min_filter = Filter::Linear;
+    let kind = |cfg: &TextureConfig| {
+        UnitLookup::new(Arc::new(Sampler::decoded(&mem, cfg).unwrap()), 0, 0).kind()
+    };
+    assert_eq!(kind(&cfg), "one level bilinear");
+    cfg.min_filter = Filter::Nearest;
+    assert_eq!(kind(&cfg), "mipmapped", "min ≠ mag needs the LOD");
+    cfg.mag_filter = Filter::Nearest;
+    assert_eq!(kind(&cfg), "one level nearest");
+    cfg.lod.max_level = 2;
+    assert_eq!(kind(&cfg), "mipmapped");
+    cfg.lod.min_level = 2;
+    assert_eq!(kind(&cfg), "one level nearest", "LOD range of one level");
+    cfg.texture_type = TextureType::CubeMap;
+    assert_eq!(kind(&cfg), "generic");
+    let swrast = TextureConfig::new_2d(VRAM.base, 32, 32, TextureFormat::Rgba8)
+        .with_mode(RenderMode::CitraSwrast);
+    assert_eq!(kind(&swrast), "generic");
+}
+
+#[test]
+fn texel_counts_follow_the_filters() {
+    let mut rng = Rng(99);
+    let mem = memory(&mut rng);
+    let mut cfg = TextureConfig::new_2d(VRAM.base, 64, 64, TextureFormat::Rgba8);
+    cfg.mag_filter = Filter::Linear;
+    cfg.min_filter = Filter::Linear;
+    cfg.mip_filter = Filter::Linear;
+    cfg.lod.max_level = 3;
+    let lookup = UnitLookup::new(Arc::new(Sampler::decoded(&mem, &cfg).unwrap()), 1, 1);
+    let at = |du: f32| {
+        let mut f = Fragment::default();
+        f.tc[1] = [0.3, 0.6];
+        f.tc_grad[1] = [du, 0.0, 0.0, du];
+        lookup.sample(&f).1
+    };
+    // Magnified: one bilinear tap of level 0.
+    assert_eq!(at(0.5 / 64.0), 4);
+    // λ = 1.5: levels 1 and 2 blended.
+    assert_eq!(at(2f32.powf(1.5) / 64.0), 8);
+    // λ = 1 exactly: on level 1, one tap.
+    assert_eq!(at(2.0 / 64.0), 4);
+    // Far minified: clamped to the last level.
+    assert_eq!(at(1.0), 4);
+    cfg.mag_filter = Filter::Nearest;
+    cfg.min_filter = Filter::Nearest;
+    let lookup = UnitLookup::new(Arc::new(Sampler::decoded(&mem, &cfg).unwrap()), 0, 0);
+    let mut f = Fragment::default();
+    f.tc[0] = [0.3, 0.6];
+    f.tc_grad[0] = [2f32.powf(1.5) / 64.0, 0.0, 0.0, 0.0];
+    assert_eq!(lookup.sample(&f).1, 2, "nearest on two levels");
+    f.tc_grad[0] = [0.1 / 64.0, 0.0, 0.0, 0.0];
+    assert_eq!(lookup.sample(&f).1, 1);
+}
+
+mod pipeline {
+    //! Whole draws through [`PixelPipeline`]: texel counts and a draw that samples its own
+    //! colour buffer, at 1, 2 and 8 threads and on the reference path.
+
+    use super::Rng;
+    use crate::memory::{PhysMem, VRAM};
+    use crate::pixel::fragment::{PixelPath, PixelPipeline};
+    use crate::vertex::{OutputVertex, ScreenVertex};
+
+    /// Colour buffer 400×240 RGBA8 at VRAM start, D24S8 depth 1 MiB later, no depth test, no
+    /// blending; stage 0 replaces with texture 0 (unit 0: `w`×`h` RGBA8 at `tex` with PARAM
+    /// word `param` and LOD word `lod`); stages 1-5 pass through.
+    fn regs(tex: u32, w: u32, h: u32, param: u32, lod: u32) -> Box<[u32; 0x300]> {
+        let mut r = Box::new([0u32; 0x300]);
+        r[0x11D] = VRAM.base >> 3;
+        r[0x11C] = (VRAM.base + 0x10_0000) >> 3;
+        r[0x117] = 0;
+        r[0x116] = 3;
+        r[0x11E] = 400 | (239 << 12) | (1 << 24);
+        r[0x112] = 0xF;
+        r[0x113] = 0xF;
+        r[0x114] = 3;
+        r[0x115] = 3;
+        r[0x04D] = 0xBF_0000;
+        r[0x06D] = 1;
+        r[0x107] = 0xF << 8;
+        r[0x080] = 1;
+        r[0x082] = h | (w << 16);
+        r[0x083] = param;
+        r[0x084] = lod;
+        r[0x085] = tex >> 3;
+        r[0x08E] = 0;
+        r[0x0C0] = 3 | (3 << 16);
+        r[0x0C1] = 0;
+        r[0x0C2] = 0;
+        for base in [0x0C8, 0x0D0, 0x0D8, 0x0F0, 0x0F8] {
+            r[base] = 15 | (15 << 16);
+        }
+        r
+    }
+
+    fn vertex(x: f32, y: f32, u: f32, v: f32) -> ScreenVertex {
+        ScreenVertex {
+            x,
+            y,
+            z_over_w: -0.5,
+            inv_w: 1.0,
+            attrs: OutputVertex {
+                color: [1.0; 4],
+                tc0: [u, v],
+                ..Default::default()
+            },
+        }
+    }
+
+    /// The whole 400×240 target as two triangles, texture coordinates 0..`s` across.
+    fn screen(s: f32) -> Vec<[ScreenVertex; 3]> {
+        let a = vertex(0.0, 0.0, 0.0, 0.0);
+        let b = vertex(400.0, 0.0, s, 0.0);
+        let c = vertex(0.0, 240.0, 0.0, s);
+        let d = vertex(400.0, 240.0, s, s);
+        vec![[a, b, c], [c, b, d]]
+    }
+
+    /// Runs one draw; returns (colour buffer bytes, fragments, texels).
+    fn draw(
+        mem: &PhysMem,
+        regs: &[u32; 0x300],
+        tris: &[[ScreenVertex; 3]],
+        threads: usize,
+        path: PixelPath,
+    ) -> (Vec<u8>, u64, u64) {
+        let mut mem = mem.clone();
+        let mut p = PixelPipeline::for_draw(&mem, regs);
+        p.set_path(path);
+        p.draw_triangles(&mut mem, tris, &mut (), threads);
+        let mut out = vec![0u8; 400 * 240 * 4];
+        mem.read(VRAM.base, &mut out).unwrap();
+        let s = p.stats();
+        (out, s.fragments, s.texels)
+    }
+
+    const RUNS: [(usize, PixelPath); 4] = [
+        (1, PixelPath::Specialized),
+        (2, PixelPath::Specialized),
+        (8, PixelPath::Specialized),
+        (1, PixelPath::Reference),
+    ];
+
+    fn noise(rng: &mut Rng, len: usize) -> Vec<u8> {
+        (0..len).map(|_| rng.next() as u8).collect()
+    }
+
+    #[test]
+    fn texels_fetched_per_filter_at_every_thread_count() {
+        let mut rng = Rng(0xC0FFEE);
+        let tex = VRAM.base + 0x20_0000;
+        let mut mem = PhysMem::new();
+        mem.write(tex, &noise(&mut rng, 0x8000)).unwrap();
+        let linear = 0b110;
+        // (PARAM, LOD, texture coordinate span, texels per fragment or None for "between").
+        let cases: [(u32, u32, f32, Option<u64>); 4] = [
+            // Nearest, magnified: 1 texel.
+            (0, 0, 1.0, Some(1)),
+            // Bilinear, magnified: 4.
+            (linear, 0, 1.0, Some(4)),
+            // Bilinear over 4 levels (64×64 → 8×8), linear mip filter, 64 copies across: 17
+            // texels per pixel in y, λ ≈ 4.1 clamped to level 3 alone: 4 texels.
+            (linear | (1 << 24), 3 << 16, 64.0, Some(4)),
+            // 1.5 texels per pixel in y (λ = log2 1.5): levels 0 and 1 blended, 8 texels.
+            (linear | (1 << 24), 3 << 16, 1.5 * 240.0 / 64.0, Some(8)),
+        ];
+        for (param, lod, span, per) in cases {
+            let r = regs(tex, 64, 64, param, lod);
+            let tris = screen(span);
+            let runs: Vec<_> = RUNS
+                .iter()
+                .map(|&(threads, path)| draw(&mem, &r, &tris, threads, path))
+                .collect();
+            let (_, fragments, texels) = &runs[0];
+            assert_eq!(*fragments, 400 * 240);
+            if let Some(per) = per {
+                assert_eq!(*texels, per * fragments, "PARAM {param:#x} LOD {lod:#x}");
+            }
+            for (k, run) in runs.iter().enumerate() {
+                assert!(
+                    run == &runs[0],
+                    "run {:?} differs (PARAM {param:#x})",
+                    RUNS[k]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_draw_sampling_its_own_colour_buffer_reads_it_as_at_draw_start() {
+        let mut rng = Rng(0xFEED);
+        // A 64×64 RGBA8 texture at the colour buffer's address, bilinear and repeating over
+        // 3×3 copies, so the draw overwrites texels it still samples later.
+        let param = 0b110 | (2 << 8) | (2 << 12);
+        let mut mem = PhysMem::new();
+        let before = noise(&mut rng, 400 * 240 * 4);
+        mem.write(VRAM.base, &before).unwrap();
+        let own = regs(VRAM.base, 64, 64, param, 0);
+        // The same draw reading a copy of the buffer's bytes elsewhere (never written).
+        let copy_at = VRAM.base + 0x20_0000;
+        mem.write(copy_at, &before[..64 * 64 * 4]).unwrap();
+        let copy = regs(copy_at, 64, 64, param, 0);
+        let tris = screen(3.0);
+        let want = draw(&mem, &copy, &tris, 1, PixelPath::Reference);
+        assert!(want.0 != before, "the draw changes the buffer");
+        for (threads, path) in RUNS {
+            let got = draw(&mem, &own, &tris, threads, path);
+            assert!(got == want, "{threads} thread(s), {path:?}");
+        }
+    }
+}
