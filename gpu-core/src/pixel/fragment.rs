@@ -37,7 +37,9 @@ use crate::debug::{DebugBuffers, DiagKind, Diagnostic};
 use crate::memory::PhysMem;
 use crate::pixel::color::{DepthFormat, Rgba};
 use crate::pixel::framebuffer::{FramebufferConfig, TileCache};
-use crate::pixel::raster::{Fragment, RasterConfig, TriangleOutcome, rasterize_triangle};
+use crate::pixel::raster::{
+    Fragment, RasterConfig, TriangleOutcome, rasterize_triangle, rasterize_triangle_reference,
+};
 use crate::pixel::tev::{TevConfig, TevIssue, TevProgram, TevSolo, TevSource};
 use crate::pixel::texture::TextureError;
 
@@ -1060,6 +1062,28 @@ impl<S: TextureSampler> PixelPipeline<S> {
         }
     }
 
+    /// True if this draw's fragments run the stencil and depth tests (with their writes and
+    /// counters) before texturing, lighting and the combiners when drawn with `hooks`: on the
+    /// specialised path, in the normal fragment mode, with the alpha test off, no gas fog, a
+    /// stencil or depth test that can discard, and hooks that may be skipped
+    /// ([`FragmentHooks::skippable`]). Then nothing before the tests can change their outcome
+    /// or be observed, so the result is the same as running them in the hardware's order.
+    pub fn early_depth<H: FragmentHooks>(&self, hooks: &H) -> bool {
+        let ops = &self.cfg.ops;
+        let Some(df) = self.cfg.fb.depth_format else {
+            return false;
+        };
+        let stencil_on = ops.stencil.enabled && df == DepthFormat::D24S8;
+        self.color_stage.is_some()
+            && self.solo.is_none()
+            && self.probe.is_none()
+            && matches!(ops.mode, FragmentMode::Default | FragmentMode::Reserved2)
+            && !ops.alpha_test.enabled
+            && matches!(ops.fog, FogMode::Off | FogMode::Fog | FogMode::Other(_))
+            && (stencil_on || ops.depth.enabled)
+            && hooks.skippable()
+    }
+
     /// The combiner solo in use.
     pub fn tev_solo(&self) -> Option<TevSolo> {
         self.solo.map(|s| s.solo)
@@ -1138,6 +1162,8 @@ impl<S: TextureSampler> PixelPipeline<S> {
         let cfg = self.cfg;
         let mut missing = 0u32;
         let start = self.timer.is_some().then(std::time::Instant::now);
+        let fast = self.color_stage.is_some();
+        let early_depth = self.early_depth(hooks);
         let outcome = {
             let mut ctx = FragCtx {
                 cfg: &cfg,
@@ -1151,12 +1177,13 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 mem: &mut *mem,
                 hooks: &mut *hooks,
                 color_stage: self.color_stage,
+                early_depth,
                 solo: self.solo.as_ref(),
                 sampling: false,
                 input_time: std::time::Duration::ZERO,
             };
             if let Some(timer) = self.timer.as_mut() {
-                let o = rasterize_triangle(&cfg.raster, tri, |f| {
+                let o = rasterize_for_path(fast, &cfg.raster, tri, |f| {
                     if timer.tick() {
                         ctx.sampling = true;
                         timer.sample(|| ctx.process(f, ()));
@@ -1168,7 +1195,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 timer.texture += PixelTimer::scaled(ctx.input_time);
                 o
             } else {
-                rasterize_triangle(&cfg.raster, tri, |f| ctx.process(f, ()))
+                rasterize_for_path(fast, &cfg.raster, tri, |f| ctx.process(f, ()))
             }
         };
         self.color_cache.flush(mem);
@@ -1239,11 +1266,12 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 mem: &mut *mem,
                 hooks: &mut *hooks,
                 color_stage: None,
+                early_depth: false,
                 sampling: false,
                 input_time: std::time::Duration::ZERO,
                 solo: self.solo.as_ref(),
             };
-            rasterize_triangle(&cfg.raster, tri, |f| {
+            rasterize_triangle_reference(&cfg.raster, tri, |f| {
                 let before = ctx.stats.fragments_passed;
                 ctx.process(f, ());
                 debug.fragment(f.x, f.y, ctx.stats.fragments_passed != before);
@@ -1266,6 +1294,23 @@ pub fn draw_triangle(
     let mut p = PixelPipeline::new(regs);
     let o = p.draw_triangle(mem, tri);
     (o, p.take_diagnostics())
+}
+
+/// Rasterises `tri` with the fast block traversal ([`rasterize_triangle`], `fast`) or the
+/// reference traversal ([`rasterize_triangle_reference`], the [`PixelPath::Reference`] path).
+/// Both hand out the same fragments in the same order.
+#[inline]
+fn rasterize_for_path<F: FnMut(&Fragment)>(
+    fast: bool,
+    cfg: &RasterConfig,
+    tri: &[ScreenVertex; 3],
+    emit: F,
+) -> TriangleOutcome {
+    if fast {
+        rasterize_triangle(cfg, tri, emit)
+    } else {
+        rasterize_triangle_reference(cfg, tri, emit)
+    }
 }
 
 /// Applies a stencil operation to the pixel bytes; true if stencil writes are allowed (and so
@@ -1300,6 +1345,9 @@ struct FragCtx<'a, S: TextureSampler, H: FragmentHooks> {
     hooks: &'a mut H,
     /// The specialised colour stage (`None`: the generic reference code).
     color_stage: Option<ColorStage>,
+    /// Run the stencil and depth tests before texturing and the combiners (see
+    /// [`PixelPipeline::early_depth`]); false on the reference path.
+    early_depth: bool,
     /// The combiner solo (reference path only; `None` in normal replay).
     solo: Option<&'a SoloProgram>,
     /// True while a fragment sampled by the [`PixelTimer`] runs.
@@ -1317,6 +1365,14 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     fn process<R: Recorder>(&mut self, frag: &Fragment, mut rec: R) {
         let cfg = self.cfg;
         let ops = &cfg.ops;
+
+        // Early depth/stencil (specialised path only, see `PixelPipeline::early_depth`): the
+        // same test, counters and writes as below, before the work whose result cannot change
+        // the fragment's fate; a fragment it kills skips texturing, lighting and the combiners.
+        let early = !R::ON && self.early_depth;
+        if early && !self.depth_stencil(frag, &mut rec) {
+            return;
+        }
 
         // The combiners' source table (see `TevProgram::run_table`): slot 0 primary colour,
         // 1-2 fragment lighting, 3-6 textures 0-3, 7-12 zero.
@@ -1413,7 +1469,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             rec.fog(self.hooks.fog_factor(frag), before_fog, color);
         }
 
-        if !self.depth_stencil(frag, &mut rec) {
+        if !early && !self.depth_stencil(frag, &mut rec) {
             return;
         }
         self.stats.fragments_passed += 1;

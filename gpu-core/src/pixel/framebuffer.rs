@@ -320,6 +320,10 @@ pub struct TileCache {
     bpp: u32,
     /// Physical address of the cached tile; `None` if nothing is cached.
     tile: Option<u32>,
+    /// What the last [`TileCache::pixel`] call's tile was looked up by: buffer address, width
+    /// and layout, then the tile's column and memory tile row (`None` after an invalidation).
+    /// A call with the same key is the same tile without recomputing its address.
+    key: Option<(u64, u64)>,
     /// Bit n set: pixel with Morton index n is in mapped memory.
     mapped: u64,
     /// The tile was modified since it was loaded.
@@ -337,6 +341,7 @@ impl TileCache {
         TileCache {
             bpp: bpp.clamp(1, 4),
             tile: None,
+            key: None,
             mapped: 0,
             dirty: false,
             data: [0; TILE_BYTES_MAX],
@@ -367,10 +372,25 @@ impl TileCache {
         y: u32,
     ) -> Option<&mut [u8]> {
         let ym = flip_row(y, fb.height);
-        let tile_addr = base.wrapping_add(fb.tile_mode.offset(x & !7, ym & !7, fb.width, self.bpp));
-        if self.tile != Some(tile_addr) {
-            self.flush(mem);
-            self.load(mem, tile_addr);
+        let mode = match fb.tile_mode {
+            TileMode::Linear => 0u64,
+            TileMode::Tiled8 => 1,
+            TileMode::Block32 => 2,
+        };
+        let key = (
+            (u64::from(base) << 32) | (u64::from(fb.width) << 2) | mode,
+            (u64::from(ym >> 3) << 32) | u64::from(x >> 3),
+        );
+        if self.key != Some(key) {
+            // A new tile position: compare addresses (different positions may share a tile's
+            // bytes when the width is not a multiple of 8, as before the key existed).
+            let tile_addr =
+                base.wrapping_add(fb.tile_mode.offset(x & !7, ym & !7, fb.width, self.bpp));
+            if self.tile != Some(tile_addr) {
+                self.flush(mem);
+                self.load(mem, tile_addr);
+            }
+            self.key = Some(key);
         }
         let m = morton8(x & 7, ym & 7);
         if self.mapped & (1u64 << m) == 0 {
@@ -438,6 +458,7 @@ impl TileCache {
     pub fn invalidate(&mut self, mem: &mut PhysMem) {
         self.flush(mem);
         self.tile = None;
+        self.key = None;
     }
 }
 
