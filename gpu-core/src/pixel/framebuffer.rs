@@ -362,7 +362,7 @@ impl TileCache {
     /// The bytes of window pixel (x, y) of the buffer at `base` described by `fb`, loading its
     /// tile if needed; `None` if the pixel is not in mapped memory. The caller must pass pixels
     /// inside the render target.
-    #[inline]
+    #[inline(always)]
     pub fn pixel(
         &mut self,
         mem: &mut PhysMem,
@@ -382,15 +382,7 @@ impl TileCache {
             (u64::from(ym >> 3) << 32) | u64::from(x >> 3),
         );
         if self.key != Some(key) {
-            // A new tile position: compare addresses (different positions may share a tile's
-            // bytes when the width is not a multiple of 8, as before the key existed).
-            let tile_addr =
-                base.wrapping_add(fb.tile_mode.offset(x & !7, ym & !7, fb.width, self.bpp));
-            if self.tile != Some(tile_addr) {
-                self.flush(mem);
-                self.load(mem, tile_addr);
-            }
-            self.key = Some(key);
+            self.switch_tile(mem, fb, base, x, ym, key);
         }
         let m = morton8(x & 7, ym & 7);
         if self.mapped & (1u64 << m) == 0 {
@@ -399,6 +391,28 @@ impl TileCache {
         }
         let off = (m * self.bpp) as usize;
         self.data.get_mut(off..off + self.bpp as usize)
+    }
+
+    /// Makes the tile of (x, memory row `ym`) current (the slow part of [`TileCache::pixel`]).
+    #[inline(never)]
+    fn switch_tile(
+        &mut self,
+        mem: &mut PhysMem,
+        fb: &FramebufferConfig,
+        base: u32,
+        x: u32,
+        ym: u32,
+        key: (u64, u64),
+    ) {
+        // A new tile position: compare addresses (different positions may share a tile's bytes
+        // when the width is not a multiple of 8), so loads happen exactly when the address
+        // changes.
+        let tile_addr = base.wrapping_add(fb.tile_mode.offset(x & !7, ym & !7, fb.width, self.bpp));
+        if self.tile != Some(tile_addr) {
+            self.flush(mem);
+            self.load(mem, tile_addr);
+        }
+        self.key = Some(key);
     }
 
     /// Marks the current tile as modified (call after changing bytes from [`TileCache::pixel`]).

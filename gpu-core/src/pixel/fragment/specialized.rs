@@ -201,18 +201,36 @@ fn blend(b: &Blend, src: Rgba, dst: Rgba) -> Rgba {
 /// RGB `(s·αs + d·(255 − αs)) / 255` (the sum of two non-negative products: no clamp needed).
 #[inline]
 fn alpha_over(b: &Blend, src: Rgba, dst: Rgba) -> Rgba {
-    let a = u32::from(src[3]);
-    let ia = 255 - a;
-    let c = |ch: usize| ((u32::from(src[ch]) * a + u32::from(dst[ch]) * ia) / 255) as u8;
-    [c(0), c(1), c(2), alpha_channel(b, src, dst)]
+    let mut out = alpha_over_all(src, dst);
+    out[3] = alpha_channel(b, src, dst);
+    out
 }
 
-/// All four channels `(s·αs + d·(255 − αs)) / 255`.
+/// The four channels of `c` in the low bytes of four 16-bit lanes.
+#[inline(always)]
+fn spread(c: Rgba) -> u64 {
+    u64::from(c[0]) | (u64::from(c[1]) << 16) | (u64::from(c[2]) << 32) | (u64::from(c[3]) << 48)
+}
+
+/// `x / 255` (truncating) in each 16-bit lane of `x`, every lane at most 255·255:
+/// `((x + 1) + ((x + 1) >> 8)) >> 8` is exact on 0..=65025 (tested exhaustively), the sums
+/// stay below 2^16 so no lane carries into the next, and the masks keep each lane's bits.
+#[inline(always)]
+fn div255_lanes(x: u64) -> u64 {
+    const ONES: u64 = 0x0001_0001_0001_0001;
+    const LOW: u64 = 0x00FF_00FF_00FF_00FF;
+    let t = x + ONES;
+    let u = t + ((t >> 8) & LOW);
+    (u >> 8) & LOW
+}
+
+/// All four channels `(s·αs + d·(255 − αs)) / 255`, the four channels at once in 16-bit lanes
+/// of a u64 (each product sum is at most 255·255, so lanes never carry).
 #[inline]
 fn alpha_over_all(src: Rgba, dst: Rgba) -> Rgba {
-    let a = u32::from(src[3]);
-    let ia = 255 - a;
-    std::array::from_fn(|ch| ((u32::from(src[ch]) * a + u32::from(dst[ch]) * ia) / 255) as u8)
+    let a = u64::from(src[3]);
+    let q = div255_lanes(spread(src) * a + spread(dst) * (255 - a));
+    [q as u8, (q >> 16) as u8, (q >> 32) as u8, (q >> 48) as u8]
 }
 
 /// The first `min(len, 4)` bytes of a pixel, zero-padded to four (no slice copy, no `memcpy`).
@@ -347,6 +365,20 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn lane_division_by_255_is_exact() {
+        for x in 0..=255u64 * 255 {
+            // The same value in every lane, and different values in neighbouring lanes.
+            let y = 255 * 255 - x;
+            let lanes = x | (y << 16) | (x << 32) | (y << 48);
+            let q = div255_lanes(lanes);
+            assert_eq!(q & 0xFFFF, x / 255, "{x}");
+            assert_eq!((q >> 16) & 0xFFFF, y / 255, "{y}");
+            assert_eq!((q >> 32) & 0xFFFF, x / 255, "{x}");
+            assert_eq!(q >> 48, y / 255, "{y}");
         }
     }
 

@@ -30,7 +30,7 @@
 
 use super::{
     A_COLOR, A_QUAT, A_TC, A_TC0W, A_VIEW, DepthMode, Fragment, N_ATTR, Prepared, RasterConfig,
-    RowBands, ScissorMode, Setup, TriangleOutcome, make_setup, round_to_u8,
+    RowBands, ScissorMode, Setup, TriangleOutcome, make_setup,
 };
 
 /// Walks the prepared triangle `p` (see the module doc), calling `emit` per covered pixel.
@@ -192,7 +192,7 @@ fn interpolate<const NA: usize, const GRAD: bool>(
     }
     let mut rgba = 0u32;
     for c in 0..4 {
-        rgba |= u32::from(round_to_u8(out[A_COLOR + c] * 255.0)) << (8 * c);
+        rgba |= round_to_u8_branchless(out[A_COLOR + c] * 255.0) << (8 * c);
     }
     f.color = rgba.to_le_bytes();
     if NA > A_TC {
@@ -235,4 +235,17 @@ fn interpolate<const NA: usize, const GRAD: bool>(
         };
         f.view = [out[A_VIEW], out[A_VIEW + 1], out[A_VIEW + 2]];
     }
+}
+
+/// [`super::round_to_u8`] without branches: `round(y)` (half away from zero) saturated to
+/// 0..=255, NaN giving 0, as a u32.
+///
+/// `max(y, 0)` maps NaN and negatives to 0 (`f32::max` returns the non-NaN operand), `min`
+/// saturates at 255; for the clamped value `c` in [0, 255], `c + 0.5` is exact in f64 (24
+/// significant bits plus one more binary place), so truncating it is `floor(c + 0.5)`, which is
+/// rounding half away from zero for non-negative values. Tested against the branchy form.
+#[inline(always)]
+pub(super) fn round_to_u8_branchless(y: f32) -> u32 {
+    let c = y.max(0.0).min(255.0);
+    (f64::from(c) + 0.5) as u32
 }

@@ -752,3 +752,51 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
     // The cases really draw (most triangles cover pixels).
     assert!(emitted > 200_000, "{emitted}");
 }
+
+/// The branch-free rounding of the fast traversal equals the reference's `round_to_u8` on every
+/// float around each rounding boundary (k + 0.5 for k in −2..=257, ±4096 ulps), on special
+/// values and on a million random bit patterns.
+#[test]
+fn branchless_rounding_matches_the_reference_rounding() {
+    let check = |y: f32| {
+        assert_eq!(
+            fast::round_to_u8_branchless(y),
+            u32::from(round_to_u8(y)),
+            "{y:?} ({:#x})",
+            y.to_bits()
+        );
+    };
+    for y in [
+        0.0,
+        -0.0,
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MIN_POSITIVE,
+        f32::MAX,
+        f32::MIN,
+        1e-45,
+        254.5,
+        255.0,
+        255.49998,
+        0.49999997,
+        0.5,
+    ] {
+        check(y);
+    }
+    for k in -2..=257i32 {
+        for base in [k as f32 + 0.5, k as f32] {
+            let bits = base.to_bits();
+            for d in 0..4096u32 {
+                check(f32::from_bits(bits.wrapping_add(d)));
+                check(f32::from_bits(bits.wrapping_sub(d)));
+            }
+        }
+    }
+    let mut rng = Rng(0xC0FF_EE00_1234_5678);
+    for _ in 0..1_000_000 {
+        check(f32::from_bits(rng.next() as u32));
+        check(rng.unit() * 300.0 - 20.0);
+    }
+}
