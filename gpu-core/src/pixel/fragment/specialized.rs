@@ -105,7 +105,7 @@ impl ColorStage {
 
     /// The colour written for source `src` over destination `dst` (decoded pixel), write mask
     /// applied: equal to the generic blend / logic op followed by the per-channel mask.
-    #[inline]
+    #[inline(always)]
     pub fn apply(&self, src: Rgba, dst: Rgba) -> Rgba {
         let out = match self.kind {
             Kind::Copy => src,
@@ -209,7 +209,15 @@ fn alpha_over(b: &Blend, src: Rgba, dst: Rgba) -> Rgba {
 /// The four channels of `c` in the low bytes of four 16-bit lanes.
 #[inline(always)]
 fn spread(c: Rgba) -> u64 {
-    u64::from(c[0]) | (u64::from(c[1]) << 16) | (u64::from(c[2]) << 32) | (u64::from(c[3]) << 48)
+    let w = u64::from(u32::from_le_bytes(c));
+    (w & 0xFF) | ((w & 0xFF00) << 8) | ((w & 0xFF_0000) << 16) | ((w & 0xFF00_0000) << 24)
+}
+
+/// The inverse of [`spread`] for lanes holding values 0..=255.
+#[inline(always)]
+fn gather(q: u64) -> Rgba {
+    let w = (q & 0xFF) | ((q >> 8) & 0xFF00) | ((q >> 16) & 0xFF_0000) | ((q >> 24) & 0xFF00_0000);
+    (w as u32).to_le_bytes()
 }
 
 /// `x / 255` (truncating) in each 16-bit lane of `x`, every lane at most 255·255:
@@ -229,8 +237,7 @@ fn div255_lanes(x: u64) -> u64 {
 #[inline]
 fn alpha_over_all(src: Rgba, dst: Rgba) -> Rgba {
     let a = u64::from(src[3]);
-    let q = div255_lanes(spread(src) * a + spread(dst) * (255 - a));
-    [q as u8, (q >> 16) as u8, (q >> 32) as u8, (q >> 48) as u8]
+    gather(div255_lanes(spread(src) * a + spread(dst) * (255 - a)))
 }
 
 /// The first `min(len, 4)` bytes of a pixel, zero-padded to four (no slice copy, no `memcpy`).
@@ -365,6 +372,18 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn spread_and_gather_are_inverse() {
+        let mut rng = Rng(7);
+        for _ in 0..10_000 {
+            let c = rng.rgba();
+            let q = spread(c);
+            assert_eq!(q & 0xFF00_FF00_FF00_FF00, 0);
+            assert_eq!((q >> 48) as u8, c[3]);
+            assert_eq!(gather(q), c);
         }
     }
 
