@@ -1479,6 +1479,9 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     /// Stencil test, depth test, depth write and stencil operations (§9.5). Returns false if
     /// the fragment is discarded.
     fn depth_stencil<R: Recorder>(&mut self, frag: &Fragment, rec: &mut R) -> bool {
+        if !R::ON && self.color_stage.is_some() {
+            return self.depth_stencil_fast(frag);
+        }
         let cfg = self.cfg;
         let ops = &cfg.ops;
         let fb = &cfg.fb;
@@ -1496,14 +1499,9 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             // Unmapped depth buffer: counted by the cache; the fragment proceeds untested.
             return true;
         };
-        let fast = self.color_stage.is_some();
         let mut b = [0u8; 4];
         let n = px.len().min(4);
-        if fast {
-            b = specialized::load_pixel(px);
-        } else {
-            b[..n].copy_from_slice(&px[..n]);
-        }
+        b[..n].copy_from_slice(&px[..n]);
         let old_stencil = df.decode_stencil(b);
         let stored_z = df.decode_depth(b);
         let mut new = b;
@@ -1547,12 +1545,62 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             });
         }
         if dirty && new != b {
-            if !fast {
-                px[..n].copy_from_slice(&new[..n]);
-                self.depth_cache.mark_dirty();
-            } else if specialized::store_pixel(px, new) {
-                self.depth_cache.mark_dirty();
+            px[..n].copy_from_slice(&new[..n]);
+            self.depth_cache.mark_dirty();
+        }
+        result
+    }
+
+    /// [`FragCtx::depth_stencil`] on the specialised path (no recording): the same tests,
+    /// counters and writes, with the pixel bytes loaded and stored as one word.
+    #[inline(always)]
+    fn depth_stencil_fast(&mut self, frag: &Fragment) -> bool {
+        let cfg = self.cfg;
+        let ops = &cfg.ops;
+        let fb = &cfg.fb;
+        let Some(df) = fb.depth_format else {
+            return true;
+        };
+        let stencil_on = ops.stencil.enabled && df == DepthFormat::D24S8;
+        if !(stencil_on || ops.depth.enabled || ops.depth.write) {
+            return true;
+        }
+        let mask = self.depth_cache.word_mask();
+        let Some(px) = self
+            .depth_cache
+            .pixel4(self.mem, fb, fb.depth_addr, frag.x, frag.y)
+        else {
+            return true;
+        };
+        let b = TileCache::load_word(px, mask);
+        let old_stencil = df.decode_stencil(b);
+        let mut new = b;
+        let mut dirty = false;
+        let mut result = true;
+        if stencil_on && !ops.stencil.passes(old_stencil) {
+            self.stats.stencil_failed += 1;
+            dirty |= stencil_op(cfg, df, &mut new, ops.stencil.fail, old_stencil);
+            result = false;
+        } else {
+            let z = (frag.depth * df.max_depth() as f32) as u32;
+            if ops.depth.enabled && !ops.depth.func.test(z, df.decode_depth(b)) {
+                self.stats.depth_failed += 1;
+                if stencil_on {
+                    dirty |= stencil_op(cfg, df, &mut new, ops.stencil.depth_fail, old_stencil);
+                }
+                result = false;
+            } else {
+                if ops.depth.write && fb.depth_write {
+                    new = df.encode_depth(new, z);
+                    dirty = true;
+                }
+                if stencil_on {
+                    dirty |= stencil_op(cfg, df, &mut new, ops.stencil.depth_pass, old_stencil);
+                }
             }
+        }
+        if dirty && new != b && TileCache::store_word(px, new, mask) {
+            self.depth_cache.mark_dirty();
         }
         result
     }
@@ -1571,20 +1619,28 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             return;
         }
         rec.fate(probe::FragmentFate::Passed);
+        // UNVERIFIED: the destination is always read, ignoring COLORBUFFER_READ (as Citra).
+        if let Some(stage) = self.color_stage {
+            let mask = self.color_cache.word_mask();
+            let Some(px) = self
+                .color_cache
+                .pixel4(self.mem, fb, fb.color_addr, frag.x, frag.y)
+            else {
+                return;
+            };
+            let dst = cf.decode_word(TileCache::load_word(px, mask));
+            let enc = cf.encode_word(stage.apply(src, dst));
+            if TileCache::store_word(px, enc, mask) {
+                self.color_cache.mark_dirty();
+            }
+            return;
+        }
         let Some(px) = self
             .color_cache
             .pixel(self.mem, fb, fb.color_addr, frag.x, frag.y)
         else {
             return;
         };
-        // UNVERIFIED: the destination is always read, ignoring COLORBUFFER_READ (as Citra).
-        if let Some(stage) = self.color_stage {
-            let dst = cf.decode_word(specialized::load_pixel(px));
-            if specialized::store_pixel(px, cf.encode_word(stage.apply(src, dst))) {
-                self.color_cache.mark_dirty();
-            }
-            return;
-        }
         let mut b = [0u8; 4];
         let n = px.len().min(4);
         b[..n].copy_from_slice(&px[..n]);

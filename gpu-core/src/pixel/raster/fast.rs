@@ -246,6 +246,8 @@ fn interpolate<const NA: usize, const GRAD: bool>(
 /// rounding half away from zero for non-negative values. Tested against the branchy form.
 #[inline(always)]
 pub(super) fn round_to_u8_branchless(y: f32) -> u32 {
+    // Not `clamp`: it keeps NaN, and NaN must become 0 here.
+    #[allow(clippy::manual_clamp)]
     let c = y.max(0.0).min(255.0);
     (f64::from(c) + 0.5) as u32
 }

@@ -664,7 +664,7 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
         let mut c = cfg(w, h);
         c.varyings = vary_sets[(case as usize / 4) % vary_sets.len()];
         c.cull = CullMode::from_bits(rng.next() as u32);
-        c.depth.mode = if rng.next() % 2 == 0 {
+        c.depth.mode = if rng.next().is_multiple_of(2) {
             DepthMode::ZBuffer
         } else {
             DepthMode::WBuffer
