@@ -13,7 +13,9 @@ use gpu_core::memory::{PhysMem, VRAM};
 use gpu_core::pixel::fragment::{
     FragmentHooks, PixelPath, PixelPipeline, TextureSampler, TextureUnits,
 };
-use gpu_core::pixel::raster::{Fragment, RasterConfig, rasterize_triangle};
+use gpu_core::pixel::raster::{
+    Fragment, RasterConfig, rasterize_triangle, rasterize_triangle_reference,
+};
 use gpu_core::pixel::stages::FixedFunctionStages;
 use gpu_core::pixel::tev::{TevConfig, TevInputs, TevProgram};
 use gpu_core::vertex::{OutputVertex, ScreenVertex};
@@ -101,6 +103,55 @@ fn raster(c: &mut Criterion) {
             n
         })
     });
+    // The same fragments from the per-pixel reference traversal (the oracle of the block
+    // traversal above).
+    c.bench_function(
+        "raster/coverage+interpolation reference traversal (8k fragments)",
+        |b| {
+            b.iter(|| {
+                let mut n = 0u32;
+                rasterize_triangle_reference(&cfg, black_box(&big), |f| {
+                    n = n.wrapping_add(f.color[0] as u32)
+                });
+                n
+            })
+        },
+    );
+    // Sprite-sized quads (21 × 21 pixels, both halves): mostly partly covered blocks.
+    let sprite: Vec<[ScreenVertex; 3]> = (0..16)
+        .flat_map(|k| {
+            let (x, y) = (3.3 + 23.0 * (k % 8) as f32, 5.7 + 25.0 * (k / 8) as f32);
+            let (x1, y1) = (x + 21.0, y + 21.0);
+            [
+                [
+                    vertex(x, y, 0.0, 0.0),
+                    vertex(x1, y, 1.0, 0.0),
+                    vertex(x, y1, 0.0, 1.0),
+                ],
+                [
+                    vertex(x, y1, 0.0, 1.0),
+                    vertex(x1, y, 1.0, 0.0),
+                    vertex(x1, y1, 1.0, 1.0),
+                ],
+            ]
+        })
+        .collect();
+    for (name, fast) in [("", true), (" reference traversal", false)] {
+        c.bench_function(&format!("raster/16 sprite quads{name}"), |b| {
+            b.iter(|| {
+                let mut n = 0u32;
+                for t in black_box(&sprite) {
+                    let emit = |f: &Fragment| n = n.wrapping_add(f.color[0] as u32);
+                    if fast {
+                        rasterize_triangle(&cfg, t, emit);
+                    } else {
+                        rasterize_triangle_reference(&cfg, t, emit);
+                    }
+                }
+                n
+            })
+        });
+    }
 }
 
 fn tev(c: &mut Criterion) {

@@ -37,7 +37,9 @@ use crate::debug::{DebugBuffers, DiagKind, Diagnostic};
 use crate::memory::PhysMem;
 use crate::pixel::color::{DepthFormat, Rgba};
 use crate::pixel::framebuffer::{FramebufferConfig, TileCache};
-use crate::pixel::raster::{Fragment, RasterConfig, TriangleOutcome, rasterize_triangle};
+use crate::pixel::raster::{
+    Fragment, RasterConfig, TriangleOutcome, rasterize_triangle, rasterize_triangle_reference,
+};
 use crate::pixel::tev::{TevConfig, TevIssue, TevProgram, TevSolo, TevSource};
 use crate::pixel::texture::TextureError;
 
@@ -1065,6 +1067,28 @@ impl<S: TextureSampler> PixelPipeline<S> {
         }
     }
 
+    /// True if this draw's fragments run the stencil and depth tests (with their writes and
+    /// counters) before texturing, lighting and the combiners when drawn with `hooks`: on the
+    /// specialised path, in the normal fragment mode, with the alpha test off, no gas fog, a
+    /// stencil or depth test that can discard, and hooks that may be skipped
+    /// ([`FragmentHooks::skippable`]). Then nothing before the tests can change their outcome
+    /// or be observed, so the result is the same as running them in the hardware's order.
+    pub fn early_depth<H: FragmentHooks>(&self, hooks: &H) -> bool {
+        let ops = &self.cfg.ops;
+        let Some(df) = self.cfg.fb.depth_format else {
+            return false;
+        };
+        let stencil_on = ops.stencil.enabled && df == DepthFormat::D24S8;
+        self.color_stage.is_some()
+            && self.solo.is_none()
+            && self.probe.is_none()
+            && matches!(ops.mode, FragmentMode::Default | FragmentMode::Reserved2)
+            && !ops.alpha_test.enabled
+            && matches!(ops.fog, FogMode::Off | FogMode::Fog | FogMode::Other(_))
+            && (stencil_on || ops.depth.enabled)
+            && hooks.skippable()
+    }
+
     /// The combiner solo in use.
     pub fn tev_solo(&self) -> Option<TevSolo> {
         self.solo.map(|s| s.solo)
@@ -1143,6 +1167,8 @@ impl<S: TextureSampler> PixelPipeline<S> {
         let cfg = self.cfg;
         let mut missing = 0u32;
         let start = self.timer.is_some().then(std::time::Instant::now);
+        let fast = self.color_stage.is_some();
+        let early_depth = self.early_depth(hooks);
         let outcome = {
             let mut ctx = FragCtx {
                 cfg: &cfg,
@@ -1156,12 +1182,13 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 mem: &mut *mem,
                 hooks: &mut *hooks,
                 color_stage: self.color_stage,
+                early_depth,
                 solo: self.solo.as_ref(),
                 sampling: false,
                 input_time: std::time::Duration::ZERO,
             };
             if let Some(timer) = self.timer.as_mut() {
-                let o = rasterize_triangle(&cfg.raster, tri, |f| {
+                let o = rasterize_for_path(fast, &cfg.raster, tri, |f| {
                     if timer.tick() {
                         ctx.sampling = true;
                         timer.sample(|| ctx.process(f, ()));
@@ -1173,7 +1200,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 timer.texture += PixelTimer::scaled(ctx.input_time);
                 o
             } else {
-                rasterize_triangle(&cfg.raster, tri, |f| ctx.process(f, ()))
+                rasterize_for_path(fast, &cfg.raster, tri, |f| ctx.process(f, ()))
             }
         };
         self.color_cache.flush(mem);
@@ -1244,11 +1271,12 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 mem: &mut *mem,
                 hooks: &mut *hooks,
                 color_stage: None,
+                early_depth: false,
                 sampling: false,
                 input_time: std::time::Duration::ZERO,
                 solo: self.solo.as_ref(),
             };
-            rasterize_triangle(&cfg.raster, tri, |f| {
+            rasterize_triangle_reference(&cfg.raster, tri, |f| {
                 let before = ctx.stats.fragments_passed;
                 ctx.process(f, ());
                 debug.fragment(f.x, f.y, ctx.stats.fragments_passed != before);
@@ -1271,6 +1299,23 @@ pub fn draw_triangle(
     let mut p = PixelPipeline::new(regs);
     let o = p.draw_triangle(mem, tri);
     (o, p.take_diagnostics())
+}
+
+/// Rasterises `tri` with the fast block traversal ([`rasterize_triangle`], `fast`) or the
+/// reference traversal ([`rasterize_triangle_reference`], the [`PixelPath::Reference`] path).
+/// Both hand out the same fragments in the same order.
+#[inline]
+fn rasterize_for_path<F: FnMut(&Fragment)>(
+    fast: bool,
+    cfg: &RasterConfig,
+    tri: &[ScreenVertex; 3],
+    emit: F,
+) -> TriangleOutcome {
+    if fast {
+        rasterize_triangle(cfg, tri, emit)
+    } else {
+        rasterize_triangle_reference(cfg, tri, emit)
+    }
 }
 
 /// Applies a stencil operation to the pixel bytes; true if stencil writes are allowed (and so
@@ -1305,6 +1350,9 @@ struct FragCtx<'a, S: TextureSampler, H: FragmentHooks> {
     hooks: &'a mut H,
     /// The specialised colour stage (`None`: the generic reference code).
     color_stage: Option<ColorStage>,
+    /// Run the stencil and depth tests before texturing and the combiners (see
+    /// [`PixelPipeline::early_depth`]); false on the reference path.
+    early_depth: bool,
     /// The combiner solo (reference path only; `None` in normal replay).
     solo: Option<&'a SoloProgram>,
     /// True while a fragment sampled by the [`PixelTimer`] runs.
@@ -1322,6 +1370,14 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     fn process<R: Recorder>(&mut self, frag: &Fragment, mut rec: R) {
         let cfg = self.cfg;
         let ops = &cfg.ops;
+
+        // Early depth/stencil (specialised path only, see `PixelPipeline::early_depth`): the
+        // same test, counters and writes as below, before the work whose result cannot change
+        // the fragment's fate; a fragment it kills skips texturing, lighting and the combiners.
+        let early = !R::ON && self.early_depth;
+        if early && !self.depth_stencil(frag, &mut rec) {
+            return;
+        }
 
         // The combiners' source table (see `TevProgram::run_table`): slot 0 primary colour,
         // 1-2 fragment lighting, 3-6 textures 0-3, 7-12 zero.
@@ -1420,7 +1476,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             rec.fog(self.hooks.fog_factor(frag), before_fog, color);
         }
 
-        if !self.depth_stencil(frag, &mut rec) {
+        if !early && !self.depth_stencil(frag, &mut rec) {
             return;
         }
         self.stats.fragments_passed += 1;
@@ -1430,6 +1486,9 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     /// Stencil test, depth test, depth write and stencil operations (§9.5). Returns false if
     /// the fragment is discarded.
     fn depth_stencil<R: Recorder>(&mut self, frag: &Fragment, rec: &mut R) -> bool {
+        if !R::ON && self.color_stage.is_some() {
+            return self.depth_stencil_fast(frag);
+        }
         let cfg = self.cfg;
         let ops = &cfg.ops;
         let fb = &cfg.fb;
@@ -1447,14 +1506,9 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             // Unmapped depth buffer: counted by the cache; the fragment proceeds untested.
             return true;
         };
-        let fast = self.color_stage.is_some();
         let mut b = [0u8; 4];
         let n = px.len().min(4);
-        if fast {
-            b = specialized::load_pixel(px);
-        } else {
-            b[..n].copy_from_slice(&px[..n]);
-        }
+        b[..n].copy_from_slice(&px[..n]);
         let old_stencil = df.decode_stencil(b);
         let stored_z = df.decode_depth(b);
         let mut new = b;
@@ -1498,12 +1552,62 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             });
         }
         if dirty && new != b {
-            if !fast {
-                px[..n].copy_from_slice(&new[..n]);
-                self.depth_cache.mark_dirty();
-            } else if specialized::store_pixel(px, new) {
-                self.depth_cache.mark_dirty();
+            px[..n].copy_from_slice(&new[..n]);
+            self.depth_cache.mark_dirty();
+        }
+        result
+    }
+
+    /// [`FragCtx::depth_stencil`] on the specialised path (no recording): the same tests,
+    /// counters and writes, with the pixel bytes loaded and stored as one word.
+    #[inline(always)]
+    fn depth_stencil_fast(&mut self, frag: &Fragment) -> bool {
+        let cfg = self.cfg;
+        let ops = &cfg.ops;
+        let fb = &cfg.fb;
+        let Some(df) = fb.depth_format else {
+            return true;
+        };
+        let stencil_on = ops.stencil.enabled && df == DepthFormat::D24S8;
+        if !(stencil_on || ops.depth.enabled || ops.depth.write) {
+            return true;
+        }
+        let mask = self.depth_cache.word_mask();
+        let Some(px) = self
+            .depth_cache
+            .pixel4(self.mem, fb, fb.depth_addr, frag.x, frag.y)
+        else {
+            return true;
+        };
+        let b = TileCache::load_word(px, mask);
+        let old_stencil = df.decode_stencil(b);
+        let mut new = b;
+        let mut dirty = false;
+        let mut result = true;
+        if stencil_on && !ops.stencil.passes(old_stencil) {
+            self.stats.stencil_failed += 1;
+            dirty |= stencil_op(cfg, df, &mut new, ops.stencil.fail, old_stencil);
+            result = false;
+        } else {
+            let z = (frag.depth * df.max_depth() as f32) as u32;
+            if ops.depth.enabled && !ops.depth.func.test(z, df.decode_depth(b)) {
+                self.stats.depth_failed += 1;
+                if stencil_on {
+                    dirty |= stencil_op(cfg, df, &mut new, ops.stencil.depth_fail, old_stencil);
+                }
+                result = false;
+            } else {
+                if ops.depth.write && fb.depth_write {
+                    new = df.encode_depth(new, z);
+                    dirty = true;
+                }
+                if stencil_on {
+                    dirty |= stencil_op(cfg, df, &mut new, ops.stencil.depth_pass, old_stencil);
+                }
             }
+        }
+        if dirty && new != b && TileCache::store_word(px, new, mask) {
+            self.depth_cache.mark_dirty();
         }
         result
     }
@@ -1522,20 +1626,28 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             return;
         }
         rec.fate(probe::FragmentFate::Passed);
+        // UNVERIFIED: the destination is always read, ignoring COLORBUFFER_READ (as Citra).
+        if let Some(stage) = self.color_stage {
+            let mask = self.color_cache.word_mask();
+            let Some(px) = self
+                .color_cache
+                .pixel4(self.mem, fb, fb.color_addr, frag.x, frag.y)
+            else {
+                return;
+            };
+            let dst = cf.decode_word(TileCache::load_word(px, mask));
+            let enc = cf.encode_word(stage.apply(src, dst));
+            if TileCache::store_word(px, enc, mask) {
+                self.color_cache.mark_dirty();
+            }
+            return;
+        }
         let Some(px) = self
             .color_cache
             .pixel(self.mem, fb, fb.color_addr, frag.x, frag.y)
         else {
             return;
         };
-        // UNVERIFIED: the destination is always read, ignoring COLORBUFFER_READ (as Citra).
-        if let Some(stage) = self.color_stage {
-            let dst = cf.decode_word(specialized::load_pixel(px));
-            if specialized::store_pixel(px, cf.encode_word(stage.apply(src, dst))) {
-                self.color_cache.mark_dirty();
-            }
-            return;
-        }
         let mut b = [0u8; 4];
         let n = px.len().min(4);
         b[..n].copy_from_slice(&px[..n]);

@@ -320,6 +320,10 @@ pub struct TileCache {
     bpp: u32,
     /// Physical address of the cached tile; `None` if nothing is cached.
     tile: Option<u32>,
+    /// What the last [`TileCache::pixel`] call's tile was looked up by: buffer address, width
+    /// and layout, then the tile's column and memory tile row (`None` after an invalidation).
+    /// A call with the same key is the same tile without recomputing its address.
+    key: Option<(u64, u64)>,
     /// Bit n set: pixel with Morton index n is in mapped memory.
     mapped: u64,
     /// The tile was modified since it was loaded.
@@ -337,6 +341,7 @@ impl TileCache {
         TileCache {
             bpp: bpp.clamp(1, 4),
             tile: None,
+            key: None,
             mapped: 0,
             dirty: false,
             data: [0; TILE_BYTES_MAX],
@@ -357,7 +362,7 @@ impl TileCache {
     /// The bytes of window pixel (x, y) of the buffer at `base` described by `fb`, loading its
     /// tile if needed; `None` if the pixel is not in mapped memory. The caller must pass pixels
     /// inside the render target.
-    #[inline]
+    #[inline(always)]
     pub fn pixel(
         &mut self,
         mem: &mut PhysMem,
@@ -367,10 +372,17 @@ impl TileCache {
         y: u32,
     ) -> Option<&mut [u8]> {
         let ym = flip_row(y, fb.height);
-        let tile_addr = base.wrapping_add(fb.tile_mode.offset(x & !7, ym & !7, fb.width, self.bpp));
-        if self.tile != Some(tile_addr) {
-            self.flush(mem);
-            self.load(mem, tile_addr);
+        let mode = match fb.tile_mode {
+            TileMode::Linear => 0u64,
+            TileMode::Tiled8 => 1,
+            TileMode::Block32 => 2,
+        };
+        let key = (
+            (u64::from(base) << 32) | (u64::from(fb.width) << 2) | mode,
+            (u64::from(ym >> 3) << 32) | u64::from(x >> 3),
+        );
+        if self.key != Some(key) {
+            self.switch_tile(mem, fb, base, x, ym, key);
         }
         let m = morton8(x & 7, ym & 7);
         if self.mapped & (1u64 << m) == 0 {
@@ -379,6 +391,92 @@ impl TileCache {
         }
         let off = (m * self.bpp) as usize;
         self.data.get_mut(off..off + self.bpp as usize)
+    }
+
+    /// As [`TileCache::pixel`], but the pixel's bytes as a 4-byte window with a fixed size (the
+    /// fast path's word loads and stores need no length checks): the pixel's
+    /// [`TileCache::bpp`] bytes first, then bytes of the next pixel (or padding) that the
+    /// caller must keep unchanged; use [`TileCache::load_word`] and [`TileCache::store_word`].
+    #[inline(always)]
+    pub fn pixel4(
+        &mut self,
+        mem: &mut PhysMem,
+        fb: &FramebufferConfig,
+        base: u32,
+        x: u32,
+        y: u32,
+    ) -> Option<&mut [u8; 4]> {
+        let bpp = self.bpp as usize;
+        let ym = flip_row(y, fb.height);
+        let mode = match fb.tile_mode {
+            TileMode::Linear => 0u64,
+            TileMode::Tiled8 => 1,
+            TileMode::Block32 => 2,
+        };
+        let key = (
+            (u64::from(base) << 32) | (u64::from(fb.width) << 2) | mode,
+            (u64::from(ym >> 3) << 32) | u64::from(x >> 3),
+        );
+        if self.key != Some(key) {
+            self.switch_tile(mem, fb, base, x, ym, key);
+        }
+        let m = morton8(x & 7, ym & 7) as usize;
+        if self.mapped & (1u64 << m) == 0 {
+            self.unmapped_pixels += 1;
+            return None;
+        }
+        // ok: m ≤ 63 and bpp ≤ 4, so the window ends at most at byte 256 = TILE_BYTES_MAX.
+        let off = m * bpp;
+        self.data.get_mut(off..off + 4)?.try_into().ok()
+    }
+
+    /// The pixel bytes of a [`TileCache::pixel4`] window, zero-padded past the pixel's bytes
+    /// (`mask` = [`TileCache::word_mask`]; what `load_pixel` gives for a `bpp`-byte slice).
+    #[inline(always)]
+    pub fn load_word(px: &[u8; 4], mask: u32) -> [u8; 4] {
+        (u32::from_le_bytes(*px) & mask).to_le_bytes()
+    }
+
+    /// Stores the pixel's bytes of `v` (`mask` = [`TileCache::word_mask`]) into the window
+    /// `px`, keeping the rest; true if any of the pixel's bytes changed (the caller then marks
+    /// the tile dirty).
+    #[inline(always)]
+    pub fn store_word(px: &mut [u8; 4], v: [u8; 4], mask: u32) -> bool {
+        let old = u32::from_le_bytes(*px);
+        let new = u32::from_le_bytes(v);
+        if (old ^ new) & mask == 0 {
+            return false;
+        }
+        *px = ((old & !mask) | (new & mask)).to_le_bytes();
+        true
+    }
+
+    /// Mask of the pixel's bytes in a [`TileCache::pixel4`] window (as a little-endian word).
+    #[inline(always)]
+    pub fn word_mask(&self) -> u32 {
+        u32::MAX >> (8 * (4 - self.bpp))
+    }
+
+    /// Makes the tile of (x, memory row `ym`) current (the slow part of [`TileCache::pixel`]).
+    #[inline(never)]
+    fn switch_tile(
+        &mut self,
+        mem: &mut PhysMem,
+        fb: &FramebufferConfig,
+        base: u32,
+        x: u32,
+        ym: u32,
+        key: (u64, u64),
+    ) {
+        // A new tile position: compare addresses (different positions may share a tile's bytes
+        // when the width is not a multiple of 8), so loads happen exactly when the address
+        // changes.
+        let tile_addr = base.wrapping_add(fb.tile_mode.offset(x & !7, ym & !7, fb.width, self.bpp));
+        if self.tile != Some(tile_addr) {
+            self.flush(mem);
+            self.load(mem, tile_addr);
+        }
+        self.key = Some(key);
     }
 
     /// Marks the current tile as modified (call after changing bytes from [`TileCache::pixel`]).
@@ -438,6 +536,7 @@ impl TileCache {
     pub fn invalidate(&mut self, mem: &mut PhysMem) {
         self.flush(mem);
         self.tile = None;
+        self.key = None;
     }
 }
 

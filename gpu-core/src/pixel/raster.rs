@@ -404,21 +404,30 @@ impl RowBands {
     }
 }
 
-/// As [`rasterize_triangle`], visiting only the memory tile rows of `bands` (all rows for
-/// `None`). Every fragment gets exactly the values it gets from [`rasterize_triangle`]: edge
-/// values are evaluated per block from the triangle's integer setup, never accumulated across
-/// rows. The outcome's kind does not depend on `bands`; its fragment count is this share's.
-pub fn rasterize_triangle_bands<F: FnMut(&Fragment)>(
+/// A triangle after culling, winding and clipping: what both traversals start from.
+struct Prepared<'a> {
+    /// The vertices in counter-clockwise order.
+    sv: [&'a ScreenVertex; 3],
+    /// Edge functions; `e[i]` is the edge opposite vertex `i`.
+    e: [Edge; 3],
+    /// Pixel bounding box, inclusive, clipped to the target (and the scissor in include mode).
+    x0: i64,
+    x1: i64,
+    y0: i64,
+    y1: i64,
+}
+
+/// Triangle setup (§4.2-§4.3): fixed-point conversion, culling, winding, the clipped bounding
+/// box and the edge functions. `Err` carries the outcome of a triangle that covers nothing.
+fn prepare<'a>(
     cfg: &RasterConfig,
-    tri: &[ScreenVertex; 3],
-    bands: Option<RowBands>,
-    mut emit: F,
-) -> TriangleOutcome {
+    tri: &'a [ScreenVertex; 3],
+) -> Result<Prepared<'a>, TriangleOutcome> {
     let mut pos = [[0i64; 2]; 3];
     for (p, v) in pos.iter_mut().zip(tri) {
         match (to_fixed(v.x), to_fixed(v.y)) {
             (Some(x), Some(y)) => *p = [x, y],
-            _ => return TriangleOutcome::Invalid,
+            _ => return Err(TriangleOutcome::Invalid),
         }
     }
 
@@ -428,7 +437,7 @@ pub fn rasterize_triangle_bands<F: FnMut(&Fragment)>(
     match cfg.cull {
         CullMode::None => {
             if a == 0 {
-                return TriangleOutcome::Degenerate;
+                return Err(TriangleOutcome::Degenerate);
             }
             if a < 0 {
                 order = [0, 2, 1];
@@ -437,21 +446,21 @@ pub fn rasterize_triangle_bands<F: FnMut(&Fragment)>(
         CullMode::Front => {
             // Keep clockwise triangles, drawn reversed.
             if a >= 0 {
-                return if a == 0 {
+                return Err(if a == 0 {
                     TriangleOutcome::Degenerate
                 } else {
                     TriangleOutcome::Culled
-                };
+                });
             }
             order = [0, 2, 1];
         }
         CullMode::Back | CullMode::Reserved3 => {
             if a <= 0 {
-                return if a == 0 {
+                return Err(if a == 0 {
                     TriangleOutcome::Degenerate
                 } else {
                     TriangleOutcome::Culled
-                };
+                });
             }
         }
     }
@@ -459,10 +468,10 @@ pub fn rasterize_triangle_bands<F: FnMut(&Fragment)>(
     let sv = [&tri[order[0]], &tri[order[1]], &tri[order[2]]];
 
     // Pixel bounding box: min rounded down, max rounded up (exclusive), then clipped.
-    let min_x = v.iter().map(|p| p[0]).min().unwrap_or(0); // ok: 3 elements
-    let max_x = v.iter().map(|p| p[0]).max().unwrap_or(0);
-    let min_y = v.iter().map(|p| p[1]).min().unwrap_or(0);
-    let max_y = v.iter().map(|p| p[1]).max().unwrap_or(0);
+    let min_x = v[0][0].min(v[1][0]).min(v[2][0]);
+    let max_x = v[0][0].max(v[1][0]).max(v[2][0]);
+    let min_y = v[0][1].min(v[1][1]).min(v[2][1]);
+    let max_y = v[0][1].max(v[1][1]).max(v[2][1]);
     let mut x0 = min_x.div_euclid(ONE);
     let mut x1 = (max_x + ONE - 1).div_euclid(ONE) - 1; // inclusive
     let mut y0 = min_y.div_euclid(ONE);
@@ -478,7 +487,7 @@ pub fn rasterize_triangle_bands<F: FnMut(&Fragment)>(
         y1 = y1.min(i64::from(cfg.scissor.y2));
     }
     if x0 > x1 || y0 > y1 {
-        return TriangleOutcome::Drawn { fragments: 0 };
+        return Err(TriangleOutcome::Drawn { fragments: 0 });
     }
 
     // Edge functions (§4.3): bᵢ uses the edge opposite vertex i.
@@ -487,8 +496,51 @@ pub fn rasterize_triangle_bands<F: FnMut(&Fragment)>(
         Edge::new(v[2], v[0], edge_bias(v[1], v[2], v[0])),
         Edge::new(v[0], v[1], edge_bias(v[2], v[0], v[1])),
     ];
+    Ok(Prepared {
+        sv,
+        e,
+        x0,
+        x1,
+        y0,
+        y1,
+    })
+}
 
-    let setup = make_setup(cfg, &sv, &e);
+/// As [`rasterize_triangle`], visiting only the memory tile rows of `bands` (all rows for
+/// `None`). Every fragment gets exactly the values it gets from [`rasterize_triangle`]: edge
+/// values are evaluated per block from the triangle's integer setup, never accumulated across
+/// rows. The outcome's kind does not depend on `bands`; its fragment count is this share's.
+///
+/// This is the fast traversal (see [`fast`]); [`rasterize_triangle_reference`] is the plain
+/// per-pixel one it is tested against, and both hand out the same fragments in the same order.
+pub fn rasterize_triangle_bands<F: FnMut(&Fragment)>(
+    cfg: &RasterConfig,
+    tri: &[ScreenVertex; 3],
+    bands: Option<RowBands>,
+    emit: F,
+) -> TriangleOutcome {
+    match prepare(cfg, tri) {
+        Ok(p) => fast::traverse(cfg, &p, bands, emit),
+        Err(o) => o,
+    }
+}
+
+/// The reference rasteriser: the same setup as [`rasterize_triangle`], then every pixel of
+/// each 8×8 block that is not trivially rejected is tested against the three edge functions and
+/// interpolated by the generic code. It is the oracle of the fast traversal and what the pixel
+/// pipeline's [`crate::pixel::fragment::PixelPath::Reference`] path (and its debugging hooks)
+/// run. Same fragments, same values, same order as [`rasterize_triangle`].
+pub fn rasterize_triangle_reference<F: FnMut(&Fragment)>(
+    cfg: &RasterConfig,
+    tri: &[ScreenVertex; 3],
+    mut emit: F,
+) -> TriangleOutcome {
+    let p = match prepare(cfg, tri) {
+        Ok(p) => p,
+        Err(o) => return o,
+    };
+    let (e, x0, x1, y0, y1) = (p.e, p.x0, p.x1, p.y0, p.y1);
+    let setup = make_setup(cfg, &p.sv, &e);
 
     // Traverse in 8×8 blocks aligned to memory tiles: memory row ym = H − 1 − y.
     let h = i64::from(cfg.height);
@@ -499,10 +551,6 @@ pub fn rasterize_triangle_bands<F: FnMut(&Fragment)>(
     let mut count = 0u64;
     let mut tile_row = ym_lo >> 3;
     while tile_row <= ym_hi >> 3 {
-        if bands.is_some_and(|b| !b.owns(tile_row)) {
-            tile_row += 1;
-            continue;
-        }
         // Window rows of this tile row, intersected with [y0, y1].
         let by_hi = (h - 1 - (tile_row << 3)).min(y1);
         let by_lo = (h - 1 - ((tile_row << 3) + 7)).max(y0);
@@ -682,6 +730,8 @@ fn interpolate(cfg: &RasterConfig, s: &Setup, b: [i64; 3], f: &mut Fragment) {
         f.view = [out[A_VIEW], out[A_VIEW + 1], out[A_VIEW + 2]];
     }
 }
+
+mod fast;
 
 #[cfg(test)]
 mod tests;

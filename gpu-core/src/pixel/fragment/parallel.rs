@@ -218,6 +218,7 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
         let sampler = &self.sampler;
         let needs = self.needs;
         let color_stage = self.color_stage;
+        let early_depth = self.early_depth(&*hooks);
         let cfg_ref = &cfg;
         let results: Vec<(ShareOut, Option<PhysMem>)> = jobs
             .into_par_iter()
@@ -258,6 +259,7 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
                             mem: &mut *m,
                             hooks: &mut share_hooks,
                             color_stage,
+                            early_depth,
                             sampling: false,
                             input_time: std::time::Duration::ZERO,
                             // A solo selects the reference path, which never comes here.

@@ -21,7 +21,8 @@ pub use crate::debug::fragment::{
 use crate::memory::PhysMem;
 use crate::pixel::color::Rgba;
 use crate::pixel::raster::{
-    CullMode, Fragment, ScissorBox, ScissorMode, TriangleOutcome, Varyings, rasterize_triangle,
+    CullMode, Fragment, ScissorBox, ScissorMode, TriangleOutcome, Varyings,
+    rasterize_triangle_reference,
 };
 use crate::pixel::stages::FragmentHooks;
 use crate::pixel::tev::{TevConfig, TevInputs};
@@ -280,11 +281,12 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 mem: &mut *mem,
                 hooks: &mut *hooks,
                 color_stage: None,
+                early_depth: false,
                 sampling: false,
                 input_time: std::time::Duration::ZERO,
                 solo: self.solo.as_ref(),
             };
-            rasterize_triangle(&cfg.raster, tri, |f| {
+            rasterize_triangle_reference(&cfg.raster, tri, |f| {
                 if probe.contains(f.x, f.y) {
                     let mut r = st.record(f, w_at(tri, f.x, f.y));
                     ctx.process(f, &mut r);
@@ -315,7 +317,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 rc.cull = CullMode::None;
             }
             let real = cfg.raster;
-            rasterize_triangle(&rc, tri, |f| {
+            rasterize_triangle_reference(&rc, tri, |f| {
                 let kept_by_scissor = match real.scissor_mode {
                     ScissorMode::Disabled => true,
                     ScissorMode::Include => real.scissor.contains(f.x, f.y),

@@ -105,7 +105,7 @@ impl ColorStage {
 
     /// The colour written for source `src` over destination `dst` (decoded pixel), write mask
     /// applied: equal to the generic blend / logic op followed by the per-channel mask.
-    #[inline]
+    #[inline(always)]
     pub fn apply(&self, src: Rgba, dst: Rgba) -> Rgba {
         let out = match self.kind {
             Kind::Copy => src,
@@ -201,18 +201,43 @@ fn blend(b: &Blend, src: Rgba, dst: Rgba) -> Rgba {
 /// RGB `(s·αs + d·(255 − αs)) / 255` (the sum of two non-negative products: no clamp needed).
 #[inline]
 fn alpha_over(b: &Blend, src: Rgba, dst: Rgba) -> Rgba {
-    let a = u32::from(src[3]);
-    let ia = 255 - a;
-    let c = |ch: usize| ((u32::from(src[ch]) * a + u32::from(dst[ch]) * ia) / 255) as u8;
-    [c(0), c(1), c(2), alpha_channel(b, src, dst)]
+    let mut out = alpha_over_all(src, dst);
+    out[3] = alpha_channel(b, src, dst);
+    out
 }
 
-/// All four channels `(s·αs + d·(255 − αs)) / 255`.
+/// The four channels of `c` in the low bytes of four 16-bit lanes.
+#[inline(always)]
+fn spread(c: Rgba) -> u64 {
+    let w = u64::from(u32::from_le_bytes(c));
+    (w & 0xFF) | ((w & 0xFF00) << 8) | ((w & 0xFF_0000) << 16) | ((w & 0xFF00_0000) << 24)
+}
+
+/// The inverse of [`spread`] for lanes holding values 0..=255.
+#[inline(always)]
+fn gather(q: u64) -> Rgba {
+    let w = (q & 0xFF) | ((q >> 8) & 0xFF00) | ((q >> 16) & 0xFF_0000) | ((q >> 24) & 0xFF00_0000);
+    (w as u32).to_le_bytes()
+}
+
+/// `x / 255` (truncating) in each 16-bit lane of `x`, every lane at most 255·255:
+/// `((x + 1) + ((x + 1) >> 8)) >> 8` is exact on 0..=65025 (tested exhaustively), the sums
+/// stay below 2^16 so no lane carries into the next, and the masks keep each lane's bits.
+#[inline(always)]
+fn div255_lanes(x: u64) -> u64 {
+    const ONES: u64 = 0x0001_0001_0001_0001;
+    const LOW: u64 = 0x00FF_00FF_00FF_00FF;
+    let t = x + ONES;
+    let u = t + ((t >> 8) & LOW);
+    (u >> 8) & LOW
+}
+
+/// All four channels `(s·αs + d·(255 − αs)) / 255`, the four channels at once in 16-bit lanes
+/// of a u64 (each product sum is at most 255·255, so lanes never carry).
 #[inline]
 fn alpha_over_all(src: Rgba, dst: Rgba) -> Rgba {
-    let a = u32::from(src[3]);
-    let ia = 255 - a;
-    std::array::from_fn(|ch| ((u32::from(src[ch]) * a + u32::from(dst[ch]) * ia) / 255) as u8)
+    let a = u64::from(src[3]);
+    gather(div255_lanes(spread(src) * a + spread(dst) * (255 - a)))
 }
 
 /// The first `min(len, 4)` bytes of a pixel, zero-padded to four (no slice copy, no `memcpy`).
@@ -351,6 +376,32 @@ mod tests {
     }
 
     #[test]
+    fn spread_and_gather_are_inverse() {
+        let mut rng = Rng(7);
+        for _ in 0..10_000 {
+            let c = rng.rgba();
+            let q = spread(c);
+            assert_eq!(q & 0xFF00_FF00_FF00_FF00, 0);
+            assert_eq!((q >> 48) as u8, c[3]);
+            assert_eq!(gather(q), c);
+        }
+    }
+
+    #[test]
+    fn lane_division_by_255_is_exact() {
+        for x in 0..=255u64 * 255 {
+            // The same value in every lane, and different values in neighbouring lanes.
+            let y = 255 * 255 - x;
+            let lanes = x | (y << 16) | (x << 32) | (y << 48);
+            let q = div255_lanes(lanes);
+            assert_eq!(q & 0xFFFF, x / 255, "{x}");
+            assert_eq!((q >> 16) & 0xFFFF, y / 255, "{y}");
+            assert_eq!((q >> 32) & 0xFFFF, x / 255, "{x}");
+            assert_eq!(q >> 48, y / 255, "{y}");
+        }
+    }
+
+    #[test]
     fn every_logic_op_matches_the_generic_op() {
         let mut rng = Rng(99);
         for op in 0..16u32 {
@@ -454,6 +505,108 @@ mod tests {
         }
         // The cases reach the colour write often enough to mean something.
         assert!(written > 20_000, "only {written} fragments written");
+    }
+
+    /// Random depth/stencil states over overlapping random triangles, drawn with the
+    /// fixed-function hooks (which allow early depth/stencil) and fog on or off: the specialised
+    /// path, which runs the stencil and depth tests before texturing and the combiners whenever
+    /// [`PixelPipeline::early_depth`] allows it, leaves the same memory, counters and
+    /// diagnostics as the reference path, which runs them in the hardware's order.
+    #[test]
+    fn random_draws_with_early_depth_match_the_reference_path() {
+        use crate::lut::LookupTables;
+        use crate::memory::{PhysMem, VRAM};
+        use crate::pixel::fragment::PixelPipeline;
+        use crate::pixel::stages::FixedFunctionStages;
+        use crate::vertex::{OutputVertex, ScreenVertex};
+        let luts = LookupTables::default();
+        let mut rng = Rng(0x00EA_21D0);
+        let mut noise = vec![0u8; 0x8000];
+        for b in noise.iter_mut() {
+            *b = rng.next() as u8;
+        }
+        let mut base = PhysMem::new();
+        base.write(VRAM.base, &noise).unwrap();
+        let (mut early_cases, mut killed) = (0, 0);
+        for case in 0..400 {
+            let mut r = Box::new([0u32; 0x300]);
+            for w in r[0x100..0x108].iter_mut() {
+                *w = rng.next();
+            }
+            r[0x100] &= !3;
+            if case % 4 != 0 {
+                // Alpha test off (early depth allowed), depth and stencil tests often on.
+                r[0x104] &= !1;
+                r[0x107] |= u32::from(case % 3 != 0);
+            }
+            if case % 2 == 0 {
+                r[0x101] = [0x7676_0000, 0x0101_0000, 0x1016_0000][case % 3];
+                r[0x100] |= 1 << 8;
+            }
+            // Fog (mode 5) sometimes: the fog hook then runs after early depth.
+            r[0x0E0] = if case % 5 == 0 { 5 } else { 0 };
+            r[0x11D] = (VRAM.base + (rng.next() % 0x100) * 8) >> 3;
+            r[0x11C] = (VRAM.base + 0x4000 + (rng.next() % 0x100) * 8) >> 3;
+            r[0x117] = (rng.next() % 5) << 16;
+            r[0x116] = [0, 2, 3, 3][rng.next() as usize % 4];
+            let (w, h) = (8 + rng.next() % 33, 8 + rng.next() % 33);
+            r[0x11E] = w | ((h - 1) << 12) | (1 << 24);
+            r[0x112] = 0xF;
+            r[0x113] = 0xF;
+            r[0x114] = 3;
+            r[0x115] = 3;
+            r[0x04D] = 0xBF_0000;
+            r[0x06D] = 1;
+            r[0x0C0] = 0;
+            r[0x0C1] = 0;
+            for s in [0x0C8, 0x0D0, 0x0D8, 0x0F0, 0x0F8] {
+                r[s] = 15 | (15 << 16);
+            }
+            let mut tris = Vec::new();
+            for _ in 0..8 {
+                let mut tri = [ScreenVertex::default(); 3];
+                for v in &mut tri {
+                    let mut f = |scale: f32| (rng.next() % 10_000) as f32 / 10_000.0 * scale;
+                    *v = ScreenVertex {
+                        x: f(48.0) - 4.0,
+                        y: f(48.0) - 4.0,
+                        z_over_w: -f(1.0),
+                        inv_w: 1.0,
+                        attrs: OutputVertex {
+                            color: [f(1.0), f(1.0), f(1.0), f(1.0)],
+                            ..Default::default()
+                        },
+                    };
+                }
+                tris.push(tri);
+            }
+            let run = |path: PixelPath| {
+                let mut mem = base.clone();
+                let mut p = PixelPipeline::new(&r);
+                p.set_path(path);
+                let mut hooks = FixedFunctionStages::for_draw(&r, &luts);
+                let early = p.early_depth(&hooks);
+                for t in &tris {
+                    p.draw_triangle_with(&mut mem, t, &mut hooks);
+                }
+                let mut out = vec![0u8; 0x8000];
+                mem.read(VRAM.base, &mut out).unwrap();
+                (out, p.stats(), p.take_diagnostics(), early)
+            };
+            let fast = run(PixelPath::Specialized);
+            let reference = run(PixelPath::Reference);
+            assert!(!reference.3, "the reference path never tests early");
+            assert!(fast.0 == reference.0, "case {case}: memory differs");
+            assert_eq!(fast.1, reference.1, "case {case}: counters differ");
+            assert_eq!(fast.2, reference.2, "case {case}: diagnostics differ");
+            if fast.3 {
+                early_cases += 1;
+                killed += fast.1.stencil_failed + fast.1.depth_failed;
+            }
+        }
+        // Early depth/stencil really ran, and really discarded fragments.
+        assert!(early_cases > 100, "only {early_cases} cases tested early");
+        assert!(killed > 5_000, "only {killed} fragments discarded early");
     }
 
     #[test]

@@ -75,6 +75,14 @@ pub trait FragmentHooks {
     fn shadow(&mut self, _frag: &Fragment, _color: Rgba, _pixel: &mut [u8]) -> Option<bool> {
         None
     }
+    /// True if [`FragmentHooks::lighting`], [`FragmentHooks::procedural_texture`] and
+    /// [`FragmentHooks::fog`] always answer (never "not implemented") and do nothing besides
+    /// computing their result, so the pipeline may skip them for a fragment whose fate is
+    /// decided without them (early depth/stencil, issue 14). Default: false, every fragment
+    /// calls them in the hardware's order.
+    fn skippable(&self) -> bool {
+        false
+    }
 }
 
 /// No hooks: every hooked feature is reported as not implemented.
@@ -182,6 +190,11 @@ impl FixedFunctionStages {
 }
 
 impl FragmentHooks for FixedFunctionStages {
+    /// Lighting, the procedural texture and fog always answer and keep no state.
+    fn skippable(&self) -> bool {
+        true
+    }
+
     #[inline]
     fn lighting(&mut self, frag: &Fragment, textures: &[Rgba; 4]) -> Option<[Rgba; 2]> {
         // Disabled lighting gives (0, 0, 0, 0) for both colours (`pica-raster.md` §7.1).

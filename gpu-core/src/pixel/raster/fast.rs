@@ -1,0 +1,253 @@
+//! The fast traversal of [`super::rasterize_triangle_bands`] (issue 14).
+//!
+//! Stage: rasterisation, after the triangle setup shared with the reference traversal
+//! ([`super::prepare`]). Input: a prepared triangle (integer edge functions, clipped bounding
+//! box) and the per-triangle interpolation constants ([`super::Setup`]); output: the same
+//! [`Fragment`]s, with the same values and in the same order, as
+//! [`super::rasterize_triangle_reference`]. Registers read: none (everything comes decoded in
+//! [`RasterConfig`]).
+//!
+//! # Method
+//!
+//! * The bounding box is walked in 8×8 blocks aligned to the render target's memory tiles, in
+//!   the reference order (tile rows top to bottom in memory, i.e. window y descending; blocks
+//!   left to right; inside a block rows from the top, pixels left to right).
+//! * Per block the three integer edge functions are evaluated at the four corners of the
+//!   (clipped) block. An edge negative at all four corners rejects the block (edge functions are
+//!   affine, so their extremes over a rectangle are at its corners); edges non-negative at all
+//!   four accept it: every pixel is covered and no per-pixel edge test runs. Partly covered
+//!   blocks test each pixel. In scissor-exclude mode a block wholly inside the box is rejected,
+//!   one wholly outside needs no per-pixel scissor test.
+//! * Edge values are exact integers (i64), stepped by their per-pixel x increment along a row
+//!   and evaluated afresh from the triangle's setup at the start of every row, so they equal the
+//!   reference's values exactly.
+//! * Interpolation is monomorphised on the number of interpolated attributes and on whether
+//!   gradients are needed, so the per-attribute loop has a constant trip count (the compiler
+//!   unrolls and vectorises it) and nothing about the attribute set is decided per fragment.
+//!   The floating-point operations are the reference's, in the same order (no reassociation,
+//!   no fused multiply-add: Rust never contracts), so every value is bit-identical; the tests
+//!   check it over random triangles.
+
+use super::{
+    A_COLOR, A_QUAT, A_TC, A_TC0W, A_VIEW, DepthMode, Fragment, N_ATTR, Prepared, RasterConfig,
+    RowBands, ScissorMode, Setup, TriangleOutcome, make_setup,
+};
+
+/// Walks the prepared triangle `p` (see the module doc), calling `emit` per covered pixel.
+pub(super) fn traverse<F: FnMut(&Fragment)>(
+    cfg: &RasterConfig,
+    p: &Prepared<'_>,
+    bands: Option<RowBands>,
+    emit: F,
+) -> TriangleOutcome {
+    let setup = make_setup(cfg, &p.sv, &p.e);
+    // The reference computes gradients only when texture coordinates are interpolated at all
+    // (`n_attr > A_TC`); `make_setup` never combines gradients with `n_attr == A_TC`.
+    let grad = cfg.varyings.texcoord_gradients;
+    let fragments = match (setup.n_attr, grad) {
+        (N_ATTR, true) => blocks::<N_ATTR, true, F>(cfg, p, &setup, bands, emit),
+        (N_ATTR, false) => blocks::<N_ATTR, false, F>(cfg, p, &setup, bands, emit),
+        (A_QUAT, true) => blocks::<A_QUAT, true, F>(cfg, p, &setup, bands, emit),
+        (A_QUAT, false) => blocks::<A_QUAT, false, F>(cfg, p, &setup, bands, emit),
+        _ => blocks::<A_TC, false, F>(cfg, p, &setup, bands, emit),
+    };
+    TriangleOutcome::Drawn { fragments }
+}
+
+/// The block walk, monomorphised on the attribute count `NA` and gradients `GRAD`. Returns the
+/// number of fragments emitted.
+#[inline(always)]
+fn blocks<const NA: usize, const GRAD: bool, F: FnMut(&Fragment)>(
+    cfg: &RasterConfig,
+    p: &Prepared<'_>,
+    s: &Setup,
+    bands: Option<RowBands>,
+    mut emit: F,
+) -> u64 {
+    let e = &p.e;
+    let (x0, x1, y0, y1) = (p.x0, p.x1, p.y0, p.y1);
+    let h = i64::from(cfg.height);
+    let ym_lo = h - 1 - y1;
+    let ym_hi = h - 1 - y0;
+    let exclude = cfg.scissor_mode == ScissorMode::Exclude;
+    let sc = cfg.scissor;
+    let (sx1, sy1, sx2, sy2) = (
+        i64::from(sc.x1),
+        i64::from(sc.y1),
+        i64::from(sc.x2),
+        i64::from(sc.y2),
+    );
+    let wbuffer = cfg.depth.mode == DepthMode::WBuffer;
+    let mut frag = Fragment::default();
+    let mut count = 0u64;
+    let mut tile_row = ym_lo >> 3;
+    while tile_row <= ym_hi >> 3 {
+        if bands.is_some_and(|b| !b.owns(tile_row)) {
+            tile_row += 1;
+            continue;
+        }
+        // Window rows of this tile row, intersected with [y0, y1].
+        let by_hi = (h - 1 - (tile_row << 3)).min(y1);
+        let by_lo = (h - 1 - ((tile_row << 3) + 7)).max(y0);
+        tile_row += 1;
+        let mut tile_col = x0 >> 3;
+        while tile_col <= x1 >> 3 {
+            let bx_lo = (tile_col << 3).max(x0);
+            let bx_hi = ((tile_col << 3) + 7).min(x1);
+            tile_col += 1;
+            let mut all_in = true;
+            let mut rejected = false;
+            for ed in e {
+                let c = [
+                    ed.at(bx_lo, by_lo),
+                    ed.at(bx_hi, by_lo),
+                    ed.at(bx_lo, by_hi),
+                    ed.at(bx_hi, by_hi),
+                ];
+                let hi = c[0].max(c[1]).max(c[2]).max(c[3]);
+                let lo = c[0].min(c[1]).min(c[2]).min(c[3]);
+                rejected |= hi < 0;
+                all_in &= lo >= 0;
+            }
+            if rejected {
+                continue;
+            }
+            let mut scissor = false;
+            if exclude {
+                let overlaps = bx_lo <= sx2 && bx_hi >= sx1 && by_lo <= sy2 && by_hi >= sy1;
+                let inside = bx_lo >= sx1 && bx_hi <= sx2 && by_lo >= sy1 && by_hi <= sy2;
+                if inside {
+                    continue;
+                }
+                scissor = overlaps;
+            }
+            let mut py = by_hi;
+            if all_in && !scissor {
+                // Trivial accept: every pixel of the block is covered.
+                while py >= by_lo {
+                    let mut b = [e[0].at(bx_lo, py), e[1].at(bx_lo, py), e[2].at(bx_lo, py)];
+                    // ok: px, py are within [0, width) × [0, height), both ≤ 2047.
+                    frag.y = py as u32;
+                    for px in bx_lo..=bx_hi {
+                        frag.x = px as u32;
+                        interpolate::<NA, GRAD>(cfg, wbuffer, s, b, &mut frag);
+                        emit(&frag);
+                        b[0] += e[0].cx;
+                        b[1] += e[1].cx;
+                        b[2] += e[2].cx;
+                    }
+                    count += (bx_hi - bx_lo + 1) as u64;
+                    py -= 1;
+                }
+                continue;
+            }
+            while py >= by_lo {
+                let mut b = [e[0].at(bx_lo, py), e[1].at(bx_lo, py), e[2].at(bx_lo, py)];
+                frag.y = py as u32;
+                for px in bx_lo..=bx_hi {
+                    if b[0] >= 0
+                        && b[1] >= 0
+                        && b[2] >= 0
+                        && !(scissor && sc.contains(px as u32, py as u32))
+                    {
+                        frag.x = px as u32;
+                        interpolate::<NA, GRAD>(cfg, wbuffer, s, b, &mut frag);
+                        emit(&frag);
+                        count += 1;
+                    }
+                    b[0] += e[0].cx;
+                    b[1] += e[1].cx;
+                    b[2] += e[2].cx;
+                }
+                py -= 1;
+            }
+        }
+    }
+    count
+}
+
+/// [`super::interpolate`] with the attribute count and the gradient switch fixed at compile
+/// time: the same operations in the same order, so the same bits.
+#[inline(always)]
+fn interpolate<const NA: usize, const GRAD: bool>(
+    cfg: &RasterConfig,
+    wbuffer: bool,
+    s: &Setup,
+    b: [i64; 3],
+    f: &mut Fragment,
+) {
+    let w = [b[0] as f32, b[1] as f32, b[2] as f32];
+    let wsum = w[0] + w[1] + w[2];
+    let d = w[0] * s.inv_w[0] + w[1] * s.inv_w[1] + w[2] * s.inv_w[2];
+    let inv_d = 1.0 / d;
+
+    let zw = (s.z[0] * w[0] + s.z[1] * w[1] + s.z[2] * w[2]) / wsum;
+    let w_pix = if wbuffer { inv_d * wsum } else { 1.0 };
+    f.depth = cfg.depth.depth(zw, w_pix);
+
+    let mut out = [0f32; N_ATTR];
+    let (a0, a1, a2) = (&s.attr_w[0], &s.attr_w[1], &s.attr_w[2]);
+    for k in 0..NA {
+        out[k] = (a0[k] * w[0] + a1[k] * w[1] + a2[k] * w[2]) * inv_d;
+    }
+    let mut rgba = 0u32;
+    for c in 0..4 {
+        rgba |= round_to_u8_branchless(out[A_COLOR + c] * 255.0) << (8 * c);
+    }
+    f.color = rgba.to_le_bytes();
+    if NA > A_TC {
+        f.tc = [
+            [out[A_TC], out[A_TC + 1]],
+            [out[A_TC + 2], out[A_TC + 3]],
+            [out[A_TC + 4], out[A_TC + 5]],
+        ];
+        f.tc0_w = out[A_TC0W];
+        if GRAD {
+            for unit in 0..3 {
+                let (ku, kv) = (2 * unit, 2 * unit + 1);
+                let (u, v) = (out[A_TC + ku], out[A_TC + kv]);
+                f.tc_grad[unit] = [
+                    (s.n_dx[ku] - u * s.d_dx) * inv_d,
+                    (s.n_dx[kv] - v * s.d_dx) * inv_d,
+                    (s.n_dy[ku] - u * s.d_dy) * inv_d,
+                    (s.n_dy[kv] - v * s.d_dy) * inv_d,
+                ];
+            }
+            let (k, w) = (A_TC0W - A_TC, out[A_TC0W]);
+            f.tc0_w_grad = [
+                (s.n_dx[k] - w * s.d_dx) * inv_d,
+                (s.n_dy[k] - w * s.d_dy) * inv_d,
+            ];
+        }
+    }
+    if NA == N_ATTR {
+        let q = [
+            out[A_QUAT],
+            out[A_QUAT + 1],
+            out[A_QUAT + 2],
+            out[A_QUAT + 3],
+        ];
+        let len = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
+        f.quat = if len > 0.0 && len.is_finite() {
+            [q[0] / len, q[1] / len, q[2] / len, q[3] / len]
+        } else {
+            [0.0; 4]
+        };
+        f.view = [out[A_VIEW], out[A_VIEW + 1], out[A_VIEW + 2]];
+    }
+}
+
+/// [`super::round_to_u8`] without branches: `round(y)` (half away from zero) saturated to
+/// 0..=255, NaN giving 0, as a u32.
+///
+/// `max(y, 0)` maps NaN and negatives to 0 (`f32::max` returns the non-NaN operand), `min`
+/// saturates at 255; for the clamped value `c` in [0, 255], `c + 0.5` is exact in f64 (24
+/// significant bits plus one more binary place), so truncating it is `floor(c + 0.5)`, which is
+/// rounding half away from zero for non-negative values. Tested against the branchy form.
+#[inline(always)]
+pub(super) fn round_to_u8_branchless(y: f32) -> u32 {
+    // Not `clamp`: it keeps NaN, and NaN must become 0 here.
+    #[allow(clippy::manual_clamp)]
+    let c = y.max(0.0).min(255.0);
+    (f64::from(c) + 0.5) as u32
+}
