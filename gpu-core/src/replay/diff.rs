@@ -337,10 +337,7 @@ struct Side {
 /// Installs `edits` on one side of a comparison (like [`Replay::set_edits`]) and records which
 /// of them run, so that [`unapplied_edits`] can name the enabled edits that never did (a write
 /// override whose write addresses another register, a draw the trace does not have).
-pub fn set_side_edits<S: TraceSource>(
-    r: &mut Replay<S>,
-    edits: EditList,
-) -> Result<(), EditError> {
+pub fn set_side_edits<S: TraceSource>(r: &mut Replay<S>, edits: EditList) -> Result<(), EditError> {
     let mut hooks = edits.compile()?;
     hooks.record = true;
     let any = !hooks.overrides.is_empty() || !hooks.before_draw.is_empty();
