@@ -144,21 +144,33 @@ impl Watch {
         (u64::from(addr) < end).then_some(e)
     }
 
-    /// Makes `[pa, pa + size)` the range of load `e`; loads it overlaps stop being live.
+    /// Makes `[pa, pa + size)` the range of load `e`; the parts of older loads it overlaps stop
+    /// being theirs (their other parts stay: memory keeps them).
     fn load(&mut self, e: usize, pa: u32, size: u32) {
-        let end = u64::from(pa) + u64::from(size);
-        let overlapping: Vec<u32> = self
+        let start = u64::from(pa);
+        let end = start + u64::from(size);
+        if size == 0 {
+            return;
+        }
+        let overlapping: Vec<(u32, u64, usize)> = self
             .live
             .range(..)
-            .filter(|(s, (en, _))| u64::from(**s) < end && *en > u64::from(pa))
-            .map(|(s, _)| *s)
+            .filter(|(s, (en, _))| u64::from(**s) < end && *en > start)
+            .map(|(s, (en, el))| (*s, *en, *el))
             .collect();
-        for s in overlapping {
+        for (s, en, el) in overlapping {
             self.live.remove(&s);
+            if u64::from(s) < start {
+                self.live.insert(s, (start, el));
+            }
+            if en > end {
+                // A right part starting at 2^32 or above holds no addressable memory.
+                if let Ok(at) = u32::try_from(end) {
+                    self.live.insert(at, (en, el));
+                }
+            }
         }
-        if size > 0 {
-            self.live.insert(pa, (end, e));
-        }
+        self.live.insert(pa, (end, e));
     }
 }
 
@@ -226,7 +238,9 @@ pub fn pack(bytes: &[u8]) -> Result<(Vec<u8>, PackReport), ReduceError> {
                         .live
                         .get(&addr)
                         .filter(|&&(e_end, _)| e_end == end)
-                        .map(|&(_, e)| e);
+                        .map(|&(_, e)| e)
+                        // The whole load, not the part an overlapping later load left of it.
+                        .filter(|e| loads.get(e).is_some_and(|l| l.size == size));
                     // Loads the list overlaps without being exactly one of them are not packed.
                     let partial: Vec<usize> = watch
                         .live
