@@ -120,7 +120,9 @@ struct Load {
 /// One stream submission of a candidate list.
 #[derive(Debug)]
 struct Trigger {
-    load: usize,
+    /// The candidate load it ran exactly (`None`: not a packing candidate; its size write must
+    /// then keep its value).
+    load: Option<usize>,
     /// The size write it takes its size from (an exact 32-bit write element), if any.
     size_write: Option<usize>,
     /// The size register's value when it ran.
@@ -268,15 +270,15 @@ pub fn pack(bytes: &[u8]) -> Result<(Vec<u8>, PackReport), ReduceError> {
                             }
                         }
                         l.triggers.push(i);
-                        triggers.insert(
-                            i,
-                            Trigger {
-                                load: e,
-                                size_write: last_size_write,
-                                size,
-                            },
-                        );
                     }
+                    triggers.insert(
+                        i,
+                        Trigger {
+                            load: exact,
+                            size_write: last_size_write,
+                            size,
+                        },
+                    );
                     watch.current = exact;
                     r.step_element(&mut watch);
                     watch.current = None;
@@ -295,7 +297,7 @@ pub fn pack(bytes: &[u8]) -> Result<(Vec<u8>, PackReport), ReduceError> {
     let packable = |l: &Load| !l.poisoned && l.packed.is_some() && !l.triggers.is_empty();
     let new_size = |t: &Trigger| {
         loads
-            .get(&t.load)
+            .get(&t.load?)
             .filter(|l| packable(l))
             .and_then(|l| l.packed.as_ref())
             .map(|(p, _)| p.len() as u32)
