@@ -1,5 +1,5 @@
-//! `picaview diff`: replays two traces (or one trace twice under two configurations) in lock
-//! step and reports the first draw whose output differs, the first differing vertex in it and
+//! `picaview diff`: replays two traces (or one trace twice under two configurations or two
+//! edit lists: `--edits-a` / `--edits-b`, B defaulting to A) in lock step and reports the first draw whose output differs, the first differing vertex in it and
 //! the shader instruction where that vertex's registers diverge
 //! ([`gpu_core::replay::diff`]).
 //!
@@ -9,12 +9,14 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result, bail};
 use clap::{Args, ValueEnum};
 use gpu_core::draw::VsEngine;
 use gpu_core::fragment::PixelPath;
 use gpu_core::replay::Replay;
-use gpu_core::replay::diff::{DiffOptions, DiffOutcome, RunConfig, diff_replays};
+use gpu_core::replay::diff::{
+    DiffOptions, DiffOutcome, RunConfig, diff_replays, set_side_edits, unapplied_edits,
+};
 use gpu_core::texture::RenderMode;
 use serde::Serialize;
 
@@ -70,8 +72,14 @@ pub fn run_config(engine: EngineArg, pixel: PixelArg, textures: TexturesArg) -> 
 pub struct DiffArgs {
     /// Trace A (.ctf).
     pub a: PathBuf,
-    /// Trace B (.ctf); the same file as A to compare two configurations.
-    pub b: PathBuf,
+    /// Trace B (.ctf); omitted: A again (to compare two configurations or edit lists).
+    pub b: Option<PathBuf>,
+    /// Edit script (syntax: `picaview edit --help`) applied while replaying side A.
+    #[arg(long, value_name = "FILE")]
+    pub edits_a: Option<PathBuf>,
+    /// Edit script applied while replaying side B (alone: the trace with the edits off vs on).
+    #[arg(long, value_name = "FILE")]
+    pub edits_b: Option<PathBuf>,
     /// Vertex-shader engine of side A.
     #[arg(long, value_enum, default_value = "fast")]
     pub engine_a: EngineArg,
@@ -108,6 +116,12 @@ struct JsonReport<'a> {
     b: String,
     config_a: RunConfig,
     config_b: RunConfig,
+    edits_a: Option<String>,
+    edits_b: Option<String>,
+    /// Enabled edits of side A that never ran (only checked when the runs agree).
+    unapplied_edits_a: Vec<String>,
+    /// Same for side B.
+    unapplied_edits_b: Vec<String>,
     same: bool,
     summary: String,
     #[serde(flatten)]
@@ -118,15 +132,47 @@ struct JsonReport<'a> {
 pub fn run(args: &DiffArgs) -> Result<u8> {
     let ca = run_config(args.engine_a, args.pixel_a, args.textures_a);
     let cb = run_config(args.engine_b, args.pixel_b, args.textures_b);
+    if args.b.is_none() && args.edits_a.is_none() && args.edits_b.is_none() && ca == cb {
+        bail!(
+            "give trace B, or compare trace A with itself under two configurations \
+             (--engine-b, --pixel-b, --textures-b, ...) or edit lists (--edits-a / --edits-b)"
+        );
+    }
+    let path_b = args.b.as_ref().unwrap_or(&args.a);
     let mut a = Replay::new(open_trace(&args.a)?);
-    let mut b = Replay::new(open_trace(&args.b)?);
+    let mut b = Replay::new(open_trace(path_b)?);
     ca.apply(&mut a);
     cb.apply(&mut b);
+    for (path, r) in [(&args.edits_a, &mut a), (&args.edits_b, &mut b)] {
+        if let Some(path) = path {
+            let edits = crate::cmd_edit::read_script_file(path)?;
+            set_side_edits(r, edits).with_context(|| path.display().to_string())?;
+        }
+    }
     let mut opts = DiffOptions::default();
     opts.limits.loaded = args.max_vertices;
     opts.limits.shaded = args.max_vertices;
     opts.trace_instructions = !args.no_instructions;
     let outcome = diff_replays(&mut a, &mut b, &opts, &mut |_| true)?;
+    // Only a run that went through the whole trace knows which edits never applied.
+    let (unapplied_a, unapplied_b) = if outcome.is_same() {
+        (unapplied_edits(&a), unapplied_edits(&b))
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    for (side, list) in [("A", &unapplied_a), ("B", &unapplied_b)] {
+        if !list.is_empty() {
+            eprintln!(
+                "warning: side {side}: edit(s) never applied during the replay: {}",
+                list.join("; ")
+            );
+        }
+    }
+    let edits_text = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+    let side_text = |c: &RunConfig, p: &Option<PathBuf>| match p {
+        Some(p) => format!("{}, edits {}", c.describe(), p.display()),
+        None => c.describe(),
+    };
     let summary = match &outcome {
         DiffOutcome::Same { draws, frames } => {
             format!(
@@ -139,9 +185,13 @@ pub fn run(args: &DiffArgs) -> Result<u8> {
     if args.json {
         let report = JsonReport {
             a: args.a.display().to_string(),
-            b: args.b.display().to_string(),
+            b: path_b.display().to_string(),
             config_a: ca,
             config_b: cb,
+            edits_a: edits_text(&args.edits_a),
+            edits_b: edits_text(&args.edits_b),
+            unapplied_edits_a: unapplied_a,
+            unapplied_edits_b: unapplied_b,
             same: outcome.is_same(),
             summary,
             outcome: &outcome,
@@ -149,8 +199,18 @@ pub fn run(args: &DiffArgs) -> Result<u8> {
         serde_json::to_writer_pretty(&mut out, &report)?;
         writeln!(out)?;
     } else {
-        writeln!(out, "A: {} ({})", args.a.display(), ca.describe())?;
-        writeln!(out, "B: {} ({})", args.b.display(), cb.describe())?;
+        writeln!(
+            out,
+            "A: {} ({})",
+            args.a.display(),
+            side_text(&ca, &args.edits_a)
+        )?;
+        writeln!(
+            out,
+            "B: {} ({})",
+            path_b.display(),
+            side_text(&cb, &args.edits_b)
+        )?;
         writeln!(out, "{summary}")?;
     }
     Ok(if outcome.is_same() { 0 } else { 1 })

@@ -163,8 +163,35 @@ pub fn run(args: &ReduceArgs) -> Result<()> {
             ""
         }
     );
+    eprintln!(
+        "  command lists: {} -> {} commands, {} -> {} bytes submitted",
+        b.commands, a.commands, b.list_bytes, a.list_bytes
+    );
     for (phase, removed, of) in &report.phases {
         eprintln!("  {phase}: removed {removed} of {of}");
+    }
+    let p = &report.pack;
+    eprintln!(
+        "  packing: {} list(s) rewritten without {} neutralised command(s) ({} bytes){}{}",
+        p.lists_packed,
+        p.commands_removed,
+        p.list_bytes_removed,
+        if p.lists_kept > 0 {
+            format!(
+                ", {} list(s) left unpacked (not safely rewritable)",
+                p.lists_kept
+            )
+        } else {
+            String::new()
+        },
+        if p.size_writes_inserted > 0 {
+            format!(", {} size write(s) inserted", p.size_writes_inserted)
+        } else {
+            String::new()
+        }
+    );
+    if let Some(note) = &report.pack_note {
+        eprintln!("reduce: {note}");
     }
     Ok(())
 }

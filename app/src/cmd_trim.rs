@@ -1,11 +1,11 @@
 //! `picaview trim`: writes a trace of frames A..B of another, starting from the full GPU state
-//! and memory at the start of frame A (`gpu_core::replay::trim`).
+//! at the start of frame A and the memory frames A..B read (`gpu_core::replay::trim`).
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use gpu_core::replay::trim::trim;
+use gpu_core::replay::trim::{PageSelection, trim_with};
 
 use crate::cmd_edit::{check_not_input, write_new_trace};
 use crate::cmd_trace::open_trace;
@@ -48,6 +48,10 @@ pub struct TrimArgs {
     /// The new trace.
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Copy every non-zero memory page at frame A, not only the pages frames A..B read before
+    /// writing them whole.
+    #[arg(long)]
+    pub all_pages: bool,
 }
 
 /// Runs `picaview trim`.
@@ -55,12 +59,17 @@ pub fn run(args: &TrimArgs) -> Result<()> {
     check_not_input(&args.trace, &args.output)?;
     let trace = open_trace(&args.trace)?;
     let input_len = trace.file_len();
-    let (builder, report) = trim(trace, args.frames.first, args.frames.last)
+    let selection = if args.all_pages {
+        PageSelection::AllNonZero
+    } else {
+        PageSelection::Read
+    };
+    let (builder, report) = trim_with(trace, args.frames.first, args.frames.last, selection)
         .with_context(|| args.trace.display().to_string())?;
     let bytes = builder.build()?;
     write_new_trace(&args.output, &bytes)?;
     eprintln!(
-        "wrote {} ({} bytes, input {} bytes): frames {}..{} of {}; {} memory page(s) and a {}-write state prologue; {} stream element(s) copied",
+        "wrote {} ({} bytes, input {} bytes): frames {}..{} of {}; {} memory page(s) ({} non-zero page(s) not read by these frames left out) and a {}-write state prologue; {} stream element(s) copied",
         args.output.display(),
         bytes.len(),
         input_len,
@@ -68,6 +77,7 @@ pub fn run(args: &TrimArgs) -> Result<()> {
         args.frames.last,
         report.frames_in,
         report.pages,
+        report.pages_unused,
         report.prologue_writes,
         report.elements_copied
     );

@@ -656,10 +656,14 @@ fn route<O: Observer>(
 fn fixed_function_stages<O: Observer>(
     regs: &[u32; 0x300],
     luts: &LookupTables,
+    mode: RenderMode,
     draw: u64,
     obs: &mut O,
 ) -> FixedFunctionStages {
-    let stages = FixedFunctionStages::for_draw(regs, luts);
+    let citra = (mode == RenderMode::CitraSwrast)
+        .then(|| citra_swrast_stage_regs(regs))
+        .flatten();
+    let stages = FixedFunctionStages::for_draw(citra.as_ref().unwrap_or(regs), luts);
     for issue in stages.issues() {
         obs.diagnostic(&Diagnostic {
             kind: DiagKind::Unsupported,
@@ -668,6 +672,25 @@ fn fixed_function_stages<O: Observer>(
         });
     }
     stages
+}
+
+/// The registers as Citra's software renderer uses them for the fixed-function stages, when
+/// they differ (`None` otherwise; checked once per draw): its procedural texture ignores mip
+/// levels and LOD (`pica-raster.md` §8.2 step 7 and §13.3: "Citra SW ignores mip levels
+/// (always level 0)"; source [C] src/video_core/swrasterizer/proctex.cpp), so the mipmap
+/// filters read level 0 with their nearest or linear colour-LUT filter: PROCTEX4 (0x0AC)
+/// filter 2 and 4 become 0 (nearest), 3 and 5 become 1 (linear).
+pub fn citra_swrast_stage_regs(regs: &[u32; 0x300]) -> Option<[u32; 0x300]> {
+    const PROCTEX4: usize = 0x0AC;
+    let filter = regs[PROCTEX4] & 7;
+    let base = match filter {
+        2 | 4 => 0,
+        3 | 5 => 1,
+        _ => return None,
+    };
+    let mut r = *regs;
+    r[PROCTEX4] = (r[PROCTEX4] & !7) | base;
+    Some(r)
 }
 
 fn report_pixel_diags<O: Observer>(
@@ -733,7 +756,7 @@ impl PipelineState {
         }
         let mut debug = obs.take_debug_buffers();
         begin_debug(&mut debug, &mut pixels);
-        let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
+        let mut stages = fixed_function_stages(&ds.regs, req.luts, self.render_mode, draw, obs);
         let p = self;
         let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
         if ds.setup.geometry.enabled
@@ -1040,7 +1063,8 @@ impl PipelineState {
                     if let Some(probe) = self.pixel_probe {
                         pixels.set_probe(probe, draw);
                     }
-                    let mut stages = fixed_function_stages(&ds.regs, req.luts, draw, obs);
+                    let mut stages =
+                        fixed_function_stages(&ds.regs, req.luts, self.render_mode, draw, obs);
                     // Immediate-mode vertices come one at a time: drawn on this thread.
                     rasterize_all(
                         &mut scratch.tris,

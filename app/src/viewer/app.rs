@@ -741,7 +741,10 @@ impl ViewerApp {
                         Tab::Shader => p.shader.trace_ui(ui, s, &self.sel, &mut self.queue),
                         Tab::Tev => p.tev.ui(ui, s, &self.prefs, command, &mut self.queue),
                         Tab::Luts => p.luts.ui(ui, s, command),
-                        Tab::Compare => p.compare.ui(ui, s, &self.sel, &mut self.queue),
+                        Tab::Compare => {
+                            p.compare
+                                .ui(ui, s, &self.sel, &p.edits.list, &mut self.queue)
+                        }
                         Tab::Costs => {
                             let draw = s.draw_at_or_before(command);
                             p.cost.ui(ui, s, command, draw, &mut self.queue)

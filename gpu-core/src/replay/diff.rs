@@ -3,7 +3,9 @@
 //!
 //! Input: two [`Replay`]s (two traces, or one trace opened twice under two [`RunConfig`]s:
 //! fast vs reference vertex-shader engine, specialised vs reference pixel path, hardware vs
-//! Citra-software-renderer texture sampling). Output: a [`DiffOutcome`].
+//! Citra-software-renderer texture sampling; either side may also replay under its own edit
+//! list, installed with [`set_side_edits`], e.g. one trace with an edit list on and off).
+//! Output: a [`DiffOutcome`]; [`unapplied_edits`] names the edits a side never ran.
 //!
 //! Both replays advance one draw at a time ([`Target::AfterDraw`]). After each draw the
 //! colour buffer and the depth/stencil buffer configured at that moment are hashed in place
@@ -33,7 +35,9 @@ use serde::Serialize;
 use shader_unit::decode::{DstReg, Program};
 use shader_unit::interp::{ExecConfig, Recorder, StepRecord, Uniforms, UnitState, run};
 
+use super::edit::{EditError, EditList, describe};
 use super::{Replay, Target, screen_image};
+use crate::command::gpu::{AppliedEdit, Injection};
 use crate::debug::{DetailLimits, DrawDetail, DrawInfo, DrawStats, Observer, RegWriteEvent};
 use crate::draw::VsEngine;
 use crate::engines::lcd::Screen;
@@ -330,10 +334,73 @@ struct Side {
     depth_hash: Option<u64>,
 }
 
+/// Installs `edits` on one side of a comparison (like [`Replay::set_edits`]) and records which
+/// of them run, so that [`unapplied_edits`] can name the enabled edits that never did (a write
+/// override whose write addresses another register, a draw the trace does not have).
+pub fn set_side_edits<S: TraceSource>(r: &mut Replay<S>, edits: EditList) -> Result<(), EditError> {
+    let mut hooks = edits.compile()?;
+    hooks.record = true;
+    let any = !hooks.overrides.is_empty() || !hooks.before_draw.is_empty();
+    r.edits = edits;
+    r.set_edit_hooks(any.then(|| std::sync::Arc::new(hooks)));
+    Ok(())
+}
+
+/// Keeps the edit log of a side small: one entry per applied edit, without the written words
+/// (keyframes clone the log).
+fn compact_edit_log<S: TraceSource>(r: &mut Replay<S>) {
+    let log = &mut r.gpu.edit_log;
+    if log.is_empty() {
+        return;
+    }
+    for e in log.iter_mut() {
+        if let AppliedEdit::Injected { writes, site, .. } = e {
+            *writes = Vec::new();
+            *site = None;
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    log.retain(|e| match e {
+        AppliedEdit::Override { edit, .. } => seen.insert(vec![*edit]),
+        AppliedEdit::Injected { edits, .. } => seen.insert(edits.clone()),
+    });
+}
+
+/// The enabled edits of a side (installed with [`set_side_edits`]) that did not run in the
+/// replay so far, in script syntax with their index (`edit 2 (draw 99: 0x0C0=0x1)`). Meaningful
+/// after [`diff_replays`] returned [`DiffOutcome::Same`] (the whole trace ran linearly).
+pub fn unapplied_edits<S: TraceSource>(r: &Replay<S>) -> Vec<String> {
+    let mut applied = vec![false; r.edits.edits.len()];
+    for e in &r.gpu.edit_log {
+        match e {
+            AppliedEdit::Override { edit, .. } => {
+                if let Some(a) = applied.get_mut(*edit) {
+                    *a = true;
+                }
+            }
+            AppliedEdit::Injected { edits, .. } => {
+                for &i in edits {
+                    if let Some(a) = applied.get_mut(i) {
+                        *a = true;
+                    }
+                }
+            }
+        }
+    }
+    r.edits
+        .edits
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| e.enabled && !applied[*i])
+        .map(|(i, e)| format!("edit {i} ({})", describe(&e.kind)))
+        .collect()
+}
+
 fn step_side<S: TraceSource>(r: &mut Replay<S>, draw: u64, limits: DetailLimits) -> Side {
     let base = r.position().writes;
     let mut obs = StepObserver::new(limits);
     let ran = r.run_until(Target::AfterDraw(draw), &mut obs);
+    compact_edit_log(r);
     let fb = FramebufferConfig::from_regs(&r.gpu().regs);
     let mem = r.mem();
     let color_hash = fb
@@ -431,6 +498,9 @@ pub fn diff_replays<A: TraceSource, B: TraceSource>(
 ) -> Result<DiffOutcome, DiffError> {
     a.rewind();
     b.rewind();
+    // A fresh log for this run (rewinding restores the initial GPU, whose log is empty).
+    a.gpu.edit_log.clear();
+    b.gpu.edit_log.clear();
     let mut draw = 0u64;
     let mut frame = 0u32;
     let mut frame_first_draw = 0u64;
@@ -774,7 +844,8 @@ fn vs_before_draw<S: TraceSource>(
     k: u32,
 ) -> VsRun {
     r.seek(Target::AfterWrite(before_writes), &mut ());
-    let gpu = r.gpu();
+    let injected = injected_state(r);
+    let gpu = injected.as_ref().unwrap_or(&r.gpu);
     let regs = gpu.regs.clone();
     let mut uniforms = Uniforms {
         f: gpu.vs.float_uniforms,
@@ -805,6 +876,30 @@ fn to_regs(attrs: &[[f32; 4]]) -> [[f32; 4]; 16] {
         *o = *a;
     }
     out
+}
+
+/// The GPU as the draw about to start sees it when the side's edit list injects writes before
+/// it (they run after the trigger write, so a seek to the write before the trigger does not
+/// include them): a copy of the state with those writes executed. `None` without injections.
+fn injected_state<S: TraceSource>(r: &Replay<S>) -> Option<crate::command::gpu::Gpu> {
+    let hooks = r.hooks.as_ref()?;
+    let edits = hooks.before_draw.get(&r.gpu.draw_count)?;
+    let mut gpu = r.gpu.clone();
+    gpu.edit_hooks = None;
+    let mut mem = r.mem.clone();
+    for (_, writes) in edits {
+        for inj in writes {
+            let (id, param, mask) = match *inj {
+                Injection::Write { id, param, mask } => (id, param, mask),
+                Injection::SetBits { id, bits, value } => {
+                    let old = gpu.regs.get(id as usize).copied().unwrap_or(0);
+                    (id, (old & !bits) | (value & bits), 0xF)
+                }
+            };
+            gpu.write_pica_reg(&mut mem, id, param, mask, None, &mut ());
+        }
+    }
+    Some(gpu)
 }
 
 /// Re-runs vertex `k` of the draw on the reference interpreter with a recorder: returns the

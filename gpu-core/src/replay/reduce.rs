@@ -21,11 +21,23 @@
 //! The candidate is always replayed to its end, so the check looks at the state after the
 //! target frame. The budget (steps = candidates checked, and an optional deadline) stops the
 //! search early with the best trace found so far.
+//!
+//! Finally the result is **packed** ([`pack`]): neutralised commands are removed from the
+//! command lists that can be rewritten safely (sizes of the loads and of the submissions
+//! adjusted), so the file really shrinks. The check is run once more on the packed trace; if it
+//! fails, the unpacked result is kept and [`ReduceReport::pack_note`] says why.
+
+mod pack;
+
+pub use pack::{PackReport, pack};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
-use pica_cmd::citrace::{CiTrace, CiTraceBuilder, StreamEvent, load_target};
+use pica_cmd::citrace::{
+    CiTrace, CiTraceBuilder, PA_CMDLIST_ADDR, PA_CMDLIST_SIZE, PA_CMDLIST_TRIGGER, StreamEvent,
+    load_target,
+};
 use pica_cmd::cmdlist::{CmdHeader, ExtraParamWidth};
 
 use super::{Replay, Target, screen_image};
@@ -77,6 +89,11 @@ pub struct TraceSize {
     pub draws: u64,
     /// Register writes executed.
     pub writes: u64,
+    /// Commands in the command lists submitted from the stream (each submission counted; jumps
+    /// into other buffers not followed).
+    pub commands: u64,
+    /// Bytes of those command lists.
+    pub list_bytes: u64,
 }
 
 /// What [`reduce`] did.
@@ -92,6 +109,10 @@ pub struct ReduceReport {
     pub budget_exhausted: bool,
     /// Units removed per phase: (phase name, removed, of).
     pub phases: Vec<(&'static str, usize, usize)>,
+    /// What packing the command lists did (also when its result was not kept).
+    pub pack: PackReport,
+    /// Why the packed trace was not kept (`None`: it was, or there was nothing to pack).
+    pub pack_note: Option<String>,
 }
 
 /// Measures a trace by replaying it.
@@ -100,13 +121,34 @@ pub fn measure(bytes: &[u8]) -> Result<TraceSize, ReduceError> {
     let elements = trace.elements().len();
     let frames = trace.stats().frame_markers as u32;
     let mut r = Replay::new(trace);
-    r.run_until(Target::End, &mut ());
+    let (mut commands, mut list_bytes) = (0u64, 0u64);
+    while !r.at_end() {
+        let i = r.position().element;
+        if let Some(StreamEvent::RegisterWrite(w)) = r.trace().event(i)
+            && w.physical_address == PA_CMDLIST_TRIGGER
+            && w.value & 1 != 0
+        {
+            let gpu = r.gpu();
+            let size = gpu.external_reg(PA_CMDLIST_SIZE).unwrap_or(0);
+            let addr = gpu
+                .external_reg(PA_CMDLIST_ADDR)
+                .unwrap_or(0)
+                .wrapping_mul(8);
+            if let Ok(list) = r.mem().read_vec(addr, size as usize) {
+                commands += pack::count_commands(&list);
+                list_bytes += u64::from(size);
+            }
+        }
+        r.step_element(&mut ());
+    }
     Ok(TraceSize {
         bytes: bytes.len(),
         elements,
         frames,
         draws: r.position().draws,
         writes: r.position().writes,
+        commands,
+        list_bytes,
     })
 }
 
@@ -446,6 +488,27 @@ pub fn reduce(
             .phases
             .push(("register writes", removed.len(), others.len()));
         current = build(&mut trace, &apply(&Plan::default(), &removed))?;
+    }
+    // Packing: the neutralised commands leave the lists. The check must hold on the result
+    // (not counted against the budget: it always runs).
+    match pack(&current) {
+        Ok((packed, pr)) => {
+            let changed = packed != current;
+            report.pack = pr;
+            if changed {
+                if (search.check)(&packed) {
+                    current = packed;
+                } else {
+                    report.pack_note = Some(
+                        "the packed trace no longer passes the check; the unpacked result is kept"
+                            .into(),
+                    );
+                }
+            }
+        }
+        Err(e) => {
+            report.pack_note = Some(format!("packing failed ({e}); the unpacked result is kept"))
+        }
     }
     report.after = measure(&current)?;
     report.steps = search.steps;

@@ -282,7 +282,7 @@ pub fn who_touched<S: TraceSource>(
 }
 
 /// The ranges an engine run read and wrote.
-fn engine_events<S: TraceSource>(
+pub(crate) fn engine_events<S: TraceSource>(
     replay: &Replay<S>,
     ev: &EngineEvent,
     pos: Position,
@@ -373,7 +373,7 @@ fn engine_events<S: TraceSource>(
 }
 
 /// The ranges a draw rendered into and read, from the registers as it saw them.
-fn draw_events<S: TraceSource>(
+pub(crate) fn draw_events<S: TraceSource>(
     replay: &Replay<S>,
     info: &DrawInfo,
     stats: &DrawStats,

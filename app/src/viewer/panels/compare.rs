@@ -21,7 +21,8 @@ use gpu_core::draw::VsEngine;
 use gpu_core::fragment::PixelPath;
 use gpu_core::framebuffer::FramebufferConfig;
 use gpu_core::lcd::Screen;
-use gpu_core::replay::diff::{DiffOptions, DiffOutcome, RunConfig, diff_replays};
+use gpu_core::replay::diff::{DiffOptions, DiffOutcome, RunConfig, diff_replays, set_side_edits};
+use gpu_core::replay::edit::EditList;
 use gpu_core::replay::{Replay, Target, screen_image};
 use gpu_core::texture::{DecodedImage, RenderMode};
 use pica_cmd::citrace::{CiTrace, TraceSource};
@@ -121,13 +122,14 @@ impl Drop for CompareWorker {
 }
 
 impl CompareWorker {
-    /// Starts a worker comparing `a` under `ca` with `b` under `cb`; `wake` is called after
-    /// every answer.
+    /// Starts a worker comparing `a` under `ca` with `b` under `cb` (and, if given, the edit
+    /// list `edits_b`); `wake` is called after every answer.
     pub fn spawn(
         a: PathBuf,
         ca: RunConfig,
         b: PathBuf,
         cb: RunConfig,
+        edits_b: Option<EditList>,
         wake: Arc<dyn Fn() + Send + Sync>,
     ) -> std::io::Result<Self> {
         let (req_tx, req_rx) = mpsc::channel();
@@ -141,7 +143,7 @@ impl CompareWorker {
                     let _ = resp_tx.send(r);
                     wake();
                 };
-                worker_main(&a, ca, &b, cb, &req_rx, &send, &flag);
+                worker_main(&a, ca, &b, cb, edits_b, &req_rx, &send, &flag);
             })?;
         Ok(Self {
             tx: Some(req_tx),
@@ -177,11 +179,13 @@ fn open(path: &std::path::Path, cfg: RunConfig) -> Result<Replay<impl TraceSourc
     Ok(r)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn worker_main(
     pa: &std::path::Path,
     ca: RunConfig,
     pb: &std::path::Path,
     cb: RunConfig,
+    edits_b: Option<EditList>,
     rx: &Receiver<CompareRequest>,
     send: &dyn Fn(CompareResponse),
     cancel: &AtomicBool,
@@ -193,6 +197,14 @@ fn worker_main(
             return;
         }
     };
+    if let Some(edits) = edits_b
+        && let Err(e) = set_side_edits(&mut b, edits)
+    {
+        send(CompareResponse::Failed(format!(
+            "the edit list of side B: {e}"
+        )));
+        return;
+    }
     let mut draws = [0usize; 2];
     for (i, (name, r)) in [("A", &mut a as &mut dyn Indexable), ("B", &mut b)]
         .into_iter()
@@ -337,6 +349,9 @@ pub fn difference(
     }
 }
 
+/// What a worker compares: A path, B path, configurations, side B's edit list.
+type Started = (PathBuf, PathBuf, RunConfig, RunConfig, Option<EditList>);
+
 /// The compare panel's state.
 pub struct CompareView {
     /// Path of trace B as typed (empty: the open trace itself).
@@ -345,12 +360,14 @@ pub struct CompareView {
     pub config_a: RunConfig,
     /// Configuration of side B.
     pub config_b: RunConfig,
+    /// Side B replays under the Edits tab's edit list (one trace with the edits off vs on).
+    pub edits_b: bool,
     /// Which image the row shows.
     pub source: CompareImage,
     /// The running worker.
     worker: Option<CompareWorker>,
     /// What the worker compares: (A path, B path, configs).
-    started: Option<(PathBuf, PathBuf, RunConfig, RunConfig)>,
+    started: Option<Started>,
     /// Draws of A and B once indexed.
     pub ready: Option<(usize, usize)>,
     /// Progress of the worker's long operation.
@@ -385,6 +402,7 @@ impl Default for CompareView {
             path_b: String::new(),
             config_a: RunConfig::default(),
             config_b: RunConfig::default(),
+            edits_b: false,
             source: CompareImage::Color,
             worker: None,
             started: None,
@@ -443,8 +461,10 @@ impl CompareView {
         }
     }
 
-    /// Starts (or restarts) the worker for the current paths and configurations.
-    pub fn start(&mut self, ctx: &egui::Context, a: PathBuf) {
+    /// Starts (or restarts) the worker for the current paths and configurations; `edits` is
+    /// the Edits tab's list, used for side B when [`CompareView::edits_b`] is set.
+    pub fn start(&mut self, ctx: &egui::Context, a: PathBuf, edits: &EditList) {
+        let edits_b = self.edits_b.then(|| edits.clone());
         let b = self.b_path(&a);
         self.worker = None;
         self.ready = None;
@@ -459,11 +479,12 @@ impl CompareView {
             self.config_a,
             b.clone(),
             self.config_b,
+            edits_b.clone(),
             Arc::new(move || ctx2.request_repaint()),
         ) {
             Ok(w) => {
                 self.worker = Some(w);
-                self.started = Some((a, b, self.config_a, self.config_b));
+                self.started = Some((a, b, self.config_a, self.config_b, edits_b));
                 self.progress = Some(("Starting".into(), 0.0));
             }
             Err(e) => self.error = Some(format!("cannot start the compare thread: {e}")),
@@ -525,6 +546,7 @@ impl CompareView {
         ui: &mut egui::Ui,
         s: &mut TraceSession,
         sel: &Selection,
+        edits: &EditList,
         q: &mut Vec<AppCommand>,
     ) {
         let ctx = ui.ctx().clone();
@@ -547,16 +569,23 @@ impl CompareView {
                 .on_hover_text("Open trace B and index both")
                 .clicked()
             {
-                self.start(&ctx, a_path.clone());
+                self.start(&ctx, a_path.clone(), edits);
             }
         });
         config_ui(ui, "A", &mut self.config_a);
         config_ui(ui, "B", &mut self.config_b);
+        let enabled = edits.edits.iter().filter(|e| e.enabled).count();
+        ui.checkbox(
+            &mut self.edits_b,
+            format!("B: apply the Edits tab's list ({enabled} enabled edit(s))"),
+        )
+        .on_hover_text("Compare with the edits off (A) and on (B)");
         let current = (
             a_path.clone(),
             self.b_path(&a_path),
             self.config_a,
             self.config_b,
+            self.edits_b.then(|| edits.clone()),
         );
         if self.started.as_ref().is_some_and(|st| *st != current) && self.worker.is_some() {
             ui.label("The paths or configurations changed: press Start comparing to apply them.");
