@@ -467,6 +467,20 @@ pub enum Request {
         /// Row from the top.
         y: u32,
     },
+    /// Click to identify on a screen (issue 15): pixel (x, y) of the top or bottom screen as
+    /// shown after command `at`, mapped through the LCD and the display transfer to the colour
+    /// buffer, and the primitive that last wrote that buffer pixel
+    /// ([`gpu_core::history::identify_screen_pixel`]).
+    ScreenPick {
+        /// Command number.
+        at: u64,
+        /// [`ImageSource::TopScreen`] or [`ImageSource::BottomScreen`].
+        source: ImageSource,
+        /// Column.
+        x: u32,
+        /// Row from the top.
+        y: u32,
+    },
     /// Commands `first..first + count`.
     Commands {
         /// First command number (1-based).
@@ -599,6 +613,19 @@ pub enum Response {
         y: u32,
         /// The history or why there is none.
         result: Result<Arc<gpu_core::history::PixelHistory>, String>,
+    },
+    /// Answer to [`Request::ScreenPick`].
+    ScreenPick {
+        /// Command number.
+        at: u64,
+        /// Which screen.
+        source: ImageSource,
+        /// Column.
+        x: u32,
+        /// Row.
+        y: u32,
+        /// The mapping and primitive, or why the pixel cannot be followed.
+        result: Result<Arc<gpu_core::history::ScreenPick>, String>,
     },
     /// A page of commands.
     Commands(Arc<CommandPage>),

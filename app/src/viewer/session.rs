@@ -130,6 +130,9 @@ pub struct TraceSession {
         Result<Arc<gpu_core::history::PixelHistory>, String>,
     )>,
     pixel_history_pending: Option<PixelKey>,
+    /// The last screen pick's identification (click to identify on a screen).
+    pub screen_pick: Option<(PixelKey, Result<Arc<gpu_core::history::ScreenPick>, String>)>,
+    screen_pick_pending: Option<PixelKey>,
     thumbs: HashMap<u64, ThumbEntry>,
     /// Search of the command list.
     pub search: SearchState,
@@ -199,6 +202,8 @@ impl TraceSession {
             debug_pending: None,
             pixel_history: None,
             pixel_history_pending: None,
+            screen_pick: None,
+            screen_pick_pending: None,
             thumbs: HashMap::new(),
             search: SearchState::default(),
             tev_solo: None,
@@ -310,6 +315,19 @@ impl TraceSession {
                     self.pixel_history_pending = None;
                 }
                 self.pixel_history = Some((key, result));
+            }
+            Response::ScreenPick {
+                at,
+                source,
+                x,
+                y,
+                result,
+            } => {
+                let key = (at, source, x, y);
+                if self.screen_pick_pending == Some(key) {
+                    self.screen_pick_pending = None;
+                }
+                self.screen_pick = Some((key, result));
             }
             Response::Commands(page) => {
                 let key = (page.first - 1) / PAGE;
@@ -695,6 +713,28 @@ impl TraceSession {
             let (at, source, x, y) = key;
             self.outbox.push(Request::PixelHistory { at, source, x, y });
         }
+    }
+
+    /// Asks which colour-buffer pixel and primitive a screen pixel shows (answered into
+    /// [`TraceSession::screen_pick`]).
+    pub fn request_screen_pick(&mut self, key: PixelKey) {
+        let have = self.screen_pick.as_ref().is_some_and(|(k, _)| *k == key);
+        if !have && self.screen_pick_pending != Some(key) {
+            self.screen_pick_pending = Some(key);
+            let (at, source, x, y) = key;
+            self.outbox.push(Request::ScreenPick { at, source, x, y });
+        }
+    }
+
+    /// The identification of screen pick `key`, once the worker answered.
+    pub fn screen_pick_for(
+        &self,
+        key: PixelKey,
+    ) -> Option<&Result<Arc<gpu_core::history::ScreenPick>, String>> {
+        self.screen_pick
+            .as_ref()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, r)| r)
     }
 
     /// True while a pixel history is being computed.

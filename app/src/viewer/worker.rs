@@ -369,6 +369,7 @@ impl<S: TraceSource> Worker<S> {
         let mut debug = None;
         let mut solo = None;
         let mut history = None;
+        let mut screen_pick = None;
         let mut compare = None;
         let mut saves = Vec::new();
         let mut images: Vec<(u64, ImageSource)> = Vec::new();
@@ -383,6 +384,7 @@ impl<S: TraceSource> Worker<S> {
                 }
                 Request::Pixel { at, source, x, y } => pixel = Some((at, source, x, y)),
                 Request::PixelHistory { at, source, x, y } => history = Some((at, source, x, y)),
+                Request::ScreenPick { at, source, x, y } => screen_pick = Some((at, source, x, y)),
                 Request::Commands { first, count } => {
                     if !pages.contains(&(first, count)) {
                         pages.push((first, count));
@@ -515,6 +517,28 @@ impl<S: TraceSource> Worker<S> {
         if let Some((at, source, x, y)) = history {
             let result = self.pixel_history(at, source, x, y);
             self.out.send(Response::PixelHistory {
+                at,
+                source,
+                x,
+                y,
+                result,
+            });
+        }
+        if let Some((at, source, x, y)) = screen_pick {
+            let target = match source {
+                ImageSource::BottomScreen => gpu_core::history::HistoryTarget::Bottom,
+                _ => gpu_core::history::HistoryTarget::Top,
+            };
+            // The identification moves the replay: forget where it was.
+            self.at = None;
+            let result = if matches!(source, ImageSource::TopScreen | ImageSource::BottomScreen) {
+                gpu_core::history::identify_screen_pixel(&mut self.replay, target, x, y, at)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            } else {
+                Err(format!("{} is not a screen", source.label()))
+            };
+            self.out.send(Response::ScreenPick {
                 at,
                 source,
                 x,
