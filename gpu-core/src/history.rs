@@ -849,6 +849,8 @@ pub fn identify_screen_pixel<S: TraceSource>(
         }
     };
     replay.set_pixel_probe(None);
+    // A seek may land after frame markers that follow write `at` (no write separates them);
+    // the search below starts from that frame and steps back, so both give the same answer.
     replay.seek(Target::AfterWrite(at), &mut ());
     let here = replay.position();
     let fb = screen_framebuffer(replay.gpu(), screen, x, y)?;
@@ -884,14 +886,10 @@ pub fn identify_screen_pixel<S: TraceSource>(
         )));
     };
     let (mut mapping, _) = through_transfer(replay, &fb, x, y, ordinal, at_write)?;
-    if frame != last {
-        mapping.description = format!(
-            "{} (the transfer ran in frame {frame}, command {at_write})",
-            mapping.description
-        );
-    } else {
-        mapping.description = format!("{} (command {at_write})", mapping.description);
-    }
+    mapping.description = format!(
+        "{} (the transfer ran in frame {frame}, command {at_write})",
+        mapping.description
+    );
     let buffers = replay.record_debug_buffers(
         Target::AfterWrite(start.writes),
         Target::AfterWrite(at_write),
