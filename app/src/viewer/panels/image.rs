@@ -611,6 +611,9 @@ impl ImageView {
             ui.label(format!(
                 "({x}, {y}): no draw of this frame wrote it (cleared or untouched)"
             ));
+            // The history still says which triangles covered it and why they did not write
+            // (culled, clipped, a failed test).
+            history_button(ui, (at, source, x, y), queue);
             return;
         };
         ui.label(format!(
@@ -664,6 +667,7 @@ impl ImageView {
                     pick.frame
                 )
             });
+            history_button(ui, key, queue);
             return;
         };
         ui.label(format!(
@@ -1014,14 +1018,24 @@ fn primitive_actions(
         {
             queue.push(AppCommand::Tab(Tab::Vertices));
         }
-        if ui
-            .button("Pixel history ▶")
-            .on_hover_text("Every draw that touched this pixel")
-            .clicked()
-        {
-            queue.push(AppCommand::OpenPixelHistory { at, source, x, y });
-        }
+        history_button(ui, (at, source, x, y), queue);
     });
+}
+
+/// "Pixel history ▶": opens the history of the picked pixel `key`.
+fn history_button(
+    ui: &mut egui::Ui,
+    key: crate::viewer::session::PixelKey,
+    queue: &mut Vec<AppCommand>,
+) {
+    let (at, source, x, y) = key;
+    if ui
+        .button("Pixel history ▶")
+        .on_hover_text("Every draw that touched this pixel")
+        .clicked()
+    {
+        queue.push(AppCommand::OpenPixelHistory { at, source, x, y });
+    }
 }
 
 /// Maps render-target window coordinates (x right, y up, in pixels) to the screen.
