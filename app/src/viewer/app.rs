@@ -1027,6 +1027,10 @@ impl ViewerApp {
                 self.panels.edits.add(*kind);
                 self.prefs.tab = Tab::Edits;
             }
+            AppCommand::PrefillEdit(line) => {
+                self.panels.edits.prefill(line);
+                self.prefs.tab = Tab::Edits;
+            }
             AppCommand::ShowImage(src) => {
                 self.prefs.image.source = src;
                 self.prefs.tab = Tab::Image;
