@@ -27,11 +27,7 @@ fn pixel(trace: &std::path::Path, x: u32, y: u32, json: bool) -> String {
         .args(&args)
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 

@@ -54,7 +54,8 @@ fn history_of_an_unwritten_pixel_shows_the_clipped_triangles() {
     wait_indexed(&mut h);
     h.state_mut().prefs.image.rotate = false;
     h.state_mut().push(AppCommand::SelectDraw(2));
-    h.state_mut().push(AppCommand::ShowImage(ImageSource::Color));
+    h.state_mut()
+        .push(AppCommand::ShowImage(ImageSource::Color));
     h.step();
     assert_eq!(h.state().prefs.tab, Tab::Image);
     step_until(&mut h, "colour buffer", |h| {

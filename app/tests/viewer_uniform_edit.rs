@@ -96,7 +96,9 @@ fn integer_and_boolean_uniforms_offer_the_edit_too() {
     wait_indexed(&mut h);
     h.state_mut().push(AppCommand::SelectDraw(1));
     h.state_mut().push(AppCommand::Tab(Tab::State));
-    step_until(&mut h, "state", |h| has_label(h, "Integer and boolean uniforms"));
+    step_until(&mut h, "state", |h| {
+        has_label(h, "Integer and boolean uniforms")
+    });
     scroll_into_view(&mut h, "Integer and boolean uniforms");
     h.get_all_by_label("Integer and boolean uniforms")
         .next()
@@ -116,11 +118,7 @@ fn integer_and_boolean_uniforms_offer_the_edit_too() {
     h.step();
     assert_eq!(h.state().prefs.tab, Tab::Edits);
     assert!(
-        h.state()
-            .panels
-            .edits
-            .line()
-            .starts_with("draw 1: vs i1="),
+        h.state().panels.edits.line().starts_with("draw 1: vs i1="),
         "{}",
         h.state().panels.edits.line()
     );

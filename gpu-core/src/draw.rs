@@ -506,11 +506,7 @@ fn rasterize_all(
             });
         }
         // Pixel history: records taken before this triangle's pieces (None without a probe).
-        let probe_mark = if batched {
-            None
-        } else {
-            pixels.probe_mark()
-        };
+        let probe_mark = if batched { None } else { pixels.probe_mark() };
         let poly = clip::clip_triangle(&tri, &ds.clip);
         if poly.is_empty() {
             stats.triangles_clipped_away += 1;
@@ -550,7 +546,10 @@ fn rasterize_all(
             && poly.was_clipped()
         {
             // What clipping removed, at the probed pixels.
-            for t in crate::debug::fragment::positive_w_fan(&tri).into_iter().flatten() {
+            for t in crate::debug::fragment::positive_w_fan(&tri)
+                .into_iter()
+                .flatten()
+            {
                 let screen = t.map(|v| viewport::to_screen(&v, &ds.viewport));
                 pixels.probe_clipped(&screen, index, mark);
             }

@@ -76,11 +76,11 @@ fn build() -> Vec<u8> {
     let mut list = scene.command_list();
     list.set_render_target(&target)
         .bind_program(&prog)
-        .set_attributes(
-            &AttribLayout::new()
-                .loader(0, AttribType::Float, 4)
-                .loader(1, AttribType::Float, 4),
-        )
+        .set_attributes(&AttribLayout::new().loader(0, AttribType::Float, 4).loader(
+            1,
+            AttribType::Float,
+            4,
+        ))
         .set_buffers(&BufferLayout::new().buffer(vb, 32, &[0, 1]))
         .uniform_vec4s(
             Unit::Vertex,
@@ -234,7 +234,8 @@ fn screen_pixels_are_identified_through_the_display_transfer() {
     assert_eq!((m.x, m.row), (12, 379), "{}", m.description);
     assert!(m.transfer.is_some());
     assert!(
-        m.description.starts_with("top screen (379,227) -> framebuffer 0x")
+        m.description
+            .starts_with("top screen (379,227) -> framebuffer 0x")
             && m.description.contains("LCD rotated")
             && m.description.contains("via display transfer #"),
         "{}",

@@ -671,6 +671,20 @@ pub enum Response {
         len: u64,
         /// The events (bounded) and counts.
         result: Arc<gpu_core::replay::resources::Timeline>,
+        /// False when the pass was cancelled ([`WorkerHandle::cancel`](super::worker::WorkerHandle::cancel)):
+        /// `result` holds the events found before.
+        complete: bool,
+    },
+    /// The resource timeline pass of a range advanced (the pass replays the whole trace).
+    WhoTouchedProgress {
+        /// First byte.
+        start: u32,
+        /// Length in bytes.
+        len: u64,
+        /// Fraction of the trace's stream elements done, 0-1.
+        fraction: f32,
+        /// Events found so far.
+        events: u64,
     },
     /// Thumbnails after draws (`None`: no readable colour buffer).
     Thumbnails(Vec<(u64, Option<Arc<Thumb>>)>),

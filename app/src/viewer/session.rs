@@ -121,6 +121,11 @@ pub struct TraceSession {
     /// Resource timeline of the newest "who touched this?" query, keyed (start, len).
     pub resources: Option<((u32, u64), Arc<gpu_core::replay::resources::Timeline>)>,
     resources_pending: Option<(u32, u64)>,
+    /// Progress of the running timeline pass: (range, fraction 0-1, events found so far).
+    pub resources_progress: Option<((u32, u64), f32, u64)>,
+    /// True when the timeline in [`TraceSession::resources`] is partial (its pass was
+    /// cancelled).
+    pub resources_cancelled: bool,
     /// Newest pixel pick.
     pub pixel: Option<(u64, ImageSource, u32, u32, PixelInfo)>,
     pixel_pending: Option<(u64, ImageSource, u32, u32)>,
@@ -196,6 +201,8 @@ impl TraceSession {
             gs_shader_pending: None,
             resources: None,
             resources_pending: None,
+            resources_progress: None,
+            resources_cancelled: false,
             pixel: None,
             pixel_pending: None,
             debug: None,
@@ -329,6 +336,16 @@ impl TraceSession {
                 }
                 self.screen_pick = Some((key, result));
             }
+            Response::WhoTouchedProgress {
+                start,
+                len,
+                fraction,
+                events,
+            } => {
+                if self.resources_pending == Some((start, len)) {
+                    self.resources_progress = Some(((start, len), fraction, events));
+                }
+            }
             Response::Commands(page) => {
                 let key = (page.first - 1) / PAGE;
                 self.pages_pending.remove(&key);
@@ -378,10 +395,17 @@ impl TraceSession {
                 }
                 self.gs_shader = Some(((draw, invocation), result));
             }
-            Response::WhoTouched { start, len, result } => {
+            Response::WhoTouched {
+                start,
+                len,
+                result,
+                complete,
+            } => {
                 if self.resources_pending == Some((start, len)) {
                     self.resources_pending = None;
                 }
+                self.resources_progress = None;
+                self.resources_cancelled = !complete;
                 self.resources = Some(((start, len), result));
             }
             Response::Thumbnails(list) => {
@@ -695,6 +719,31 @@ impl TraceSession {
             .as_ref()
             .filter(|(k, _)| *k == key)
             .map(|(_, t)| t.clone())
+    }
+
+    /// True while the timeline pass of range (start, len) runs.
+    pub fn resources_running(&self, start: u32, len: u64) -> bool {
+        self.resources_pending == Some((start, len))
+    }
+
+    /// Cancels the running timeline pass (the worker answers with the events found so far).
+    pub fn cancel_resources(&self) {
+        if self.resources_pending.is_some() {
+            self.worker.cancel();
+        }
+    }
+
+    /// Forgets the (partial) timeline of range (start, len), so that the next
+    /// [`TraceSession::want_resources`] runs the pass again.
+    pub fn rerun_resources(&mut self, start: u32, len: u64) {
+        if self
+            .resources
+            .as_ref()
+            .is_some_and(|(k, _)| *k == (start, len))
+        {
+            self.resources = None;
+            self.resources_cancelled = false;
+        }
     }
 
     /// Picks a pixel.

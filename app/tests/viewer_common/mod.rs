@@ -158,6 +158,21 @@ pub fn make_clip_trace() -> Vec<u8> {
 
 /// The synthetic trace with vertex positions and colours from `vertex`.
 pub fn make_trace_with(vertex: fn(u32, u32, u32) -> ([f32; 4], [f32; 4])) -> Vec<u8> {
+    make_trace_frames(FRAMES, vertex)
+}
+
+/// The synthetic trace with `frames` frames (frames repeat the pattern of frames 0 and 1; the
+/// builder stores identical command lists and vertex data once, so the file stays small while
+/// a replay of it takes long: for tests of long worker passes).
+pub fn make_long_trace(frames: u32) -> Vec<u8> {
+    make_trace_frames(frames, |f, d, k| vertex(f % 2, d, k))
+}
+
+/// The synthetic trace with `frames` frames and vertices from `vertex`.
+pub fn make_trace_frames(
+    frames: u32,
+    vertex: fn(u32, u32, u32) -> ([f32; 4], [f32; 4]),
+) -> Vec<u8> {
     let mut init = InitialState::citra_sized();
     // Top screen: framebuffer A at the colour buffer, RGBA8, stride 240·4 bytes.
     let pdc = 0x1040_0400;
@@ -169,7 +184,7 @@ pub fn make_trace_with(vertex: fn(u32, u32, u32) -> ([f32; 4], [f32; 4])) -> Vec
     let mut tb = CiTraceBuilder::new(init);
     tb.memory_load(TEX_ADDR, &texture_bytes())
         .expect("texture load");
-    for f in 0..FRAMES {
+    for f in 0..frames {
         let mut verts = Vec::new();
         for d in 0..DRAWS_PER_FRAME {
             for k in 0..3 {

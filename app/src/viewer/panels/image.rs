@@ -998,9 +998,7 @@ fn primitive_actions(
                 for k in *vs {
                     if ui
                         .small_button(format!("{k}"))
-                        .on_hover_text(format!(
-                            "Debug the vertex shader of vertex {k} of the draw"
-                        ))
+                        .on_hover_text(format!("Debug the vertex shader of vertex {k} of the draw"))
                         .clicked()
                     {
                         queue.push(AppCommand::SelectVertex(k));

@@ -236,10 +236,14 @@ impl StateView {
                 .show(ui, |ui| vertex_input(ui, &snap, prov, queue));
             egui::CollapsingHeader::new("Vertex shader")
                 .default_open(true)
-                .show(ui, |ui| self.shader_unit(ui, &snap, prov, false, edit_draw, queue));
+                .show(ui, |ui| {
+                    self.shader_unit(ui, &snap, prov, false, edit_draw, queue)
+                });
             egui::CollapsingHeader::new("Geometry shader")
                 .default_open(false)
-                .show(ui, |ui| self.shader_unit(ui, &snap, prov, true, edit_draw, queue));
+                .show(ui, |ui| {
+                    self.shader_unit(ui, &snap, prov, true, edit_draw, queue)
+                });
             egui::CollapsingHeader::new("Rasterizer")
                 .default_open(true)
                 .show(ui, |ui| {
@@ -333,7 +337,11 @@ impl StateView {
         edit_draw: Option<u64>,
         queue: &mut Vec<AppCommand>,
     ) {
-        let edit_unit = if gs { EditUnit::Geometry } else { EditUnit::Vertex };
+        let edit_unit = if gs {
+            EditUnit::Geometry
+        } else {
+            EditUnit::Vertex
+        };
         let (unit, base, unit_idx) = if gs {
             (&snap.gs, 0x280u16, 1usize)
         } else {
