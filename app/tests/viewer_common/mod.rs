@@ -156,8 +156,11 @@ pub fn make_clip_trace() -> Vec<u8> {
     make_trace_with(clip_vertex)
 }
 
+/// Vertex k of draw d of frame f: (position, colour).
+pub type VertexFn = fn(u32, u32, u32) -> ([f32; 4], [f32; 4]);
+
 /// The synthetic trace with vertex positions and colours from `vertex`.
-pub fn make_trace_with(vertex: fn(u32, u32, u32) -> ([f32; 4], [f32; 4])) -> Vec<u8> {
+pub fn make_trace_with(vertex: VertexFn) -> Vec<u8> {
     make_trace_frames(FRAMES, vertex)
 }
 
@@ -169,10 +172,7 @@ pub fn make_long_trace(frames: u32) -> Vec<u8> {
 }
 
 /// The synthetic trace with `frames` frames and vertices from `vertex`.
-pub fn make_trace_frames(
-    frames: u32,
-    vertex: fn(u32, u32, u32) -> ([f32; 4], [f32; 4]),
-) -> Vec<u8> {
+pub fn make_trace_frames(frames: u32, vertex: VertexFn) -> Vec<u8> {
     let mut init = InitialState::citra_sized();
     // Top screen: framebuffer A at the colour buffer, RGBA8, stride 240·4 bytes.
     let pdc = 0x1040_0400;
