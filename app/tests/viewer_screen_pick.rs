@@ -1,7 +1,8 @@
 //! Click to identify on a screen (issue 15), driven as a person would: open a demo, show the
 //! top screen, click a pixel; the image panel shows how the pixel maps through the LCD
-//! rotation and the display transfer to the colour buffer, and the draw and triangle that
-//! wrote it are selected (the same answer as `gpu_core::history::identify_screen_pixel`).
+//! rotation and the display transfer to the colour buffer and the draw and triangle that wrote
+//! it (the same answer as `gpu_core::history::identify_screen_pixel`), with buttons that select
+//! them and open their vertices.
 
 mod kittest_common;
 
@@ -76,7 +77,8 @@ fn clicking_the_top_screen_identifies_the_draw_through_the_display_transfer() {
     let p = want
         .primitive
         .expect("the middle of the fog_blend screen is drawn");
-    // The panel shows the mapping and the primitive; the draw and triangle are selected.
+    // The panel shows the mapping and the primitive; the selection stays (the screen keeps
+    // showing the presented image) until a button selects the primitive.
     step_until(&mut h, "mapping and primitive shown", |h| {
         has_label(h, "top screen (")
             && has_label(
@@ -87,12 +89,7 @@ fn clicking_the_top_screen_identifies_the_draw_through_the_display_transfer() {
                 ),
             )
     });
-    step_until(&mut h, "primitive selected", |h| {
-        h.state().sel.triangle == Some(p.triangle)
-    });
-    let sel = h.state().sel.command;
-    let draw = h.state().trace().and_then(|s| s.draw_at_or_before(sel));
-    assert_eq!(draw, Some(p.draw));
+    assert_eq!(h.state().sel.command, end);
     // The pixel history window opened on the screen pick too; close it so that the panel's
     // buttons are not covered, then go on to the triangle's vertices.
     h.state_mut().panels.pixel_history.open = false;
@@ -101,6 +98,22 @@ fn clicking_the_top_screen_identifies_the_draw_through_the_display_transfer() {
     h.get_by_label("Vertices ▶").click();
     h.step();
     assert_eq!(h.state().prefs.tab, Tab::Vertices);
+    assert_eq!(h.state().sel.triangle, Some(p.triangle));
+    let sel = h.state().sel.command;
+    let draw = h.state().trace().and_then(|s| s.draw_at_or_before(sel));
+    assert_eq!(draw, Some(p.draw));
+    // Back on the screen: the same pick's panel offers to select the draw again.
+    h.state_mut().push(AppCommand::SelectCommand(end));
+    h.state_mut().push(AppCommand::Tab(Tab::Image));
+    let select = format!("Select draw #{}, triangle {} ▶", p.draw, p.triangle);
+    step_until(&mut h, "select button", |h| has_label(h, &select));
+    h.get_by_label(&select).click();
+    h.step();
+    let sel = h.state().sel.command;
+    assert_eq!(
+        h.state().trace().and_then(|s| s.draw_at_or_before(sel)),
+        Some(p.draw)
+    );
     settle(&mut h);
 }
 

@@ -7,7 +7,8 @@
 //! records on request) and selects it. On the screens, the click is followed through the LCD
 //! rotation and the display transfer that wrote the framebuffer back to the colour-buffer pixel
 //! (`gpu_core::history::identify_screen_pixel`, the mapping `picaview pixel --target top`
-//! prints), whose primitive is identified the same way; the panel shows the mapping. Overlays
+//! prints), whose primitive is identified the same way; the panel shows the mapping and offers
+//! to select it (not done on the click: the screen would then show the state at that draw). Overlays
 //! show the selected draw's triangles as a wireframe (drawn, partially clipped, culled and
 //! clipped-away triangles distinctly), the overdraw heat map, depth as grey over an adjustable
 //! range, and the scissor box and viewport.
@@ -56,8 +57,6 @@ pub struct ImageView {
     pub picked_primitive: Option<(u64, u32, u32, Option<PrimitiveId>)>,
     /// The last click on a screen (identified by the worker through the display transfer).
     pub screen_pick: Option<crate::viewer::session::PixelKey>,
-    /// Whether the screen pick's primitive was selected already (once per answer).
-    screen_pick_selected: bool,
     /// Texture of the overdraw heat map or the re-ranged depth, keyed by what it shows.
     overlay_tex: Option<(OverlayKey, egui::TextureHandle)>,
     /// The canvas and the image's rectangle in it, as last drawn.
@@ -380,20 +379,9 @@ impl ImageView {
             }
         }
         if let Some(key) = self.screen_pick.filter(|k| k.1 == source) {
+            // Not selected automatically: selecting the draw would show the screen as of that
+            // draw (usually before the frame was presented); the panel's buttons select it.
             s.request_screen_pick(key);
-            if !self.screen_pick_selected
-                && let Some(answer) = s.screen_pick_for(key)
-            {
-                self.screen_pick_selected = true;
-                if let Ok(pick) = answer
-                    && let Some(p) = pick.primitive
-                {
-                    queue.push(AppCommand::SelectPrimitive {
-                        draw: p.draw,
-                        triangle: p.triangle,
-                    });
-                }
-            }
         }
         let tex_id = match self.overlay_texture(ui.ctx(), source, &img, debug.as_deref()) {
             Some(t) => t,
@@ -620,7 +608,7 @@ impl ImageView {
             "({x}, {y}) was last written by draw #{}, triangle {}",
             p.draw, p.triangle
         ));
-        primitive_actions(ui, s, p, (at, source, x, y), queue);
+        primitive_actions(ui, s, p, (at, source, x, y), false, queue);
     }
 
     /// The click-to-identify section of a screen: how the pixel maps to the colour buffer
@@ -674,7 +662,7 @@ impl ImageView {
             "buffer ({bx}, {row}) was last written by draw #{}, triangle {}",
             p.draw, p.triangle
         ));
-        primitive_actions(ui, s, p, key, queue);
+        primitive_actions(ui, s, p, key, true, queue);
     }
 
     fn source_bar(&mut self, ui: &mut egui::Ui, ip: &mut ImagePrefs) {
@@ -954,7 +942,6 @@ impl ImageView {
                 self.picked_primitive = None;
             } else if is_screen(source) {
                 self.screen_pick = Some((command, source, x, y));
-                self.screen_pick_selected = false;
             }
         }
         if let Some((at, psrc, x, y, _)) = &s.pixel
@@ -977,15 +964,33 @@ impl ImageView {
 }
 
 /// What to open next for an identified primitive: its fate, the shader traces of its three
-/// vertices, the Vertices view and the history of the picked pixel `history`.
+/// vertices, the Vertices view and the history of the picked pixel `history`. With `select`
+/// (screen picks, whose primitive is not selected on the click) a "Select draw" button is
+/// offered and the vertex and Vertices buttons select the primitive first.
 fn primitive_actions(
     ui: &mut egui::Ui,
     s: &mut TraceSession,
     p: PrimitiveId,
     history: crate::viewer::session::PixelKey,
+    select: bool,
     queue: &mut Vec<AppCommand>,
 ) {
     let (at, source, x, y) = history;
+    let select_cmd = AppCommand::SelectPrimitive {
+        draw: p.draw,
+        triangle: p.triangle,
+    };
+    if select
+        && ui
+            .button(format!(
+                "Select draw #{}, triangle {} ▶",
+                p.draw, p.triangle
+            ))
+            .on_hover_text("Select the draw and triangle (the views show the state at that draw)")
+            .clicked()
+    {
+        queue.push(select_cmd.clone());
+    }
     let detail = s.want_detail(p.draw).and_then(|r| r.as_ref().ok()).cloned();
     if let Some(insp) = &detail {
         let i = p.triangle as usize;
@@ -1001,6 +1006,9 @@ fn primitive_actions(
                         .on_hover_text(format!("Debug the vertex shader of vertex {k} of the draw"))
                         .clicked()
                     {
+                        if select {
+                            queue.push(select_cmd.clone());
+                        }
                         queue.push(AppCommand::SelectVertex(k));
                         queue.push(AppCommand::Tab(Tab::Shader));
                     }
@@ -1014,6 +1022,9 @@ fn primitive_actions(
             .on_hover_text("The triangle's vertices: shader inputs and outputs")
             .clicked()
         {
+            if select {
+                queue.push(select_cmd.clone());
+            }
             queue.push(AppCommand::Tab(Tab::Vertices));
         }
         history_button(ui, (at, source, x, y), queue);
