@@ -505,6 +505,8 @@ fn rasterize_all(
                 triangle: index,
             });
         }
+        // Pixel history: records taken before this triangle's pieces (None without a probe).
+        let probe_mark = if batched { None } else { pixels.probe_mark() };
         let poly = clip::clip_triangle(&tri, &ds.clip);
         if poly.is_empty() {
             stats.triangles_clipped_away += 1;
@@ -538,6 +540,18 @@ fn rasterize_all(
             }
             if let Some(d) = detail.as_mut() {
                 d.push_clipped_piece(screen, index, outcome == TriangleOutcome::Culled);
+            }
+        }
+        if let Some(mark) = probe_mark
+            && poly.was_clipped()
+        {
+            // What clipping removed, at the probed pixels.
+            for t in crate::debug::fragment::positive_w_fan(&tri)
+                .into_iter()
+                .flatten()
+            {
+                let screen = t.map(|v| viewport::to_screen(&v, &ds.viewport));
+                pixels.probe_clipped(&screen, index, mark);
             }
         }
         if let Some(d) = detail.as_mut() {

@@ -515,24 +515,38 @@ fn target_config(
     fb
 }
 
-/// Maps screen pixel (x, y) to the colour buffer through the LCD and the last display transfer
-/// into the framebuffer. Leaves the replay anywhere.
-fn map_screen<S: TraceSource>(
-    replay: &mut Replay<S>,
+/// Where a screen pixel lies in the LCD framebuffer.
+struct ScreenFramebuffer {
+    name: &'static str,
+    /// Framebuffer base address (left eye).
+    base: u32,
+    /// Address of the pixel's bytes.
+    addr: u32,
+    /// Bytes per framebuffer pixel.
+    bpp: u32,
+    /// Pixel within the framebuffer's memory row (`LCD_ROW_PIXELS − 1 − y`).
+    p: u32,
+}
+
+fn screen_name(screen: Screen) -> &'static str {
+    match screen {
+        Screen::Top => "top screen",
+        Screen::Bottom => "bottom screen",
+    }
+}
+
+/// The framebuffer pixel the LCD shows at screen pixel (x, y) in the GPU's current state.
+fn screen_framebuffer(
+    gpu: &crate::command::gpu::Gpu,
     screen: Screen,
     x: u32,
     y: u32,
-    log: &TransferLog,
-) -> Result<(PixelMapping, Option<ColorFormat>), HistoryError> {
-    let name = match screen {
-        Screen::Top => "top screen",
-        Screen::Bottom => "bottom screen",
-    };
+) -> Result<ScreenFramebuffer, HistoryError> {
+    let name = screen_name(screen);
     let (w, h) = screen.size();
     if x >= w || y >= h {
         return Err(outside(x, y, name, w, h));
     }
-    let gpu = replay.gpu();
     let fill = LcdColorFill::from_lcd_regs(screen, &gpu.lcd_regs[..], LCD_REG_BASE);
     if fill.enabled {
         return Err(HistoryError::Unmappable(format!(
@@ -548,16 +562,59 @@ fn map_screen<S: TraceSource>(
     // Scan-out (`lcd::scan_out`): screen column x is memory row x (stride apart); screen row y
     // is pixel LCD_ROW_PIXELS − 1 − y of that row.
     let p = LCD_ROW_PIXELS - 1 - y;
-    let fb_addr = base
+    let addr = base
         .wrapping_add(x.wrapping_mul(lcd.stride))
         .wrapping_add(p * bpp);
-    let Some(&(ordinal, at_write, _)) = log.transfers.iter().rev().find(|(_, _, ev)| {
-        matches!(ev, EngineEvent::Transfer { written, .. } if overlaps(*written, fb_addr, bpp))
-    }) else {
+    Ok(ScreenFramebuffer {
+        name,
+        base,
+        addr,
+        bpp,
+        p,
+    })
+}
+
+/// The last display transfer of `log` that wrote the framebuffer pixel: (ordinal, write).
+fn last_transfer_into(log: &TransferLog, fb: &ScreenFramebuffer) -> Option<(usize, u64)> {
+    log.transfers
+        .iter()
+        .rev()
+        .find(|(_, _, ev)| {
+            matches!(ev, EngineEvent::Transfer { written, .. } if overlaps(*written, fb.addr, fb.bpp))
+        })
+        .map(|&(ordinal, at_write, _)| (ordinal, at_write))
+}
+
+/// Maps screen pixel (x, y) to the colour buffer through the LCD and the last display transfer
+/// into the framebuffer. Leaves the replay anywhere.
+fn map_screen<S: TraceSource>(
+    replay: &mut Replay<S>,
+    screen: Screen,
+    x: u32,
+    y: u32,
+    log: &TransferLog,
+) -> Result<(PixelMapping, Option<ColorFormat>), HistoryError> {
+    let fb = screen_framebuffer(replay.gpu(), screen, x, y)?;
+    let Some((ordinal, at_write)) = last_transfer_into(log, &fb) else {
+        let (name, addr, base, p) = (fb.name, fb.addr, fb.base, fb.p);
         return Err(HistoryError::Unmappable(format!(
-            "no display transfer in this frame wrote the {name} framebuffer pixel at 0x{fb_addr:08X} ({name} ({x},{y}) -> framebuffer 0x{base:08X} ({p},{x}))"
+            "no display transfer in this frame wrote the {name} framebuffer pixel at 0x{addr:08X} ({name} ({x},{y}) -> framebuffer 0x{base:08X} ({p},{x}))"
         )));
     };
+    through_transfer(replay, &fb, x, y, ordinal, at_write)
+}
+
+/// Inverts display transfer `ordinal` (run by register write `at_write`) for the framebuffer
+/// pixel `fb` of screen pixel (x, y). Leaves the replay right after the transfer.
+fn through_transfer<S: TraceSource>(
+    replay: &mut Replay<S>,
+    fb: &ScreenFramebuffer,
+    x: u32,
+    y: u32,
+    ordinal: usize,
+    at_write: u64,
+) -> Result<(PixelMapping, Option<ColorFormat>), HistoryError> {
+    let (name, base, fb_addr) = (fb.name, fb.base, fb.addr);
     replay.seek(Target::AfterWrite(at_write), &mut ());
     let Transfer::Display(cfg) = transfer_regs(&replay.gpu().ext_regs[..]).decode() else {
         return Err(HistoryError::Unmappable(
@@ -620,7 +677,7 @@ fn map_screen<S: TraceSource>(
         "no flip"
     };
     let description = format!(
-        "{name} ({x},{y}) -> framebuffer 0x{base:08X} ({ox},{oy}) via display transfer #{ordinal} (scale {scale}, {flip}) -> colour buffer 0x{:08X} ({bx},{row}) = window ({bx},{window_y})",
+        "{name} ({x},{y}) -> framebuffer 0x{base:08X} ({ox},{oy}) (LCD rotated 90°: screen columns are framebuffer rows) via display transfer #{ordinal} (scale {scale}, {flip}) -> colour buffer 0x{:08X} ({bx},{row}) = window ({bx},{window_y})",
         cfg.input_addr
     );
     Ok((
@@ -740,5 +797,112 @@ pub fn pixel_history<S: TraceSource>(
         after,
         events: col.events,
         dropped: col.dropped,
+    })
+}
+
+/// How many frames before the one containing the position [`identify_screen_pixel`] looks back
+/// for the display transfer that produced a screen pixel (double-buffered programs present
+/// the previous frame's image while they render the next).
+pub const MAX_FRAMES_BACK: u32 = 4;
+
+/// Where a screen pixel, as the LCD shows it after a command, was rendered: the colour-buffer
+/// pixel behind it (through the LCD scan-out and the display transfer that wrote the
+/// framebuffer) and the primitive that last wrote that pixel before the transfer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ScreenPick {
+    /// The colour-buffer pixel, with the transfer (always `Some` here).
+    pub mapping: PixelMapping,
+    /// The frame the display transfer ran in.
+    pub frame: u32,
+    /// The primitive (draw, assembled triangle) that last wrote the colour-buffer pixel
+    /// between the start of that frame and the transfer; `None` when no draw of that range
+    /// wrote it (cleared or untouched) or the buffer was not recorded.
+    pub primitive: Option<crate::debug::PrimitiveId>,
+    /// False when the primitive-ID buffer of the colour buffer could not be recorded (no draw
+    /// rendered to it in the range, or it is larger than the debug buffers allow).
+    pub recorded: bool,
+}
+
+/// Identifies screen pixel (x, y) (`target` is [`HistoryTarget::Top`] or
+/// [`HistoryTarget::Bottom`]) as the LCD shows it right after register write `at`: the LCD
+/// configuration there gives the framebuffer pixel; the last display transfer at or before
+/// `at` that wrote it (in the frame of `at` or up to [`MAX_FRAMES_BACK`] frames earlier) gives
+/// the colour-buffer pixel (its flip and box filter inverted); the primitive-ID buffer recorded
+/// from the start of that transfer's frame up to the transfer gives the primitive.
+///
+/// Cost: a few seeks and one replay of the transfer's frame with the debug buffers (reference
+/// pixel path). Leaves the replay right after the transfer.
+pub fn identify_screen_pixel<S: TraceSource>(
+    replay: &mut Replay<S>,
+    target: HistoryTarget,
+    x: u32,
+    y: u32,
+    at: u64,
+) -> Result<ScreenPick, HistoryError> {
+    let screen = match target {
+        HistoryTarget::Top => Screen::Top,
+        HistoryTarget::Bottom => Screen::Bottom,
+        HistoryTarget::Color | HistoryTarget::Depth => {
+            return Err(HistoryError::Unmappable(
+                "only the top and bottom screens go through a display transfer".into(),
+            ));
+        }
+    };
+    replay.set_pixel_probe(None);
+    // A seek may land after frame markers that follow write `at` (no write separates them);
+    // the search below starts from that frame and steps back, so both give the same answer.
+    replay.seek(Target::AfterWrite(at), &mut ());
+    let here = replay.position();
+    let fb = screen_framebuffer(replay.gpu(), screen, x, y)?;
+    let mut found = None;
+    let last = here.frame;
+    for frame in (last.saturating_sub(MAX_FRAMES_BACK)..=last).rev() {
+        if frame == 0 {
+            replay.rewind();
+        } else {
+            replay.seek(Target::Frame(frame - 1), &mut ());
+        }
+        let start = replay.position();
+        let mut log = TransferLog {
+            writes: start.writes,
+            ..TransferLog::default()
+        };
+        let end = if frame == last {
+            Target::AfterWrite(at)
+        } else {
+            Target::Frame(frame)
+        };
+        replay.run_until(end, &mut log);
+        if let Some((ordinal, at_write)) = last_transfer_into(&log, &fb) {
+            found = Some((frame, start, ordinal, at_write));
+            break;
+        }
+    }
+    let Some((frame, start, ordinal, at_write)) = found else {
+        let (name, addr) = (fb.name, fb.addr);
+        let first = last.saturating_sub(MAX_FRAMES_BACK);
+        return Err(HistoryError::Unmappable(format!(
+            "no display transfer in frames {first}..={last} up to command {at} wrote the {name} framebuffer pixel at 0x{addr:08X}"
+        )));
+    };
+    let (mut mapping, _) = through_transfer(replay, &fb, x, y, ordinal, at_write)?;
+    mapping.description = format!(
+        "{} (the transfer ran in frame {frame}, command {at_write})",
+        mapping.description
+    );
+    let buffers = replay.record_debug_buffers(
+        Target::AfterWrite(start.writes),
+        Target::AfterWrite(at_write),
+        &mut (),
+    );
+    let color = match mapping.buffer {
+        ProbeBuffer::Color(a) | ProbeBuffer::Depth(a) => a,
+    };
+    let t = buffers.target(color);
+    Ok(ScreenPick {
+        primitive: t.and_then(|t| t.id_at_image(mapping.x, mapping.row)),
+        recorded: t.is_some(),
+        mapping,
+        frame,
     })
 }

@@ -1030,6 +1030,10 @@ impl ViewerApp {
                 self.panels.edits.add(*kind);
                 self.prefs.tab = Tab::Edits;
             }
+            AppCommand::PrefillEdit(line) => {
+                self.panels.edits.prefill(line);
+                self.prefs.tab = Tab::Edits;
+            }
             AppCommand::ShowImage(src) => {
                 self.prefs.image.source = src;
                 self.prefs.tab = Tab::Image;

@@ -101,6 +101,9 @@ pub enum AppCommand {
     Forward,
     /// Add an edit to the Edits panel's list (and show it).
     AddEdit(Box<gpu_core::replay::edit::EditKind>),
+    /// Start an edit: show the Edits panel with this edit-script line in its "Add edit" field
+    /// (e.g. the State view's "Edit value…" on a uniform, prefilled with the current value).
+    PrefillEdit(String),
     /// Dismiss the error banner.
     DismissErrors,
     /// Quit.

@@ -467,6 +467,20 @@ pub enum Request {
         /// Row from the top.
         y: u32,
     },
+    /// Click to identify on a screen (issue 15): pixel (x, y) of the top or bottom screen as
+    /// shown after command `at`, mapped through the LCD and the display transfer to the colour
+    /// buffer, and the primitive that last wrote that buffer pixel
+    /// ([`gpu_core::history::identify_screen_pixel`]).
+    ScreenPick {
+        /// Command number.
+        at: u64,
+        /// [`ImageSource::TopScreen`] or [`ImageSource::BottomScreen`].
+        source: ImageSource,
+        /// Column.
+        x: u32,
+        /// Row from the top.
+        y: u32,
+    },
     /// Commands `first..first + count`.
     Commands {
         /// First command number (1-based).
@@ -600,6 +614,19 @@ pub enum Response {
         /// The history or why there is none.
         result: Result<Arc<gpu_core::history::PixelHistory>, String>,
     },
+    /// Answer to [`Request::ScreenPick`].
+    ScreenPick {
+        /// Command number.
+        at: u64,
+        /// Which screen.
+        source: ImageSource,
+        /// Column.
+        x: u32,
+        /// Row.
+        y: u32,
+        /// The mapping and primitive, or why the pixel cannot be followed.
+        result: Result<Arc<gpu_core::history::ScreenPick>, String>,
+    },
     /// A page of commands.
     Commands(Arc<CommandPage>),
     /// Draw detail.
@@ -644,6 +671,20 @@ pub enum Response {
         len: u64,
         /// The events (bounded) and counts.
         result: Arc<gpu_core::replay::resources::Timeline>,
+        /// False when the pass was cancelled ([`WorkerHandle::cancel`](super::worker::WorkerHandle::cancel)):
+        /// `result` holds the events found before.
+        complete: bool,
+    },
+    /// The resource timeline pass of a range advanced (the pass replays the whole trace).
+    WhoTouchedProgress {
+        /// First byte.
+        start: u32,
+        /// Length in bytes.
+        len: u64,
+        /// Fraction of the trace's stream elements done, 0-1.
+        fraction: f32,
+        /// Events found so far.
+        events: u64,
     },
     /// Thumbnails after draws (`None`: no readable colour buffer).
     Thumbnails(Vec<(u64, Option<Arc<Thumb>>)>),

@@ -121,6 +121,11 @@ pub struct TraceSession {
     /// Resource timeline of the newest "who touched this?" query, keyed (start, len).
     pub resources: Option<((u32, u64), Arc<gpu_core::replay::resources::Timeline>)>,
     resources_pending: Option<(u32, u64)>,
+    /// Progress of the running timeline pass: (range, fraction 0-1, events found so far).
+    pub resources_progress: Option<((u32, u64), f32, u64)>,
+    /// True when the timeline in [`TraceSession::resources`] is partial (its pass was
+    /// cancelled).
+    pub resources_cancelled: bool,
     /// Newest pixel pick.
     pub pixel: Option<(u64, ImageSource, u32, u32, PixelInfo)>,
     pixel_pending: Option<(u64, ImageSource, u32, u32)>,
@@ -130,6 +135,9 @@ pub struct TraceSession {
         Result<Arc<gpu_core::history::PixelHistory>, String>,
     )>,
     pixel_history_pending: Option<PixelKey>,
+    /// The last screen pick's identification (click to identify on a screen).
+    pub screen_pick: Option<(PixelKey, Result<Arc<gpu_core::history::ScreenPick>, String>)>,
+    screen_pick_pending: Option<PixelKey>,
     thumbs: HashMap<u64, ThumbEntry>,
     /// Search of the command list.
     pub search: SearchState,
@@ -193,12 +201,16 @@ impl TraceSession {
             gs_shader_pending: None,
             resources: None,
             resources_pending: None,
+            resources_progress: None,
+            resources_cancelled: false,
             pixel: None,
             pixel_pending: None,
             debug: None,
             debug_pending: None,
             pixel_history: None,
             pixel_history_pending: None,
+            screen_pick: None,
+            screen_pick_pending: None,
             thumbs: HashMap::new(),
             search: SearchState::default(),
             tev_solo: None,
@@ -311,6 +323,29 @@ impl TraceSession {
                 }
                 self.pixel_history = Some((key, result));
             }
+            Response::ScreenPick {
+                at,
+                source,
+                x,
+                y,
+                result,
+            } => {
+                let key = (at, source, x, y);
+                if self.screen_pick_pending == Some(key) {
+                    self.screen_pick_pending = None;
+                }
+                self.screen_pick = Some((key, result));
+            }
+            Response::WhoTouchedProgress {
+                start,
+                len,
+                fraction,
+                events,
+            } => {
+                if self.resources_pending == Some((start, len)) {
+                    self.resources_progress = Some(((start, len), fraction, events));
+                }
+            }
             Response::Commands(page) => {
                 let key = (page.first - 1) / PAGE;
                 self.pages_pending.remove(&key);
@@ -360,10 +395,17 @@ impl TraceSession {
                 }
                 self.gs_shader = Some(((draw, invocation), result));
             }
-            Response::WhoTouched { start, len, result } => {
+            Response::WhoTouched {
+                start,
+                len,
+                result,
+                complete,
+            } => {
                 if self.resources_pending == Some((start, len)) {
                     self.resources_pending = None;
                 }
+                self.resources_progress = None;
+                self.resources_cancelled = !complete;
                 self.resources = Some(((start, len), result));
             }
             Response::Thumbnails(list) => {
@@ -679,6 +721,31 @@ impl TraceSession {
             .map(|(_, t)| t.clone())
     }
 
+    /// True while the timeline pass of range (start, len) runs.
+    pub fn resources_running(&self, start: u32, len: u64) -> bool {
+        self.resources_pending == Some((start, len))
+    }
+
+    /// Cancels the running timeline pass (the worker answers with the events found so far).
+    pub fn cancel_resources(&self) {
+        if self.resources_pending.is_some() {
+            self.worker.cancel();
+        }
+    }
+
+    /// Forgets the (partial) timeline of range (start, len), so that the next
+    /// [`TraceSession::want_resources`] runs the pass again.
+    pub fn rerun_resources(&mut self, start: u32, len: u64) {
+        if self
+            .resources
+            .as_ref()
+            .is_some_and(|(k, _)| *k == (start, len))
+        {
+            self.resources = None;
+            self.resources_cancelled = false;
+        }
+    }
+
     /// Picks a pixel.
     pub fn pick(&mut self, at: u64, source: ImageSource, x: u32, y: u32) {
         if self.pixel_pending != Some((at, source, x, y)) {
@@ -695,6 +762,28 @@ impl TraceSession {
             let (at, source, x, y) = key;
             self.outbox.push(Request::PixelHistory { at, source, x, y });
         }
+    }
+
+    /// Asks which colour-buffer pixel and primitive a screen pixel shows (answered into
+    /// [`TraceSession::screen_pick`]).
+    pub fn request_screen_pick(&mut self, key: PixelKey) {
+        let have = self.screen_pick.as_ref().is_some_and(|(k, _)| *k == key);
+        if !have && self.screen_pick_pending != Some(key) {
+            self.screen_pick_pending = Some(key);
+            let (at, source, x, y) = key;
+            self.outbox.push(Request::ScreenPick { at, source, x, y });
+        }
+    }
+
+    /// The identification of screen pick `key`, once the worker answered.
+    pub fn screen_pick_for(
+        &self,
+        key: PixelKey,
+    ) -> Option<&Result<Arc<gpu_core::history::ScreenPick>, String>> {
+        self.screen_pick
+            .as_ref()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, r)| r)
     }
 
     /// True while a pixel history is being computed.

@@ -97,7 +97,7 @@ impl WorkerHandle {
         self.rx.try_recv().ok()
     }
 
-    /// Asks the current long operation (indexing) to stop.
+    /// Asks the current long operation (indexing, or a "who touched" timeline pass) to stop.
     pub fn cancel(&self) {
         self.cancel.store(true, Ordering::SeqCst);
     }
@@ -231,6 +231,7 @@ fn run<S: TraceSource>(
         at: None,
         last_progress: Instant::now(),
         edited: None,
+        cancel,
     };
     w.start_background();
     w.serve(&rx);
@@ -264,6 +265,8 @@ struct Worker<S: TraceSource> {
     /// A second replay of the trace file that runs the Edits panel's list, so that the main
     /// replay keeps its keyframes (indexed once, under a smaller keyframe budget).
     edited: Option<(std::path::PathBuf, EditedReplay)>,
+    /// The handle's cancel flag: stops indexing, and after it a running timeline pass.
+    cancel: Arc<AtomicBool>,
 }
 
 /// The replay of the Edits panel's comparisons.
@@ -369,6 +372,7 @@ impl<S: TraceSource> Worker<S> {
         let mut debug = None;
         let mut solo = None;
         let mut history = None;
+        let mut screen_pick = None;
         let mut compare = None;
         let mut saves = Vec::new();
         let mut images: Vec<(u64, ImageSource)> = Vec::new();
@@ -383,6 +387,7 @@ impl<S: TraceSource> Worker<S> {
                 }
                 Request::Pixel { at, source, x, y } => pixel = Some((at, source, x, y)),
                 Request::PixelHistory { at, source, x, y } => history = Some((at, source, x, y)),
+                Request::ScreenPick { at, source, x, y } => screen_pick = Some((at, source, x, y)),
                 Request::Commands { first, count } => {
                     if !pages.contains(&(first, count)) {
                         pages.push((first, count));
@@ -483,19 +488,7 @@ impl<S: TraceSource> Worker<S> {
             });
         }
         if let Some((start, len)) = who {
-            // One pass over the whole trace; the replay's position is lost.
-            let t = Timeline::collect(
-                &mut self.replay,
-                AddrRange { start, len },
-                MAX_TIMELINE_EVENTS,
-                &mut || false,
-            );
-            self.at = None;
-            self.out.send(Response::WhoTouched {
-                start,
-                len,
-                result: Arc::new(t),
-            });
+            self.who_touched(start, len);
         }
         if let Some((id, first, last, query)) = search {
             self.search(id, first, last, &query);
@@ -522,6 +515,28 @@ impl<S: TraceSource> Worker<S> {
                 result,
             });
         }
+        if let Some((at, source, x, y)) = screen_pick {
+            let target = match source {
+                ImageSource::BottomScreen => gpu_core::history::HistoryTarget::Bottom,
+                _ => gpu_core::history::HistoryTarget::Top,
+            };
+            // The identification moves the replay: forget where it was.
+            self.at = None;
+            let result = if matches!(source, ImageSource::TopScreen | ImageSource::BottomScreen) {
+                gpu_core::history::identify_screen_pixel(&mut self.replay, target, x, y, at)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            } else {
+                Err(format!("{} is not a screen", source.label()))
+            };
+            self.out.send(Response::ScreenPick {
+                at,
+                source,
+                x,
+                y,
+                result,
+            });
+        }
         if let Some((id, source, at, edits)) = compare {
             let result = self.edit_compare(&source, at, &edits).map(Arc::new);
             self.out.send(Response::EditCompare { id, result });
@@ -530,6 +545,49 @@ impl<S: TraceSource> Worker<S> {
             self.out
                 .send(Response::Saved(save_edited_file(&source, &dest, &edits)));
         }
+    }
+
+    /// The resource timeline of `[start, start + len)`: one pass over the whole trace (the
+    /// replay's position is lost) with progress answers, cancelled by the shared cancel flag
+    /// ([`WorkerHandle::cancel`]); a cancelled pass answers with the events found so far.
+    fn who_touched(&mut self, start: u32, len: u64) {
+        // A cancel asked before this pass started (for an earlier one) does not stop it.
+        self.cancel.store(false, Ordering::SeqCst);
+        let total = self.replay.trace().elements().len().max(1) as f32;
+        let cancel = self.cancel.clone();
+        let out = &self.out;
+        let mut last = Instant::now();
+        out.send(Response::WhoTouchedProgress {
+            start,
+            len,
+            fraction: 0.0,
+            events: 0,
+        });
+        let (t, complete) = Timeline::collect_with_progress(
+            &mut self.replay,
+            AddrRange { start, len },
+            MAX_TIMELINE_EVENTS,
+            &mut |pos, events| {
+                if last.elapsed() >= PROGRESS_INTERVAL {
+                    last = Instant::now();
+                    out.send(Response::WhoTouchedProgress {
+                        start,
+                        len,
+                        fraction: pos.element as f32 / total,
+                        events,
+                    });
+                }
+                !cancel.load(Ordering::Relaxed)
+            },
+        );
+        self.cancel.store(false, Ordering::SeqCst);
+        self.at = None;
+        self.out.send(Response::WhoTouched {
+            start,
+            len,
+            result: Arc::new(t),
+            complete,
+        });
     }
 
     /// The colour buffer after draw `draw` with the combiner solo `solo`, and without.

@@ -129,6 +129,50 @@ pub fn texture_bytes() -> Vec<u8> {
 
 /// The synthetic trace.
 pub fn make_trace() -> Vec<u8> {
+    make_trace_with(vertex)
+}
+
+/// Vertex k of draw d of frame f of the clipping trace ([`make_clip_trace`]).
+pub fn clip_vertex(f: u32, d: u32, k: u32) -> ([f32; 4], [f32; 4]) {
+    let (_, color) = vertex(f, d, k);
+    let pos = match (d, k) {
+        // Crosses the near plane z = 0 half way up: the upper part is clipped away.
+        (0, 0) => [-1.0, -1.0, -0.5, 1.0],
+        (0, 1) => [1.0, -1.0, -0.5, 1.0],
+        (0, _) => [-1.0, 1.0, 0.5, 1.0],
+        // Entirely beyond the near plane (z = 0.5 > 0), covering the whole target.
+        (1, 0) => [-1.0, -1.0, 0.5, 1.0],
+        (1, 1) => [3.0, -1.0, 0.5, 1.0],
+        (1, _) => [-1.0, 3.0, 0.5, 1.0],
+        _ => return vertex(f, d, k),
+    };
+    (pos, color)
+}
+
+/// The synthetic trace with draws 0 and 1 of each frame replaced by the clipped triangles of
+/// [`clip_vertex`] (window x = (cx + 1)·32, y = (cy + 1)·32): image pixel (3, 6) lies in draw
+/// 0's clipped part and under draw 1 (clipped away); image pixel (3, 60) is drawn by draw 0.
+pub fn make_clip_trace() -> Vec<u8> {
+    make_trace_with(clip_vertex)
+}
+
+/// Vertex k of draw d of frame f: (position, colour).
+pub type VertexFn = fn(u32, u32, u32) -> ([f32; 4], [f32; 4]);
+
+/// The synthetic trace with vertex positions and colours from `vertex`.
+pub fn make_trace_with(vertex: VertexFn) -> Vec<u8> {
+    make_trace_frames(FRAMES, vertex)
+}
+
+/// The synthetic trace with `frames` frames (frames repeat the pattern of frames 0 and 1; the
+/// builder stores identical command lists and vertex data once, so the file stays small while
+/// a replay of it takes long: for tests of long worker passes).
+pub fn make_long_trace(frames: u32) -> Vec<u8> {
+    make_trace_frames(frames, |f, d, k| vertex(f % 2, d, k))
+}
+
+/// The synthetic trace with `frames` frames and vertices from `vertex`.
+pub fn make_trace_frames(frames: u32, vertex: VertexFn) -> Vec<u8> {
     let mut init = InitialState::citra_sized();
     // Top screen: framebuffer A at the colour buffer, RGBA8, stride 240·4 bytes.
     let pdc = 0x1040_0400;
@@ -140,7 +184,7 @@ pub fn make_trace() -> Vec<u8> {
     let mut tb = CiTraceBuilder::new(init);
     tb.memory_load(TEX_ADDR, &texture_bytes())
         .expect("texture load");
-    for f in 0..FRAMES {
+    for f in 0..frames {
         let mut verts = Vec::new();
         for d in 0..DRAWS_PER_FRAME {
             for k in 0..3 {

@@ -7,13 +7,17 @@
 //! [`crate::debug::Observer::fragment`]: the interpolated inputs, each texture unit's texel, each
 //! combiner stage's inputs and output, the fragment-lighting colours, fog, which test ended the
 //! fragment ([`FragmentFate`]) and the blend inputs and written value. Triangles that covered
-//! the pixel but were culled, and fragments the scissor test removed, are recorded too.
+//! the pixel but were culled, fragments the scissor test removed, and triangles (or parts of
+//! triangles) that clipping removed although their projection covers the pixel
+//! ([`FragmentFate::ClippedAway`], found with [`positive_w_fan`]) are recorded too.
 //!
 //! Plain data only (no pipeline types), so that every module can report through it. All colour
 //! values are exact 8-bit channels as the pipeline computed them; depth and stencil are the raw
 //! stored bits.
 
 use serde::{Deserialize, Serialize};
+
+use crate::vertex::OutputVertex;
 
 /// Which buffer of a render target the probe watches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,6 +92,13 @@ impl PixelProbe {
 pub enum FragmentFate {
     /// The triangle covered the pixel but was removed by face culling before rasterisation.
     Culled,
+    /// Clipping removed the triangle (or the part of it over this pixel) before rasterisation:
+    /// its projection (the part with w > 0, through the viewport transform, as the rasteriser
+    /// would have seen it) covers the pixel. The record's `triangle` is the index of the
+    /// assembled triangle (`DrawDetail::assembled`), since no piece of it reached the
+    /// rasteriser at this pixel; its inputs are interpolated over that projection (depth may
+    /// lie outside [0, 1]).
+    ClippedAway,
     /// Removed by the scissor test.
     Scissor,
     /// Removed by the alpha test.
@@ -113,6 +124,7 @@ impl FragmentFate {
     pub fn label(self) -> &'static str {
         match self {
             Self::Culled => "culled before raster",
+            Self::ClippedAway => "clipped before raster",
             Self::Scissor => "scissor test",
             Self::AlphaTest => "alpha test",
             Self::Stencil => "stencil test",
@@ -259,4 +271,78 @@ pub struct FragmentRecord {
     pub depth_stencil: Option<DepthStencilRecord>,
     /// Blending or logic op, when the fragment reached the colour write.
     pub blend: Option<BlendRecord>,
+}
+
+/// Lower bound of w for [`positive_w_fan`]: the clipper's guard-plane value
+/// (`geometry::clip::W_MIN`), repeated here because `debug` sits below `geometry`.
+pub const PROJECTION_W_MIN: f32 = 1e-5;
+
+/// The part of a clip-space triangle with `w >= PROJECTION_W_MIN` (the part that has a
+/// well-defined projection to the screen), as a fan of at most two triangles in the input's
+/// winding; `None` entries are unused. Only the w plane is applied (not the frustum or user
+/// planes): this is the triangle as the rasteriser would have seen it had clipping not
+/// removed it, used to report [`FragmentFate::ClippedAway`] at a probed pixel. Triangles with a
+/// non-finite position give nothing.
+pub fn positive_w_fan(tri: &[OutputVertex; 3]) -> [Option<[OutputVertex; 3]>; 2] {
+    if tri.iter().any(|v| v.pos.iter().any(|c| !c.is_finite())) {
+        return [None, None];
+    }
+    let d = |v: &OutputVertex| v.pos[3] - PROJECTION_W_MIN;
+    // Sutherland–Hodgman against one plane: a triangle gains at most one vertex.
+    let mut out = [OutputVertex::default(); 4];
+    let mut n = 0;
+    for k in 0..3 {
+        let (a, b) = (&tri[k], &tri[(k + 1) % 3]);
+        let (da, db) = (d(a), d(b));
+        if da >= 0.0 {
+            out[n] = *a;
+            n += 1;
+        }
+        if (da >= 0.0) != (db >= 0.0) {
+            out[n] = a.lerp(b, da / (da - db));
+            n += 1;
+        }
+    }
+    match n {
+        3 => [Some([out[0], out[1], out[2]]), None],
+        4 => [
+            Some([out[0], out[1], out[2]]),
+            Some([out[0], out[2], out[3]]),
+        ],
+        _ => [None, None],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(x: f32, w: f32) -> OutputVertex {
+        OutputVertex {
+            pos: [x, 0.0, 0.0, w],
+            ..OutputVertex::default()
+        }
+    }
+
+    #[test]
+    fn positive_w_fan_keeps_cuts_and_drops() {
+        let all = [v(0.0, 1.0), v(1.0, 2.0), v(2.0, 3.0)];
+        let [a, b] = positive_w_fan(&all);
+        assert_eq!(a.map(|t| t[2].pos), Some([2.0, 0.0, 0.0, 3.0]));
+        assert!(b.is_none());
+        // One vertex behind the eye: the plane cuts two edges, a quad (two triangles).
+        let one = [v(0.0, 1.0), v(1.0, 1.0), v(2.0, -1.0)];
+        let [a, b] = positive_w_fan(&one);
+        let (a, b) = (a.expect("first"), b.expect("second"));
+        for t in [a, b] {
+            assert!(t.iter().all(|p| p.pos[3] >= PROJECTION_W_MIN * 0.999));
+        }
+        // Two behind: one smaller triangle.
+        let two = [v(0.0, 1.0), v(1.0, -1.0), v(2.0, -1.0)];
+        let [a, b] = positive_w_fan(&two);
+        assert!(a.is_some() && b.is_none());
+        // All behind, or NaN: nothing.
+        assert_eq!(positive_w_fan(&[v(0.0, -1.0); 3]), [None, None]);
+        assert_eq!(positive_w_fan(&[v(f32::NAN, 1.0); 3]), [None, None]);
+    }
 }

@@ -166,6 +166,39 @@ pub struct Timeline {
 }
 
 impl Timeline {
+    /// Runs [`who_touched_with_progress`] and keeps the first `limit` events; `progress` is
+    /// called as there, with the number of events found so far. Returns the timeline and
+    /// whether the pass ran to the end (false: cancelled, the timeline holds the events found
+    /// before).
+    pub fn collect_with_progress<S: TraceSource>(
+        replay: &mut Replay<S>,
+        query: AddrRange,
+        limit: usize,
+        progress: &mut dyn FnMut(Position, u64) -> bool,
+    ) -> (Self, bool) {
+        let mut t = Timeline {
+            query: Some(query),
+            ..Timeline::default()
+        };
+        let found = std::cell::Cell::new(0u64);
+        let (stats, complete) = who_touched_with_progress(
+            replay,
+            query,
+            &mut |ev| {
+                found.set(found.get() + 1);
+                if t.events.len() < limit {
+                    t.events.push(ev.clone());
+                } else {
+                    t.dropped += 1;
+                }
+                true
+            },
+            &mut |pos| progress(pos, found.get()),
+        );
+        t.stats = stats;
+        (t, complete)
+    }
+
     /// Runs [`who_touched`] and keeps the first `limit` events.
     pub fn collect<S: TraceSource>(
         replay: &mut Replay<S>,
@@ -224,6 +257,19 @@ pub fn who_touched<S: TraceSource>(
     query: AddrRange,
     sink: &mut dyn FnMut(&ResourceEvent) -> bool,
 ) -> TimelineStats {
+    who_touched_with_progress(replay, query, sink, &mut |_| true).0
+}
+
+/// [`who_touched`] that also calls `progress` with the replay position before every stream
+/// element (for a progress bar: `position.element` out of the trace's elements); `progress`
+/// returns false to cancel the pass there. Returns the counts and whether the pass ran to the
+/// end of the trace (false: `sink` or `progress` stopped it).
+pub fn who_touched_with_progress<S: TraceSource>(
+    replay: &mut Replay<S>,
+    query: AddrRange,
+    sink: &mut dyn FnMut(&ResourceEvent) -> bool,
+    progress: &mut dyn FnMut(Position) -> bool,
+) -> (TimelineStats, bool) {
     replay.rewind();
     let mut stats = TimelineStats::default();
     let mut watch = Watch::default();
@@ -240,6 +286,10 @@ pub fn who_touched<S: TraceSource>(
     };
     while go && !replay.at_end() {
         let pos = replay.position();
+        if !progress(pos) {
+            go = false;
+            break;
+        }
         if !replay.gpu().list_in_progress()
             && let Some(StreamEvent::MemoryLoad(load)) = replay.trace().event(pos.element)
         {
@@ -278,7 +328,7 @@ pub fn who_touched<S: TraceSource>(
             }
         }
     }
-    stats
+    (stats, go && replay.at_end())
 }
 
 /// The ranges an engine run read and wrote.

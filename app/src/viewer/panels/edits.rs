@@ -2,7 +2,9 @@
 //!
 //! Stage: viewer panel. Input: edits added here (one edit-script line, or the shader editor) or
 //! from other views ([`AppCommand::AddEdit`](crate::viewer::command::AppCommand::AddEdit), e.g.
-//! the Commands view's "Override this write"), the selected command. Output: requests to the
+//! the Commands view's "Override this write"; or prefilled into the "Add edit" field by
+//! [`AppCommand::PrefillEdit`](crate::viewer::command::AppCommand::PrefillEdit), e.g. the State
+//! view's "Edit value…" on a uniform), the selected command. Output: requests to the
 //! worker ([`Request::EditCompare`]: the colour buffer after the selected command without and
 //! with the edits, and their difference, the latter from a second replay of the trace file in
 //! the worker; [`Request::SaveEdited`]). The list can be toggled per edit, undone and redone;
@@ -29,6 +31,8 @@ pub struct EditsView {
     /// The edit-script line being typed.
     line: String,
     line_error: Option<String>,
+    /// Focus the line on the next frame (it was just prefilled from another view).
+    focus_line: bool,
     shader_draw: String,
     shader_gs: bool,
     shader_text: String,
@@ -64,6 +68,19 @@ impl EditsView {
     /// Appends an enabled edit (undoable).
     pub fn add(&mut self, kind: EditKind) {
         self.change(|l| l.edits.push(Edit::new(kind)));
+    }
+
+    /// Puts `line` (edit-script syntax) in the "Add edit" field and focuses it, for the user to
+    /// change and add (e.g. the State view's "Edit value…", prefilled with the current value).
+    pub fn prefill(&mut self, line: String) {
+        self.line = line;
+        self.line_error = None;
+        self.focus_line = true;
+    }
+
+    /// The text of the "Add edit" field.
+    pub fn line(&self) -> &str {
+        &self.line
     }
 
     /// Undoes the last change of the list.
@@ -107,6 +124,9 @@ impl EditsView {
                         .desired_width(420.0),
                 )
                 .labelled_by(label.id);
+            if std::mem::take(&mut self.focus_line) {
+                r.request_focus();
+            }
             let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
             if ui.button("Add").clicked() || enter {
                 let mut no_files =

@@ -2,12 +2,16 @@
 //! and any physical address as an image in any format, as of the selected command; zoom and
 //! pan, a pixel picker with raw and decoded values, channel isolation and PNG export.
 //!
-//! On the render target (colour, depth and stencil views; not the screens, whose pixels went
-//! through a display transfer), clicking a pixel also identifies the primitive that last wrote
-//! it (draw and triangle, from the primitive-ID buffer the worker records on request) and
-//! selects it; and overlays show the selected draw's triangles as a wireframe (drawn, partially
-//! clipped, culled and clipped-away triangles distinctly), the overdraw heat map, depth as grey
-//! over an adjustable range, and the scissor box and viewport.
+//! On the render target (colour, depth and stencil views), clicking a pixel also identifies the
+//! primitive that last wrote it (draw and triangle, from the primitive-ID buffer the worker
+//! records on request) and selects it. On the screens, the click is followed through the LCD
+//! rotation and the display transfer that wrote the framebuffer back to the colour-buffer pixel
+//! (`gpu_core::history::identify_screen_pixel`, the mapping `picaview pixel --target top`
+//! prints), whose primitive is identified the same way; the panel shows the mapping and offers
+//! to select it (not done on the click: the screen would then show the state at that draw). Overlays
+//! show the selected draw's triangles as a wireframe (drawn, partially clipped, culled and
+//! clipped-away triangles distinctly), the overdraw heat map, depth as grey over an adjustable
+//! range, and the scissor box and viewport.
 //!
 //! Stage: presentation. Inputs: [`ImageData`] decoded by the worker (see
 //! [`crate::viewer::images`]), [`crate::viewer::protocol::PixelInfo`] for picked pixels,
@@ -51,6 +55,8 @@ pub struct ImageView {
     pending_pick: Option<(u64, u32, u32)>,
     /// The last identified pixel: (command, x, row, the primitive that last wrote it).
     pub picked_primitive: Option<(u64, u32, u32, Option<PrimitiveId>)>,
+    /// The last click on a screen (identified by the worker through the display transfer).
+    pub screen_pick: Option<crate::viewer::session::PixelKey>,
     /// Texture of the overdraw heat map or the re-ranged depth, keyed by what it shows.
     overlay_tex: Option<(OverlayKey, egui::TextureHandle)>,
     /// The canvas and the image's rectangle in it, as last drawn.
@@ -99,6 +105,11 @@ pub fn is_render_target(source: ImageSource) -> bool {
         source,
         ImageSource::Color | ImageSource::Depth | ImageSource::Stencil
     )
+}
+
+/// True for the LCD screens (picking follows the display transfer to the colour buffer).
+pub fn is_screen(source: ImageSource) -> bool {
+    matches!(source, ImageSource::TopScreen | ImageSource::BottomScreen)
 }
 
 /// Heat-map colour of `n` fragments out of `max`: black for none, then blue → green → yellow
@@ -367,6 +378,11 @@ impl ImageView {
                 });
             }
         }
+        if let Some(key) = self.screen_pick.filter(|k| k.1 == source) {
+            // Not selected automatically: selecting the draw would show the screen as of that
+            // draw (usually before the frame was presented); the panel's buttons select it.
+            s.request_screen_pick(key);
+        }
         let tex_id = match self.overlay_texture(ui.ctx(), source, &img, debug.as_deref()) {
             Some(t) => t,
             None => self.processed_texture(ui.ctx(), at, source, &img, &tex, ip),
@@ -396,6 +412,8 @@ impl ImageView {
                 }
                 if rt {
                     self.primitive_ui(ui, s, source, queue);
+                } else if is_screen(source) {
+                    self.screen_pick_ui(ui, s, source, queue);
                 }
             });
         let wire = if rt && self.overlays.wireframe {
@@ -581,52 +599,70 @@ impl ImageView {
             ui.label(format!(
                 "({x}, {y}): no draw of this frame wrote it (cleared or untouched)"
             ));
+            // The history still says which triangles covered it and why they did not write
+            // (culled, clipped, a failed test).
+            history_button(ui, (at, source, x, y), queue);
             return;
         };
         ui.label(format!(
             "({x}, {y}) was last written by draw #{}, triangle {}",
             p.draw, p.triangle
         ));
-        let detail = s.want_detail(p.draw).and_then(|r| r.as_ref().ok()).cloned();
-        if let Some(insp) = &detail {
-            let i = p.triangle as usize;
-            if let Some(f) = insp.detail.fates.get(i) {
-                ui.label(format!("fate: {}", f.name()));
+        primitive_actions(ui, s, p, (at, source, x, y), false, queue);
+    }
+
+    /// The click-to-identify section of a screen: how the pixel maps to the colour buffer
+    /// (LCD rotation, display transfer) and the primitive that last wrote that buffer pixel.
+    fn screen_pick_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        s: &mut TraceSession,
+        source: ImageSource,
+        queue: &mut Vec<AppCommand>,
+    ) {
+        ui.separator();
+        ui.strong("Primitive");
+        let Some(key) = self.screen_pick.filter(|k| k.1 == source) else {
+            ui.weak("Click a pixel to follow it through the display transfer to the colour buffer and identify the draw and triangle that wrote it.");
+            return;
+        };
+        let (_, _, x, y) = key;
+        let Some(result) = s.screen_pick_for(key).cloned() else {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("Identifying (display transfer, then the frame with primitive IDs)…");
+            });
+            return;
+        };
+        let pick = match result {
+            Ok(p) => p,
+            Err(e) => {
+                ui.colored_label(widgets::WARN, format!("({x}, {y}): {e}"));
+                return;
             }
-            if let Some(Some(vs)) = insp.detail.triangle_vertices.get(i) {
-                ui.horizontal_wrapped(|ui| {
-                    ui.label("shader trace of vertex");
-                    for k in *vs {
-                        if ui
-                            .small_button(format!("{k}"))
-                            .on_hover_text(format!(
-                                "Debug the vertex shader of vertex {k} of the draw"
-                            ))
-                            .clicked()
-                        {
-                            queue.push(AppCommand::SelectVertex(k));
-                            queue.push(AppCommand::Tab(Tab::Shader));
-                        }
-                    }
-                });
-            }
-        }
-        ui.horizontal_wrapped(|ui| {
-            if ui
-                .button("Vertices ▶")
-                .on_hover_text("The triangle's vertices: shader inputs and outputs")
-                .clicked()
-            {
-                queue.push(AppCommand::Tab(Tab::Vertices));
-            }
-            if ui
-                .button("Pixel history ▶")
-                .on_hover_text("Every draw that touched this pixel")
-                .clicked()
-            {
-                queue.push(AppCommand::OpenPixelHistory { at, source, x, y });
-            }
-        });
+        };
+        ui.add(egui::Label::new(RichText::new(&pick.mapping.description).monospace()).wrap());
+        let (bx, row) = (pick.mapping.x, pick.mapping.row);
+        let Some(p) = pick.primitive else {
+            ui.label(if pick.recorded {
+                format!(
+                    "buffer ({bx}, {row}): no draw of frame {} wrote it before the transfer (cleared or untouched)",
+                    pick.frame
+                )
+            } else {
+                format!(
+                    "buffer ({bx}, {row}): no draw of frame {} rendered to this buffer before the transfer",
+                    pick.frame
+                )
+            });
+            history_button(ui, key, queue);
+            return;
+        };
+        ui.label(format!(
+            "buffer ({bx}, {row}) was last written by draw #{}, triangle {}",
+            p.draw, p.triangle
+        ));
+        primitive_actions(ui, s, p, key, true, queue);
     }
 
     fn source_bar(&mut self, ui: &mut egui::Ui, ip: &mut ImagePrefs) {
@@ -904,6 +940,8 @@ impl ImageView {
             if is_render_target(source) {
                 self.pending_pick = Some((command, x, y));
                 self.picked_primitive = None;
+            } else if is_screen(source) {
+                self.screen_pick = Some((command, source, x, y));
             }
         }
         if let Some((at, psrc, x, y, _)) = &s.pixel
@@ -922,6 +960,90 @@ impl ImageView {
             );
             painter.circle_stroke(c, 5.0, egui::Stroke::new(1.5, Color32::YELLOW));
         }
+    }
+}
+
+/// What to open next for an identified primitive: its fate, the shader traces of its three
+/// vertices, the Vertices view and the history of the picked pixel `history`. With `select`
+/// (screen picks, whose primitive is not selected on the click) a "Select draw" button is
+/// offered and the vertex and Vertices buttons select the primitive first.
+fn primitive_actions(
+    ui: &mut egui::Ui,
+    s: &mut TraceSession,
+    p: PrimitiveId,
+    history: crate::viewer::session::PixelKey,
+    select: bool,
+    queue: &mut Vec<AppCommand>,
+) {
+    let (at, source, x, y) = history;
+    let select_cmd = AppCommand::SelectPrimitive {
+        draw: p.draw,
+        triangle: p.triangle,
+    };
+    if select
+        && ui
+            .button(format!(
+                "Select draw #{}, triangle {} ▶",
+                p.draw, p.triangle
+            ))
+            .on_hover_text("Select the draw and triangle (the views show the state at that draw)")
+            .clicked()
+    {
+        queue.push(select_cmd.clone());
+    }
+    let detail = s.want_detail(p.draw).and_then(|r| r.as_ref().ok()).cloned();
+    if let Some(insp) = &detail {
+        let i = p.triangle as usize;
+        if let Some(f) = insp.detail.fates.get(i) {
+            ui.label(format!("fate: {}", f.name()));
+        }
+        if let Some(Some(vs)) = insp.detail.triangle_vertices.get(i) {
+            ui.horizontal_wrapped(|ui| {
+                ui.label("shader trace of vertex");
+                for k in *vs {
+                    if ui
+                        .small_button(format!("{k}"))
+                        .on_hover_text(format!("Debug the vertex shader of vertex {k} of the draw"))
+                        .clicked()
+                    {
+                        if select {
+                            queue.push(select_cmd.clone());
+                        }
+                        queue.push(AppCommand::SelectVertex(k));
+                        queue.push(AppCommand::Tab(Tab::Shader));
+                    }
+                }
+            });
+        }
+    }
+    ui.horizontal_wrapped(|ui| {
+        if ui
+            .button("Vertices ▶")
+            .on_hover_text("The triangle's vertices: shader inputs and outputs")
+            .clicked()
+        {
+            if select {
+                queue.push(select_cmd.clone());
+            }
+            queue.push(AppCommand::Tab(Tab::Vertices));
+        }
+        history_button(ui, (at, source, x, y), queue);
+    });
+}
+
+/// "Pixel history ▶": opens the history of the picked pixel `key`.
+fn history_button(
+    ui: &mut egui::Ui,
+    key: crate::viewer::session::PixelKey,
+    queue: &mut Vec<AppCommand>,
+) {
+    let (at, source, x, y) = key;
+    if ui
+        .button("Pixel history ▶")
+        .on_hover_text("Every draw that touched this pixel")
+        .clicked()
+    {
+        queue.push(AppCommand::OpenPixelHistory { at, source, x, y });
     }
 }
 

@@ -242,10 +242,18 @@ pub fn engine_text(e: &EngineEvent) -> String {
 pub fn fragment_lines(f: &FragmentRecord) -> Vec<String> {
     let mut l = Vec::new();
     let fate = f.fate.map_or("unknown", |x| x.label());
-    l.push(format!(
-        "triangle {} at window ({},{}): {fate}",
-        f.triangle, f.x, f.y
-    ));
+    if f.fate == Some(FragmentFate::ClippedAway) {
+        // No piece reached the rasteriser here: the index is the assembled triangle's.
+        l.push(format!(
+            "assembled triangle {} at window ({},{}): {fate} (its projection covers the pixel)",
+            f.triangle, f.x, f.y
+        ));
+    } else {
+        l.push(format!(
+            "triangle {} at window ({},{}): {fate}",
+            f.triangle, f.x, f.y
+        ));
+    }
     let i = &f.inputs;
     l.push(format!(
         "  inputs: depth {:.6} w {:.6} primary {} tc0 ({:.4},{:.4}) tc0.w {:.4} tc1 ({:.4},{:.4}) tc2 ({:.4},{:.4})",

@@ -2,7 +2,9 @@
 //! the user looks at (a texture, the colour/depth buffer, a memory view), every producer and
 //! consumer in trace order: memory loads, fills, display transfers and texture copies, draws
 //! rendering into it, sampling it, reading vertices or indices from it. Clicking an event
-//! selects its position (the draw, or the command right after the event).
+//! selects its position (the draw, or the command right after the event). The pass replays the
+//! whole trace on the worker: the window shows its progress and can cancel it (the events found
+//! until then are listed, with "Run again").
 //!
 //! Stage: presentation of `gpu_core::replay::resources`. Inputs: the range (from
 //! [`image_range`]) and the worker's [`Timeline`]. Output: selection commands. Registers read
@@ -102,16 +104,61 @@ impl ResourcesView {
             .default_size([720.0, 360.0])
             .resizable(true)
             .show(ctx, |ui| match timeline {
-                None => {
-                    ui.horizontal(|ui| {
-                        ui.spinner();
-                        ui.label("Replaying the trace to find every producer and consumer…");
-                    });
+                None => progress_ui(ui, s, start, len),
+                Some(t) => {
+                    if s.resources_cancelled {
+                        ui.horizontal_wrapped(|ui| {
+                            ui.colored_label(
+                                CHANGED,
+                                "Cancelled: only the events found before the cancel are listed.",
+                            );
+                            if ui
+                                .button("Run again")
+                                .on_hover_text("Replay the whole trace again for this range")
+                                .clicked()
+                            {
+                                s.rerun_resources(start, len);
+                            }
+                        });
+                    }
+                    list_ui(ui, &t, queue)
                 }
-                Some(t) => list_ui(ui, &t, queue),
             });
         if !open {
             queue.push(AppCommand::CloseWhoTouched);
+        }
+    }
+}
+
+/// While the pass runs: what it does, a progress bar and Cancel.
+fn progress_ui(ui: &mut egui::Ui, s: &mut TraceSession, start: u32, len: u64) {
+    ui.horizontal(|ui| {
+        ui.spinner();
+        ui.label("Replaying the trace to find every producer and consumer…");
+    });
+    let progress = s
+        .resources_progress
+        .filter(|(k, _, _)| *k == (start, len) && s.resources_running(start, len));
+    match progress {
+        Some((_, fraction, events)) => {
+            ui.horizontal(|ui| {
+                ui.add(
+                    egui::ProgressBar::new(fraction)
+                        .show_percentage()
+                        .desired_width(320.0),
+                );
+                ui.label(format!("{events} event(s) so far"));
+                if ui
+                    .button("Cancel")
+                    .on_hover_text("Stop the pass; the events found so far are listed")
+                    .clicked()
+                {
+                    s.cancel_resources();
+                }
+            });
+        }
+        None => {
+            ui.weak("Waiting for the replay worker…");
         }
     }
 }

@@ -1,7 +1,9 @@
 //! State panel: the GPU state AS OF the selected command (not the "current" state): vertex
 //! input, shaders (disassembly, uniforms and which command set each), rasterizer, texture
 //! units with thumbnails, TEV stages in a readable form, fragment operations, lighting, and
-//! every register raw.
+//! every register raw. Right-clicking a float, integer or boolean uniform offers "Edit value…",
+//! which starts an edit of that uniform for the selected draw in the Edits panel, prefilled with
+//! its current value (issue 16).
 //!
 //! Stage: presentation. Inputs: a [`StateSnapshot`] (register files, shader memories, fixed
 //! attributes), texture thumbnails, the register history. Registers read: the vertex loader
@@ -15,6 +17,8 @@ use gpu_core::texture::{TexUnitsControl, TextureConfig};
 use gpu_core::vertex_loader::{LoaderConfig, SlotSource};
 use pica_cmd::regs::tev::{TevAlphaOperand, TevColorOperand, TevOp, TevScale, TevSource};
 use pica_cmd::regs::{Block, Regs};
+
+use gpu_core::replay::edit::{EditKind, FloatValue, Unit as EditUnit, describe};
 
 use crate::viewer::command::AppCommand;
 use crate::viewer::listing::{LineKind, ShaderListing};
@@ -176,6 +180,14 @@ impl StateView {
         };
         let prov = s.provenance.clone();
         let prov = prov.as_deref();
+        // The draw a uniform's "Edit value…" applies to: the selected draw (the last draw at
+        // or before the command), else the first draw.
+        let edit_draw = s.draw_at_or_before(snap.at).or_else(|| {
+            s.index
+                .as_ref()
+                .is_some_and(|i| !i.draws.is_empty())
+                .then_some(0)
+        });
         ui.horizontal(|ui| {
             ui.label(RichText::new(format!("State as of command #{}", snap.at)).heading());
             if snap.at != command {
@@ -224,10 +236,14 @@ impl StateView {
                 .show(ui, |ui| vertex_input(ui, &snap, prov, queue));
             egui::CollapsingHeader::new("Vertex shader")
                 .default_open(true)
-                .show(ui, |ui| self.shader_unit(ui, &snap, prov, false, queue));
+                .show(ui, |ui| {
+                    self.shader_unit(ui, &snap, prov, false, edit_draw, queue)
+                });
             egui::CollapsingHeader::new("Geometry shader")
                 .default_open(false)
-                .show(ui, |ui| self.shader_unit(ui, &snap, prov, true, queue));
+                .show(ui, |ui| {
+                    self.shader_unit(ui, &snap, prov, true, edit_draw, queue)
+                });
             egui::CollapsingHeader::new("Rasterizer")
                 .default_open(true)
                 .show(ui, |ui| {
@@ -318,8 +334,14 @@ impl StateView {
         snap: &StateSnapshot,
         prov: Option<&Provenance>,
         gs: bool,
+        edit_draw: Option<u64>,
         queue: &mut Vec<AppCommand>,
     ) {
+        let edit_unit = if gs {
+            EditUnit::Geometry
+        } else {
+            EditUnit::Vertex
+        };
         let (unit, base, unit_idx) = if gs {
             (&snap.gs, 0x280u16, 1usize)
         } else {
@@ -363,9 +385,21 @@ impl StateView {
                             if !self.all_uniforms && v.iter().all(|x| x.to_bits() == 0) {
                                 continue;
                             }
-                            ui.label(RichText::new(format!("c{i}")).monospace());
-                            ui.label(RichText::new(fmt_vec4(v)).monospace())
+                            let edit = edit_draw.map(|draw| EditKind::FloatUniform {
+                                draw,
+                                unit: edit_unit,
+                                index: i as u8,
+                                value: FloatValue::f24(*v),
+                            });
+                            let r = uniform_label(ui, format!("c{i}"));
+                            edit_menu(&r, edit.as_ref(), queue);
+                            let r = ui
+                                .add(
+                                    egui::Label::new(RichText::new(fmt_vec4(v)).monospace())
+                                        .sense(egui::Sense::click()),
+                                )
                                 .on_hover_text(widgets::fmt_vec4_bits(v));
+                            edit_menu(&r, edit.as_ref(), queue);
                             match prov.and_then(|p| p.uniform_setter(unit_idx, i, snap.at)) {
                                 Some(n) => {
                                     ui.horizontal(|ui| {
@@ -389,6 +423,44 @@ impl StateView {
             .id_salt(("intbool", gs))
             .default_open(false)
             .show(ui, |ui| {
+                ui.weak("Right-click a value to edit it for the selected draw.");
+                egui::Grid::new(("intbool_grid", gs))
+                    .num_columns(2)
+                    .show(ui, |ui| {
+                        for i in 0..4u8 {
+                            let v = snap.regs[usize::from(base + 1 + u16::from(i))].to_le_bytes();
+                            let edit = edit_draw.map(|draw| EditKind::IntUniform {
+                                draw,
+                                unit: edit_unit,
+                                index: i,
+                                value: v,
+                            });
+                            let r = uniform_label(ui, format!("i{i}"));
+                            edit_menu(&r, edit.as_ref(), queue);
+                            let r = uniform_label(
+                                ui,
+                                format!("x {} y {} z {} w {}", v[0], v[1], v[2], v[3]),
+                            );
+                            edit_menu(&r, edit.as_ref(), queue);
+                            ui.end_row();
+                        }
+                        let bools = snap.regs[usize::from(base)];
+                        ui.label(RichText::new("b0-b15").monospace());
+                        ui.horizontal_wrapped(|ui| {
+                            for b in 0..16u8 {
+                                let on = bools >> b & 1 == 1;
+                                let edit = edit_draw.map(|draw| EditKind::BoolUniform {
+                                    draw,
+                                    unit: edit_unit,
+                                    index: b,
+                                    value: on,
+                                });
+                                let r = uniform_label(ui, format!("b{b}={}", u8::from(on)));
+                                edit_menu(&r, edit.as_ref(), queue);
+                            }
+                        });
+                        ui.end_row();
+                    });
                 for off in 0x00u16..=0x04 {
                     let id = base + off;
                     let desc = pica_cmd::regs::describe(id, snap.regs[usize::from(id)]);
@@ -396,6 +468,30 @@ impl StateView {
                 }
             });
     }
+}
+
+/// A monospace uniform label that takes clicks (for its context menu).
+fn uniform_label(ui: &mut egui::Ui, text: String) -> egui::Response {
+    ui.add(egui::Label::new(RichText::new(text).monospace()).sense(egui::Sense::click()))
+}
+
+/// The context menu of a uniform: "Edit value… (Edits)" starts `edit` (the uniform's current
+/// value for the selected draw) in the Edits panel's "Add edit" field, in edit-script syntax.
+fn edit_menu(r: &egui::Response, edit: Option<&EditKind>, queue: &mut Vec<AppCommand>) {
+    let Some(edit) = edit else {
+        return;
+    };
+    r.context_menu(|ui| {
+        let line = describe(edit);
+        if ui
+            .button("Edit value… (Edits)")
+            .on_hover_text(format!("Start the edit '{line}' in the Edits panel"))
+            .clicked()
+        {
+            queue.push(AppCommand::PrefillEdit(line));
+            ui.close();
+        }
+    });
 }
 
 /// A listing in a scroll area (`salt` identifies it), with line `highlight` marked; the view

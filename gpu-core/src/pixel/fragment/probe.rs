@@ -11,7 +11,8 @@
 //! Triangles that covered a probed pixel but were culled, and fragments the scissor test
 //! removed, never reach the per-fragment code: they are found by rasterising the triangle a
 //! second time with culling off and the scissor box narrowed to the probe rectangle (so only
-//! the probed pixels are visited).
+//! the probed pixels are visited). Triangles that clipping cut or removed are handed back by
+//! the draw driver as the projection of their w > 0 part ([`PixelPipeline::probe_clipped`]).
 
 use super::{ColorOutput, FragCtx, PixelPath, PixelPipeline, TextureSampler, TileCache};
 pub use crate::debug::fragment::{
@@ -253,6 +254,49 @@ impl<S: TextureSampler> PixelPipeline<S> {
             ),
             None => (Vec::new(), 0),
         }
+    }
+
+    /// Records taken so far in this draw, or `None` when no probe records this draw (the mark
+    /// [`PixelPipeline::probe_clipped`] compares against).
+    #[inline]
+    pub fn probe_mark(&self) -> Option<usize> {
+        self.probe.as_ref().map(|p| p.records.len())
+    }
+
+    /// Pixel history of clipping: `tri` is (a piece of) the projection of assembled triangle
+    /// `assembled`, which clipping cut or removed. Each probed pixel it covers (culling off)
+    /// that no record since `mark` (this triangle's rasterised pieces) covers gets a
+    /// [`FragmentFate::ClippedAway`] record. Nothing is drawn.
+    pub fn probe_clipped(&mut self, tri: &[ScreenVertex; 3], assembled: u32, mark: usize) {
+        let Some(mut st) = self.probe.take() else {
+            return;
+        };
+        let probe = st.probe;
+        let mut rc = self.cfg.raster;
+        rc.varyings = Varyings::ALL;
+        rc.cull = CullMode::None;
+        rc.scissor_mode = ScissorMode::Include;
+        rc.scissor = ScissorBox {
+            x1: probe.x,
+            y1: probe.y,
+            x2: probe.x.saturating_add(probe.w - 1),
+            y2: probe.y.saturating_add(probe.h - 1),
+        };
+        rasterize_triangle(&rc, tri, |f| {
+            let covered = st
+                .records
+                .get(mark..)
+                .unwrap_or(&[])
+                .iter()
+                .any(|r| r.x == f.x && r.y == f.y);
+            if !covered {
+                let mut r = st.record(f, w_at(tri, f.x, f.y));
+                r.triangle = assembled;
+                r.fate = Some(FragmentFate::ClippedAway);
+                st.push(r);
+            }
+        });
+        self.probe = Some(st);
     }
 
     /// [`PixelPipeline::draw_triangle_with`] with recording at the probe.
