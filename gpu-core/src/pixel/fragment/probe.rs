@@ -282,7 +282,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
             x2: probe.x.saturating_add(probe.w - 1),
             y2: probe.y.saturating_add(probe.h - 1),
         };
-        rasterize_triangle(&rc, tri, |f| {
+        rasterize_triangle_reference(&rc, tri, |f| {
             let covered = st
                 .records
                 .get(mark..)
