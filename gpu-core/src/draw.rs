@@ -901,6 +901,13 @@ impl PipelineState {
                     },
                     &mut sink,
                 );
+                // A geometry shader can run up to its per-invocation budget (2^20
+                // instructions) for every vertex of the batch: check after each invocation,
+                // so the draw stops within one invocation of its instruction allowance (the
+                // check below reports it).
+                if gs_instructions > 0 && instructions > p.limits.max_shader_instructions {
+                    break;
+                }
             }
             if shaded < n_shade {
                 break;

@@ -59,14 +59,19 @@ fn fuzz_checks_pass_on_seeds_and_minimised_inputs() {
     for f in &files {
         let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let ext = f.extension().and_then(|e| e.to_str()).unwrap_or("");
+        // Traces of the replay target also go through the linter target's check.
+        fn replay_and_lint(data: &[u8]) {
+            checks::replay(data);
+            checks::linter(data);
+        }
         let check: fn(&[u8]) = if name.starts_with("dvlb-") || ext == "shbin" {
             checks::dvlb
         } else if name.starts_with("asm-") || ext == "pica" || ext == "vsh" {
             checks::asm
         } else if name.starts_with("cmdlist-") || name.contains("cmdlist") {
             checks::cmdlist
-        } else if name.starts_with("replay-") {
-            checks::replay
+        } else if name.starts_with("replay-") || name.starts_with("linter-") {
+            replay_and_lint
         } else if name.starts_with("citrace-") || ext == "ctf" {
             checks::citrace
         } else {
