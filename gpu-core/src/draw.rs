@@ -944,7 +944,7 @@ impl PipelineState {
             work: WorkCount {
                 vertices: positions,
                 shader_instructions: instructions,
-                fragments: stats.fragments_written,
+                fragments: stats.fragments_generated,
                 ..WorkCount::default()
             },
         }
@@ -1067,7 +1067,7 @@ impl PipelineState {
                         },
                     );
                     add_pixel_stats(&mut imm.stats, &pixels);
-                    outcome.work.fragments = pixels.stats().fragments_passed;
+                    outcome.work.fragments = pixels.stats().fragments;
                     if let Some(b) = debug {
                         obs.return_debug_buffers(b);
                     }
