@@ -451,7 +451,7 @@ fn shrinking_the_header_keeps_the_replay() {
     let draws = |b: &[u8]| {
         let mut r = Replay::new(CiTrace::from_bytes(b.to_vec()).unwrap());
         let i = r.build_index_streaming(&mut |_| true).unwrap();
-        i.draws.iter().map(|d| d.stats.clone()).collect::<Vec<_>>()
+        i.draws.iter().map(|d| d.stats).collect::<Vec<_>>()
     };
     assert_eq!(draws(&full), draws(&small));
     let t = CiTrace::from_bytes(small).unwrap();
