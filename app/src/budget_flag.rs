@@ -13,8 +13,9 @@ pub struct BudgetArgs {
     /// submission, frame, trace; N: decimal, 0x hex, 2^K or `unlimited`. When one runs out the
     /// rest of that submission/frame/trace is skipped with a diagnostic naming what ran out and
     /// where. Defaults: per submission writes 2^24, draws 2^16, vertices 2^24,
-    /// shader-instructions 2^30, fragments 2^28; per frame the same; per trace writes 2^28,
-    /// draws 2^22, vertices 2^28, shader-instructions 2^34, fragments 2^34.
+    /// shader-instructions 2^30, fragments 2^28; per frame the same; per trace writes 2^26,
+    /// draws 2^19, vertices 2^25, shader-instructions 2^30, fragments 2^28 (inputs up to 16 MiB;
+    /// per-trace defaults grow in proportion for larger inputs).
     /// Example: --budget draws-per-frame=500,vertices-per-trace=2^24
     #[arg(long = "budget", value_name = "SPEC", value_parser = check_spec, action = clap::ArgAction::Append)]
     pub budget: Vec<String>,
@@ -66,7 +67,7 @@ mod tests {
         assert_eq!(DEFAULT_FRAME_BUDGET, DEFAULT_SUBMISSION_BUDGET);
         let t = DEFAULT_TRACE_BUDGET;
         let f = DEFAULT_FRAME_BUDGET;
-        let help = "per submission writes 2^24, draws 2^16, vertices 2^24, shader-instructions 2^30, fragments 2^28; per frame the same; per trace writes 2^28, draws 2^22, vertices 2^28, shader-instructions 2^34, fragments 2^34";
+        let help = "per submission writes 2^24, draws 2^16, vertices 2^24, shader-instructions 2^30, fragments 2^28; per frame the same; per trace writes 2^26, draws 2^19, vertices 2^25, shader-instructions 2^30, fragments 2^28";
         let expect = format!(
             "per submission writes {}, draws {}, vertices {}, shader-instructions {}, fragments {}; per frame the same; per trace writes {}, draws {}, vertices {}, shader-instructions {}, fragments {}",
             pow(f.writes),

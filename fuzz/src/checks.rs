@@ -131,28 +131,67 @@ pub fn citrace(data: &[u8]) {
     );
 }
 
-/// Work budgets for whole-trace replays under the fuzzer: small enough that every input
-/// finishes far inside libFuzzer's 10 s timeout, large enough for every demo trace to run whole.
-pub const FUZZ_WORK_BUDGET: &str = "writes-per-trace=2^22,draws-per-trace=2^12,vertices-per-trace=2^16,shader-instructions-per-trace=2^23,fragments-per-trace=2^22";
+/// Work budgets for whole-trace replays under the fuzzer: small, so that almost every input
+/// finishes in milliseconds even in the instrumented build on a loaded machine (a few hundred
+/// draws' worth of work), yet large enough that every small seed (`tests/data/fuzz/replay-seed-*`)
+/// runs whole and reaches vertex loading, both shader units, clipping, rasterisation, texturing,
+/// the fragment pipeline, memory fills and display transfers. A mutated input that asks for more
+/// ends at a budget (which is itself a path worth fuzzing: the cut and its diagnostic).
+pub const FUZZ_WORK_BUDGET: &str = "writes-per-trace=2^16,draws-per-trace=256,vertices-per-trace=2^14,shader-instructions-per-trace=2^18,fragments-per-trace=2^16";
 
-/// Whole-trace replay and the linter on a CiTrace, under [`FUZZ_WORK_BUDGET`]: any readable
-/// trace lints and indexes (streaming, no keyframes) to the end without panicking, and both
-/// passes see the same draws.
-pub fn replay(data: &[u8]) {
-    let Ok(trace) = CiTrace::from_bytes(data.to_vec()) else {
-        return;
-    };
+/// The trace of a fuzz input with [`FUZZ_WORK_BUDGET`] set, or `None` when it does not parse.
+fn budgeted_replay(data: &[u8]) -> Option<gpu_core::replay::Replay<Vec<u8>>> {
+    let trace = CiTrace::from_bytes(data.to_vec()).ok()?;
     let budget = match gpu_core::budget::WorkBudget::parse(FUZZ_WORK_BUDGET) {
         Ok(b) => b,
         Err(e) => panic!("the fuzz budget parses: {e}"),
     };
     let mut replay = gpu_core::replay::Replay::new(trace);
     replay.set_work_budget(budget);
-    let report = gpu_core::lint::check(&mut replay);
-    assert!(report.issues.len() <= gpu_core::lint::MAX_ISSUES);
+    Some(replay)
+}
+
+/// Whole-trace replay under [`FUZZ_WORK_BUDGET`]: any readable trace indexes to the end
+/// (streaming, no keyframes: `trace info`'s pass) without panicking, and both screens decode
+/// from the final state.
+pub fn replay(data: &[u8]) {
+    let Some(mut replay) = budgeted_replay(data) else {
+        return;
+    };
     let Some(index) = replay.build_index_streaming(&mut |_| true) else {
         panic!("an index pass that is never cancelled finishes");
     };
     assert_eq!(index.keyframes, 0);
-    assert_eq!(index.draws.len() as u64, report.draws);
+    assert!(replay.at_end(), "the index pass runs to the end");
+    for screen in [gpu_core::lcd::Screen::Top, gpu_core::lcd::Screen::Bottom] {
+        let _ = replay.screen(screen);
+    }
+}
+
+/// The linter (`picaview trace check`'s core, [`gpu_core::lint::check`]) under
+/// [`FUZZ_WORK_BUDGET`]: any readable trace is checked to the end without panicking, the
+/// report is bounded and self-consistent, and it serialises to JSON (`trace check --json`).
+pub fn linter(data: &[u8]) {
+    let Some(mut replay) = budgeted_replay(data) else {
+        return;
+    };
+    let report = gpu_core::lint::check(&mut replay);
+    assert!(replay.at_end(), "the linter runs to the end");
+    assert!(report.issues.len() <= gpu_core::lint::MAX_ISSUES);
+    let counted: u64 = report.counts.values().sum();
+    assert_eq!(
+        counted,
+        report.issues.len() as u64 + report.dropped,
+        "every issue is counted once"
+    );
+    assert!(
+        report.issues.iter().all(|i| i.frame <= report.frames),
+        "issues lie in the frames seen"
+    );
+    assert!(
+        report.issues.windows(2).all(|w| w[0].frame <= w[1].frame),
+        "issues are in trace order"
+    );
+    let json = serde_json::to_string(&report);
+    assert!(json.is_ok(), "the report serialises: {json:?}");
 }

@@ -21,7 +21,10 @@
 //!   included), and each immediate-mode vertex;
 //! * **shader instructions**: vertex-shader instructions executed (per vertex, exact) plus
 //!   geometry-shader instructions executed (exact);
-//! * **fragments**: fragments that passed every test and were written (`DrawStats`).
+//! * **fragments**: fragments the rasteriser produced (`DrawStats::fragments_generated`),
+//!   whether or not they passed the tests: a depth-rejected fragment costs about as much as a
+//!   written one, so counting only written ones left full-screen draws that fail the depth test
+//!   bounded by nothing but the draw count.
 //!
 //! A count reaching its limit exhausts the scope: a write or draw is not started once its scope
 //! has used its limit, a draw is truncated to the vertices and instructions left, and vertices,
@@ -31,9 +34,12 @@
 //! remaining command lists, memory fills and transfers (register values are still stored, memory
 //! loads still applied) until the next frame marker; or the same for the rest of the trace.
 //!
-//! The defaults ([`WorkBudget::default`]) are far above what real captures do (a 3DS draws a few
-//! hundred thousand vertices per frame at most) and bound a frame to a few seconds and a trace to
-//! a few minutes of replay on a 2-core desktop.
+//! The defaults ([`WorkBudget::default`]) bound the whole replay of any input of up to
+//! [`TRACE_BUDGET_BASE_BYTES`] (16 MiB) to well under 30 s on a 2-core machine, even for an input
+//! built to exhaust every trace-level limit one after the other (see [`DEFAULT_TRACE_BUDGET`]
+//! for the measurements). Larger inputs get trace limits that grow with their size
+//! ([`WorkBudget::for_input_size`], applied by [`crate::replay::Replay`]), so a long real
+//! capture is not cut at the same point as a small hostile file.
 
 use std::fmt;
 
@@ -188,16 +194,44 @@ pub const DEFAULT_FRAME_BUDGET: WorkCount = WorkCount {
     fragments: 1 << 28,
 };
 
-/// Default limits of a whole trace: 256 Mi writes, 4 Mi draws, 256 Mi vertices, 16 Gi shader
-/// instructions, 16 Gi fragments: hundreds of heavy frames, and a bound of a few minutes on what
-/// a hostile trace can make the replayer do.
+/// Default limits of a whole trace, for an input of up to [`TRACE_BUDGET_BASE_BYTES`]: 64 Mi
+/// writes, 512 Ki draws, 32 Mi vertices, 1 Gi shader instructions, 256 Mi fragments.
+///
+/// Chosen by measurement (issue 18): each limit was run out by a trace built to do nothing but
+/// that work (`tests/tests/hostile_inputs.rs`, `write_hostile_budget_inputs`), timing
+/// `picaview trace info` (release build, CPU time = user + sys, 2-core machine, 2026-11-26):
+///
+/// | resource | worst-case rate | limit | CPU time |
+/// |---|---|---|---|
+/// | writes (a jump loop) | 27 M/s | 2^26 | 2.4 s |
+/// | draws (3-vertex draws) | 156 K/s | 2^19 | 3.4 s |
+/// | vertices (0xFFFFFFFF-vertex draws) | 8.4 M/s | 2^25 | 4.0 s |
+/// | shader instructions (a geometry shader emitting in nested loops) | 190 M/s | 2^30 | 5.7 s |
+/// | fragments (full-screen triangles, written or depth-rejected) | 27-44 M/s | 2^28 | 6-10 s |
+///
+/// An input that runs out of all five one after the other costs at most ~26 s of CPU, so any
+/// input of up to 16 MiB finishes every CLI command in under 30 s. The old defaults (2^34
+/// instructions and fragments) allowed ~90 s of geometry-shader loops and ~10 minutes of
+/// fragments.
+///
+/// What real captures need (estimate): a heavy 3DS frame is ~300 draws, ~30 K vertices, 1-2 M
+/// shader instructions, ~0.5 M fragments and ~10 K writes, ~30 ms of replay. The limits above
+/// let ~500-1,000 such frames replay (8-16 s of 60 fps gameplay; light 2D/UI frames many times
+/// more), which is also about what 30 s of replay allows anyway; a 16 MiB capture rarely holds
+/// more heavy frames than that. Larger captures get proportionally larger limits
+/// ([`WorkBudget::for_input_size`]); anything cut says which `--budget ...-per-trace=N` flag
+/// lets it run further.
 pub const DEFAULT_TRACE_BUDGET: WorkCount = WorkCount {
-    writes: 1 << 28,
-    draws: 1 << 22,
-    vertices: 1 << 28,
-    shader_instructions: 1 << 34,
-    fragments: 1 << 34,
+    writes: 1 << 26,
+    draws: 1 << 19,
+    vertices: 1 << 25,
+    shader_instructions: 1 << 30,
+    fragments: 1 << 28,
 };
+
+/// Input size up to which the trace-level defaults apply as they are; above it they grow in
+/// proportion ([`WorkBudget::for_input_size`]).
+pub const TRACE_BUDGET_BASE_BYTES: u64 = 16 << 20;
 
 /// Limits per submission, frame and trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -322,6 +356,22 @@ impl WorkBudget {
         let resource = BudgetResource::ALL.into_iter().find(|x| x.name() == r)?;
         let scope = BudgetScope::ALL.into_iter().find(|x| x.name() == s)?;
         Some((resource, scope))
+    }
+
+    /// The budget for an input of `bytes` bytes: every trace-level limit still at its default
+    /// is multiplied by `ceil(bytes / TRACE_BUDGET_BASE_BYTES)` (at least 1), so replay time
+    /// stays proportional to the input's size (a 64 MiB capture may run 4x as long as a 16 MiB
+    /// one). Limits set to anything else (`--budget`) are kept as given; submission and frame
+    /// limits never change. Applying it twice changes nothing more.
+    pub fn for_input_size(mut self, bytes: u64) -> Self {
+        let k = bytes.div_ceil(TRACE_BUDGET_BASE_BYTES).max(1);
+        for r in BudgetResource::ALL {
+            let d = DEFAULT_TRACE_BUDGET.get(r);
+            if self.trace.get(r) == d {
+                self.trace.set(r, d.saturating_mul(k));
+            }
+        }
+        self
     }
 
     /// The entries that differ from the defaults, as a specification [`WorkBudget::parse`]
@@ -633,6 +683,31 @@ mod tests {
         assert!(m.stream_blocked(), "the trace scope never resets");
         assert_eq!(m.remaining(BudgetResource::Draws, true), 0);
         assert_eq!(m.remaining(BudgetResource::Vertices, true), u64::MAX);
+    }
+
+    #[test]
+    fn trace_defaults_grow_with_the_input_size_only() {
+        let d = WorkBudget::default();
+        assert_eq!(d.for_input_size(0), d);
+        assert_eq!(d.for_input_size(TRACE_BUDGET_BASE_BYTES), d);
+        let big = d.for_input_size(3 * TRACE_BUDGET_BASE_BYTES - 1);
+        assert_eq!(big.trace.shader_instructions, 3 << 30);
+        assert_eq!(big.trace.fragments, 3 << 28);
+        assert_eq!((big.submission, big.frame), (d.submission, d.frame));
+        // Applying it again (the scaled values are no longer the defaults) changes nothing.
+        assert_eq!(big.for_input_size(3 * TRACE_BUDGET_BASE_BYTES), big);
+        // Limits given explicitly are kept.
+        let mut set =
+            WorkBudget::parse("draws-per-trace=10,fragments-per-trace=unlimited").unwrap();
+        set = set.for_input_size(u64::MAX);
+        assert_eq!(set.trace.draws, 10);
+        assert_eq!(set.trace.fragments, u64::MAX);
+        assert_eq!(
+            set.trace.writes,
+            DEFAULT_TRACE_BUDGET
+                .writes
+                .saturating_mul(u64::MAX / TRACE_BUDGET_BASE_BYTES + 1)
+        );
     }
 
     #[test]

@@ -939,6 +939,13 @@ impl PipelineState {
                     },
                     &mut sink,
                 );
+                // A geometry shader can run up to its per-invocation budget (2^20
+                // instructions) for every vertex of the batch: check after each invocation,
+                // so the draw stops within one invocation of its instruction allowance (the
+                // check below reports it).
+                if gs_instructions > 0 && instructions > p.limits.max_shader_instructions {
+                    break;
+                }
             }
             if shaded < n_shade {
                 break;
@@ -975,7 +982,7 @@ impl PipelineState {
             work: WorkCount {
                 vertices: positions,
                 shader_instructions: instructions,
-                fragments: stats.fragments_written,
+                fragments: stats.fragments_generated,
                 ..WorkCount::default()
             },
         }
@@ -1099,7 +1106,7 @@ impl PipelineState {
                         },
                     );
                     add_pixel_stats(&mut imm.stats, &pixels);
-                    outcome.work.fragments = pixels.stats().fragments_passed;
+                    outcome.work.fragments = pixels.stats().fragments;
                     if let Some(b) = debug {
                         obs.return_debug_buffers(b);
                     }

@@ -391,7 +391,9 @@ impl<S: TraceSource> Replay<S> {
     /// Prepares a replay: validates nothing beyond what the reader did, applies the initial
     /// state (`pica-raster.md` §11.4 step 3).
     pub fn new(trace: CiTrace<S>) -> Self {
-        let (gpu, mem) = initial_state(&trace);
+        let (mut gpu, mem) = initial_state(&trace);
+        // The default trace limits grow with the input's size (crate::budget).
+        gpu.set_work_budget(WorkBudget::default().for_input_size(trace.file_len()));
         let initial = Arc::new((gpu.clone(), mem.clone()));
         Self {
             trace,
@@ -540,7 +542,10 @@ impl<S: TraceSource> Replay<S> {
     /// Sets the work budgets per submission, frame and trace ([`crate::budget`]), from the
     /// initial state on (call it before running or indexing; an index built earlier keeps the
     /// budgets it was built with until it is built again).
+    /// Trace-level limits left at their defaults grow with the input's size
+    /// ([`WorkBudget::for_input_size`]).
     pub fn set_work_budget(&mut self, budget: WorkBudget) {
+        let budget = budget.for_input_size(self.trace.file_len());
         self.gpu.set_work_budget(budget);
         Arc::make_mut(&mut self.initial).0.set_work_budget(budget);
     }

@@ -51,7 +51,7 @@ fn unknown_register() {
 fn register_out_of_range() {
     check(
         "register_out_of_range",
-        &in_main("\tmov r16, r1\n\tmov r0, c96\n\tfor i4\n\t.end"),
+        &in_main("\tmov r16, r1\n\tmov r0, c96\n\tfor i8\n\t.end\n\tmov r0, i5"),
     );
 }
 
@@ -106,7 +106,7 @@ fn relative_addressing_not_allowed() {
 fn bad_register_offset() {
     check(
         "bad_register_offset",
-        &in_main("\tmov r0, c4[-1]\n\tmov r0, c4[a0.x-1]\n\tmov r0, c4[a3+1]\n\tmov r0, c4[1"),
+        &in_main("\tmov r0, c4[-1]\n\tmov r0, c4[a0.x+-2]\n\tmov r0, c4[1"),
     );
 }
 
@@ -281,7 +281,7 @@ fn invalid_mova_destination() {
 fn bad_setemit() {
     check(
         "bad_setemit",
-        ".gsh point c0\n.proc main\n\tsetemit 3\n\tsetemit 0, prim flip\n\temit\n\tend\n.end\n",
+        ".gsh point c0\n.proc main\n\tsetemit 3\n\tsetemit 0, prim, inv\n\temit\n\tend\n.end\n",
     );
 }
 
@@ -321,7 +321,7 @@ fn bad_gsh() {
 fn bad_constants() {
     check(
         "bad_constants",
-        ".constf a(1.0, 2.0, 3.0)\n.constf b(1.0, x, 3.0, 4.0)\n.consti c(1, 2, 3.5, 4)\n.constf d 1, 2, 3, 4\n.setf i0(1, 2, 3, 4)\n.setb b0 maybe\n.proc main\n\tend\n.end\n",
+        ".constf a(1.0, 2.0, 3.0)\n.constf d 1, 2, 3, 4\n.setf i0(1, 2, 3, 4)\n.setb b0 maybe\n.proc main\n\tend\n.end\n",
     );
 }
 

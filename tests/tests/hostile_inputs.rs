@@ -59,14 +59,19 @@ fn fuzz_checks_pass_on_seeds_and_minimised_inputs() {
     for f in &files {
         let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let ext = f.extension().and_then(|e| e.to_str()).unwrap_or("");
+        // Traces of the replay target also go through the linter target's check.
+        fn replay_and_lint(data: &[u8]) {
+            checks::replay(data);
+            checks::linter(data);
+        }
         let check: fn(&[u8]) = if name.starts_with("dvlb-") || ext == "shbin" {
             checks::dvlb
         } else if name.starts_with("asm-") || ext == "pica" || ext == "vsh" {
             checks::asm
         } else if name.starts_with("cmdlist-") || name.contains("cmdlist") {
             checks::cmdlist
-        } else if name.starts_with("replay-") {
-            checks::replay
+        } else if name.starts_with("replay-") || name.starts_with("linter-") {
+            replay_and_lint
         } else if name.starts_with("citrace-") || ext == "ctf" {
             checks::citrace
         } else {
@@ -626,6 +631,53 @@ mod budgets {
         scene.finish().expect("trace")
     }
 
+    /// `frames` frames, each one list of `draws` draws of one triangle covering the whole
+    /// 240x400 top target (96,000 fragments each), the depth test passing always (`reject` =
+    /// false: every fragment is written) or never (`reject` = true: every fragment is generated
+    /// and tested, none written). The list is the same every frame, so the trace stores it once.
+    fn fullscreen_trace(frames: u32, draws: u32, reject: bool) -> Vec<u8> {
+        use picaview_tests::scene::Effect;
+        use picaview_tests::scene::effect::depth_test;
+        let mut scene = Scene::new().expect("scene");
+        let top = scene.top_target().expect("target");
+        let bin = ShaderBinary::assemble(&[("pass.v.pica", PASS_VS)]).expect("shader");
+        let program = ShaderProgram::new(&bin, 0).expect("program");
+        let mut verts = Vec::new();
+        for v in [
+            [-1.0f32, -1.0, -0.5, 1.0],
+            [3.0, -1.0, -0.5, 1.0],
+            [-1.0, 3.0, -0.5, 1.0],
+        ] {
+            verts.extend(v.iter().flat_map(|f| f.to_le_bytes()));
+        }
+        let vbo = scene.vertex_buffer(&verts).expect("vertex buffer");
+        let attrs = AttribLayout::new().loader(0, AttribType::Float, 4);
+        let buffers = BufferLayout::new().buffer(vbo, 16, &[0]);
+        let func = if reject {
+            pica_cmd::regs::framebuffer::CompareFunc::Never
+        } else {
+            pica_cmd::regs::framebuffer::CompareFunc::Always
+        };
+        let effect = Effect {
+            depth: depth_test(true, func, false),
+            ..Effect::ui()
+        };
+        for _ in 0..frames {
+            let mut cmd = scene.command_list();
+            cmd.set_render_target(&top)
+                .bind_program(&program)
+                .set_attributes(&attrs)
+                .set_buffers(&buffers)
+                .set_effect(&effect);
+            for _ in 0..draws {
+                cmd.draw_arrays(PrimitiveTopology::Triangles, 0, 3);
+            }
+            scene.submit(cmd).expect("submit");
+            scene.end_frame();
+        }
+        scene.finish().expect("trace")
+    }
+
     /// Keeps diagnostics only.
     #[derive(Default)]
     struct Diags(Vec<Diagnostic>);
@@ -737,6 +789,90 @@ mod budgets {
         assert!(index.draws.iter().all(|d| d.stats.gs_invocations > 0));
     }
 
+    /// The worst case of issue 18's 30 s target, scaled down: a geometry shader emitting in
+    /// nested loops (262,144 instructions per invocation, 64 invocations per draw) is cut by
+    /// the trace's instruction budget within one invocation of the limit (the draw checks after
+    /// each GS invocation, not after each batch of 64), and the defaults bound it at all.
+    #[test]
+    fn nested_loop_geometry_shader_stops_within_one_invocation_of_the_trace_budget() {
+        let bytes = draws_trace(3, 20, 64, true);
+        const LIMIT: u64 = 3 << 20;
+        let mut r = replay_with(&bytes, &format!("shader-instructions-per-trace={LIMIT}"));
+        let index = r.build_index();
+        let b = budget_diags(index.diagnostics.iter().map(|(_, d)| d));
+        assert_eq!(b.len(), 1, "{b:?}");
+        assert_eq!(
+            (b[0].0, b[0].1),
+            (BudgetScope::Trace, BudgetResource::ShaderInstructions)
+        );
+        let used: u64 = index
+            .draws
+            .iter()
+            .map(|d| d.stats.vs_instructions + d.stats.gs_instructions)
+            .sum();
+        assert!(used >= LIMIT, "{used}");
+        // One invocation is 65,536 x 4 instructions (+ a few); the interpreter caps it at 2^20.
+        assert!(used <= LIMIT + (1 << 20), "overshoot: {used} for {LIMIT}");
+        assert_eq!(
+            index.draws.len(),
+            1,
+            "the first draw alone reaches the limit"
+        );
+        // The defaults bound the trace too (2^30 instructions per frame and per trace).
+        assert_eq!(WorkBudget::default().trace.shader_instructions, 1 << 30);
+    }
+
+    /// Fragments that fail the depth test are charged like written ones: full-screen draws
+    /// that write nothing still end at the fragment budget (before, only written fragments
+    /// counted, so such draws were bounded by the draw count alone).
+    #[test]
+    fn depth_rejected_fragments_count_against_the_fragment_budget() {
+        for reject in [false, true] {
+            let bytes = fullscreen_trace(1, 50, reject);
+            let mut r = replay_with(&bytes, "fragments-per-trace=300000");
+            let index = r.build_index();
+            let b = budget_diags(index.diagnostics.iter().map(|(_, d)| d));
+            assert_eq!(b.len(), 1, "reject {reject}: {b:?}");
+            assert_eq!(
+                (b[0].0, b[0].1),
+                (BudgetScope::Trace, BudgetResource::Fragments)
+            );
+            // 96,000 fragments per draw: the fourth draw reaches 384,000 >= 300,000.
+            assert_eq!(index.draws.len(), 4, "reject {reject}");
+            let written: u64 = index.draws.iter().map(|d| d.stats.fragments_written).sum();
+            assert_eq!(written, if reject { 0 } else { 4 * 96_000 });
+        }
+    }
+
+    /// The trace-level defaults grow with the input's size above 16 MiB; limits given
+    /// explicitly do not.
+    #[test]
+    fn trace_budgets_scale_with_the_input_size() {
+        use gpu_core::budget::{DEFAULT_TRACE_BUDGET, TRACE_BUDGET_BASE_BYTES};
+        let small = draws_trace(1, 1, 3, false);
+        let r = Replay::new(CiTrace::from_bytes(small.clone()).unwrap());
+        assert_eq!(r.work_budget(), WorkBudget::default());
+        // The same trace with 17 MiB of memory loaded: two 16 MiB units.
+        let mut b =
+            pica_cmd::citrace::CiTraceBuilder::from_trace(&mut CiTrace::from_bytes(small).unwrap())
+                .unwrap();
+        b.memory_load(0x2000_0000, &vec![1u8; 17 << 20]).unwrap();
+        let big = b.build().unwrap();
+        assert!(big.len() as u64 > TRACE_BUDGET_BASE_BYTES);
+        let mut r = Replay::new(CiTrace::from_bytes(big).unwrap());
+        assert_eq!(
+            r.work_budget().trace.fragments,
+            2 * DEFAULT_TRACE_BUDGET.fragments
+        );
+        assert_eq!(r.work_budget().frame, WorkBudget::default().frame);
+        r.set_work_budget(WorkBudget::parse("draws-per-trace=7").unwrap());
+        assert_eq!(r.work_budget().trace.draws, 7);
+        assert_eq!(
+            r.work_budget().trace.vertices,
+            2 * DEFAULT_TRACE_BUDGET.vertices
+        );
+    }
+
     /// A chain of more distinct jumps than the loop detector remembers, ending in a jump back
     /// into the chain: an undetected loop, ended by the submission's writes budget with a
     /// diagnostic that says it loops and where.
@@ -805,6 +941,23 @@ mod budgets {
         )
         .unwrap();
         std::fs::write(dir.join("gs_nested.ctf"), draws_trace(4, 200, 64, true)).unwrap();
+        // Enough frames that the trace-level budgets, not the frame ones, end the replay.
+        std::fs::write(dir.join("gs_nested_40.ctf"), draws_trace(40, 200, 64, true)).unwrap();
+        std::fs::write(
+            dir.join("draws_many.ctf"),
+            draws_trace(420, 10_000, 3, false),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("fragments_written.ctf"),
+            fullscreen_trace(80, 3000, false),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("fragments_rejected.ctf"),
+            fullscreen_trace(80, 3000, true),
+        )
+        .unwrap();
         std::fs::write(dir.join("frames1200.ctf"), draws_trace(1200, 6, 36, false)).unwrap();
         let (chain, size) = jump_chain(0x2000_0000, MAX_JUMPS_TRACKED as u32 + 500);
         let mut b =

@@ -824,6 +824,9 @@ impl<'a> Assembler<'a> {
         if let Some(ig) = syn.ignored {
             self.warn(ig, format!("text `{}` after `]` is ignored", ig.text));
         }
+        if let Some((at, note)) = syn.lenient {
+            self.warn(at, note);
+        }
         let offset = syn.bracket.map_or(0, |b| b.offset);
         let idx = u32::from(syn.bracket.map_or(0, |b| b.idx));
         if let Some(&alias) = self.aliases.get(syn.name.text) {
@@ -929,14 +932,24 @@ impl<'a> Assembler<'a> {
             b'v' => (0, 16, "v0-v15"),
             b'r' => (REG_R0, 16, "r0-r15"),
             b'c' => (REG_C0, 96, "c0-c95"),
-            // picasso 2.7.1 accepts i4-i7, which do not exist.
-            b'i' => (REG_I0, 4, "i0-i3"),
+            // picasso 2.7.1 accepts i4-i7, which do not exist (warned below); only `for`/`loop`
+            // and `.alias` can use them, everything else rejects them afterwards.
+            b'i' => (REG_I0, 8, "i0-i3"),
             _ => (REG_B0, 16, "b0-b15"),
         };
         if r.value < 0 || r.value >= i64::from(count) {
             return Err(
                 Problem::new(name, format!("register `{}` does not exist", name.text))
                     .expected(what),
+            );
+        }
+        if letter == b'i' && r.value >= 4 {
+            self.warn(
+                name,
+                format!(
+                    "`{}` does not exist (integer uniforms are i0-i3); picasso 2.7.1 accepts it and writes {} into the instruction's uniform-id field",
+                    name.text, r.value
+                ),
             );
         }
         reg += base;
@@ -1043,9 +1056,11 @@ impl<'a> Assembler<'a> {
             .any(|(i, &a)| regs.iter().skip(i + 1).any(|&b| bad(a, b)))
     }
 
+    /// An integer-uniform operand (`for`/`loop`): i0-i3, and i4-i7 as picasso 2.7.1 accepts them
+    /// (with the warning of [`Self::parse_reg`]).
     fn ireg(&mut self, p: Piece<'a>) -> PResult<'a, Reg> {
         let r = self.parse_reg(p, false)?;
-        if !(REG_I0..REG_I0 + 4).contains(&r.reg) {
+        if !(REG_I0..REG_I0 + 8).contains(&r.reg) {
             return Err(
                 Problem::new(p, format!("`{}` is not an integer uniform", p.text))
                     .expected("i0-i3"),
@@ -1194,8 +1209,15 @@ impl<'a> Assembler<'a> {
     fn float_value(&mut self, p: Piece<'a>) -> PResult<'a, f32> {
         let r = atof(p.text);
         if r.consumed == 0 {
-            return Err(Problem::new(p, format!("invalid number `{}`", p.text))
-                .expected("a floating-point number"));
+            // picasso reads values with C `atof`: no number reads 0.
+            self.warn(
+                p,
+                format!(
+                    "`{}` is not a number: read as 0 (as picasso's atof does)",
+                    p.text
+                ),
+            );
+            return Ok(0.0);
         }
         if r.consumed != p.text.len() {
             let tail = p.from(r.consumed);
@@ -1209,11 +1231,18 @@ impl<'a> Assembler<'a> {
     }
 
     fn int_value(&mut self, p: Piece<'a>) -> PResult<'a, u8> {
-        if p.is_empty() || atoi_len(p.text) != p.text.len() {
-            return Err(Problem::new(p, format!("invalid integer `{}`", p.text))
-                .expected("a decimal integer from 0 to 255"));
-        }
         let v = atoi(p.text);
+        if p.is_empty() || atoi_len(p.text) != p.text.len() {
+            // picasso reads values with C `atoi`: no number reads 0, text after the number
+            // (`3.5`) is ignored.
+            self.warn(
+                p,
+                format!(
+                    "integer `{}` is read as {v} (as picasso's atoi does: no number reads 0, text after the number is ignored)",
+                    p.text
+                ),
+            );
+        }
         if !(-128..=255).contains(&v) {
             self.warn(
                 p,
@@ -1435,7 +1464,7 @@ impl<'a> Assembler<'a> {
                 let r = self.ireg(reg_p)?;
                 self.push_block(BlockKind::For, stmt)?;
                 self.buf
-                    .push(RawInstr::format3(opcode, (r.reg - REG_I0) as u32, 0, 0).0); // ok: 0..4
+                    .push(RawInstr::format3(opcode, (r.reg - REG_I0) as u32, 0, 0).0); // ok: 0..8
             }
             Form::F2 => {
                 let cond_p = Self::arg(cur, stmt, &use_)?;
@@ -1568,9 +1597,16 @@ impl<'a> Assembler<'a> {
                         } else if is("inv") || is("invert") {
                             inv = true;
                         } else {
-                            // picasso prints this as an error but still writes its output.
-                            return Err(Problem::new(flag, format!("unknown setemit flag `{}`", flag.text))
-                                .expected("`prim` (or `primitive`) and/or `inv` (or `invert`), separated by spaces"));
+                            // picasso 2.7.1 prints "unknown setemit flag" but ignores the
+                            // failure: the flag is skipped, the others still count, and the
+                            // output is written.
+                            self.warn(
+                                flag,
+                                format!(
+                                    "unknown setemit flag `{}` is ignored (as picasso 2.7.1 does; the flags are `prim`/`primitive` and `inv`/`invert`)",
+                                    flag.text
+                                ),
+                            );
                         }
                     }
                 }
@@ -1925,23 +1961,33 @@ impl<'a> Assembler<'a> {
                 };
                 let size_p = inner.to(cb).trim();
                 let tail = inner.from(cb + 1);
-                if !tail.is_empty() {
-                    return Err(Problem::new(
+                if !tail.trim().is_empty() {
+                    // picasso 2.7.1 cuts the argument at `]`: what follows is never read.
+                    self.warn(
                         tail,
-                        format!("unexpected text `{}` after `]`", tail.text),
-                    )
-                    .expected("`,` or the end of the line"));
+                        format!(
+                            "text `{}` after `]` is ignored (as picasso does)",
+                            tail.text
+                        ),
+                    );
                 }
                 name = arg.to(ob);
-                if size_p.is_empty()
-                    || atoi_len(size_p.text) != size_p.text.len()
-                    || atoi(size_p.text) < 1
-                {
+                if atoi(size_p.text) < 1 {
                     return Err(Problem::new(
                         size_p,
                         format!("invalid uniform array size `{}`", size_p.text),
                     )
                     .expected("a positive decimal number"));
+                }
+                if atoi_len(size_p.text) != size_p.text.len() {
+                    self.warn(
+                        size_p,
+                        format!(
+                            "array size `{}` is read as {} (as picasso's atoi does: text after the number is ignored)",
+                            size_p.text,
+                            atoi(size_p.text)
+                        ),
+                    );
                 }
                 size = i64::from(atoi(size_p.text));
             }
@@ -2134,12 +2180,21 @@ impl<'a> Assembler<'a> {
             let mut size = -1;
             if !size_p.is_empty() {
                 let v = atoi(size_p.text);
-                if v <= 0 || atoi_len(size_p.text) != size_p.text.len() {
+                if v <= 0 {
                     return Err(Problem::new(
                         size_p,
                         format!("invalid array size `{}`", size_p.text),
                     )
                     .expected("a positive decimal number"));
+                }
+                if atoi_len(size_p.text) != size_p.text.len() {
+                    self.warn(
+                        size_p,
+                        format!(
+                            "array size `{}` is read as {v} (as picasso's atoi does: text after the number is ignored)",
+                            size_p.text
+                        ),
+                    );
                 }
                 size = i64::from(v);
             }
@@ -2747,5 +2802,157 @@ mod tests {
         // dp3: lane w of both sources is free.
         let m = optimize_mask(MASK_D12, op::DP3, 0xF);
         assert_eq!((m >> 4) & 0x1FF, 0x1FF & !(3 << 1));
+    }
+
+    /// Assembles `src` (a vertex shader, or a geometry shader with `.gsh`) and returns the
+    /// whole DVLB and the warnings' messages.
+    fn shbin(src: &str) -> (Vec<u8>, Vec<String>) {
+        match super::super::assemble(&[("t.v.pica", src)]) {
+            Ok(a) => (
+                a.to_shbin(),
+                a.warnings.iter().map(|w| w.message.clone()).collect(),
+            ),
+            Err(e) => panic!("picasso 2.7.1 accepts:\n{src}\n{}", e.render()),
+        }
+    }
+
+    /// `odd` assembles to the bytes of `canonical` (what picasso 2.7.1 makes of it), with a
+    /// warning containing `says`.
+    fn same_as(odd: &str, canonical: &str, says: &str) {
+        let (a, warnings) = shbin(odd);
+        let (b, clean) = shbin(canonical);
+        assert!(clean.is_empty(), "{canonical}: {clean:?}");
+        assert_eq!(a, b, "{odd} vs {canonical}");
+        assert!(
+            warnings.iter().any(|w| w.contains(says)),
+            "{odd}: {warnings:?}"
+        );
+    }
+
+    fn body(instr: &str) -> String {
+        format!(".fvec m[8]\n.out o position\n.proc main\n{instr}\n\tend\n.end\n")
+    }
+
+    /// picasso's `parseReg` reads a bracket with `atoi`: no number is offset 0, text after the
+    /// number is ignored, and an unknown name before `+` means no index register.
+    #[test]
+    fn unreadable_register_offsets_read_as_picasso_does() {
+        for (odd, canonical, says) in [
+            ("mov o, m[abc]", "mov o, m[0]", "read as 0"),
+            ("mov o, m[]", "mov o, m[0]", "read as 0"),
+            ("mov o, m[a0.x-1]", "mov o, m[0]", "read as 0"),
+            ("mov o, m[2x]", "mov o, m[2]", "read as 2"),
+            ("mov o, m[a3+1]", "mov o, m[1]", "not an index register"),
+            ("mov o, m[q + 3]", "mov o, m[3]", "not an index register"),
+            ("mov o, m[a0.y+2z]", "mov o, m[a0.y+2]", "read as 2"),
+            ("mov o, c4[abc]", "mov o, c4", "read as 0"),
+        ] {
+            same_as(&body(odd), &body(canonical), says);
+        }
+    }
+
+    /// `.constf`/`.consti` values go through `atof`/`atoi`: junk reads 0, `3.5` reads 3.
+    #[test]
+    fn constant_values_read_with_atof_and_atoi() {
+        let prog = |c: &str| format!("{c}\n.out o position\n.proc main\n\tmov o, k\n\tend\n.end\n");
+        same_as(
+            &prog(".constf k(1, x, 2, 3)"),
+            &prog(".constf k(1, 0, 2, 3)"),
+            "read as 0",
+        );
+        same_as(
+            &prog(".constf k(1, , 2, 3)"),
+            &prog(".constf k(1, 0, 2, 3)"),
+            "read as 0",
+        );
+        let iprog = |c: &str| {
+            format!("{c}\n.out o position\n.proc main\n\tfor n\n\tnop\n\t.end\n\tend\n.end\n")
+        };
+        same_as(
+            &iprog(".consti n(3.5, 1, abc, 3)"),
+            &iprog(".consti n(3, 1, 0, 3)"),
+            "read as 3",
+        );
+    }
+
+    /// Uniform array sizes are read with `atoi`, and text after `]` in `.fvec` is never read.
+    #[test]
+    fn uniform_sizes_read_with_atoi() {
+        let prog =
+            |d: &str| format!("{d}\n.out o position\n.proc main\n\tmov o, a[3]\n\tend\n.end\n");
+        same_as(&prog(".fvec a[4x]"), &prog(".fvec a[4]"), "read as 4");
+        same_as(&prog(".fvec a[4]junk"), &prog(".fvec a[4]"), "is ignored");
+        let arr = |n: &str| {
+            format!(
+                ".constfa t[{n}]\n.constfa (1, 2, 3, 4)\n.constfa (5, 6, 7, 8)\n.end\n.out o position\n.proc main\n\tmov o, t[1]\n\tend\n.end\n"
+            )
+        };
+        same_as(&arr("2x"), &arr("2"), "read as 2");
+        // Still errors in picasso too: a size that reads 0 or less, garbage after `]` of
+        // `.constfa`.
+        for bad in [".fvec a[x]", ".fvec a[0]"] {
+            assert!(
+                super::super::assemble(&[("t.v.pica", prog(bad).as_str())]).is_err(),
+                "{bad}"
+            );
+        }
+        let garbage = ".constfa t[2]x\n.constfa (1, 2, 3, 4)\n.end\n.proc main\n\tend\n.end\n";
+        assert!(super::super::assemble(&[("t.v.pica", garbage)]).is_err());
+    }
+
+    /// `i4`-`i7` are accepted (warned) where picasso takes an integer uniform: `for i5` writes 5
+    /// into the uniform-id field (bits 22-25), as picasso's `(regId - 0x80) << 22` does.
+    #[test]
+    fn integer_registers_i4_to_i7_encode_as_picasso_does() {
+        let prog = |r: &str| {
+            format!(".out o position\n.proc main\n\tfor {r}\n\tnop\n\t.end\n\tend\n.end\n")
+        };
+        let (_, w) = shbin(&prog("i5"));
+        assert!(w.iter().any(|m| m.contains("`i5` does not exist")), "{w:?}");
+        let word = |r: &str| match super::super::assemble(&[("t.v.pica", prog(r).as_str())]) {
+            Ok(a) => a.program[0],
+            Err(e) => panic!("{}", e.render()),
+        };
+        for n in 4..8u32 {
+            assert_eq!(
+                word(&format!("i{n}")),
+                word(&format!("i{}", n - 4)) | (1 << 24),
+                "i{n}"
+            );
+            assert_eq!((word(&format!("i{n}")) >> 22) & 0xF, n);
+        }
+        // `.alias` takes it too; i8 does not exist for picasso either.
+        let (a, w) = shbin(
+            ".alias cnt i6\n.out o position\n.proc main\n\tfor cnt\n\tnop\n\t.end\n\tend\n.end\n",
+        );
+        assert_eq!(a, shbin(&prog("i6")).0);
+        assert!(!w.is_empty());
+        assert!(super::super::assemble(&[("t.v.pica", prog("i8").as_str())]).is_err());
+    }
+
+    /// An unknown `setemit` flag is reported but ignored (picasso 2.7.1 prints an error and
+    /// still writes its output); the known flags beside it still count.
+    #[test]
+    fn unknown_setemit_flags_are_ignored_like_picasso() {
+        let gs = |s: &str| {
+            format!(
+                ".gsh point c0\n.out o position\n.proc main\n\t{s}\n\tmov o, v0\n\temit\n\tend\n.end\n"
+            )
+        };
+        same_as(
+            &gs("setemit 0, bogus"),
+            &gs("setemit 0"),
+            "unknown setemit flag `bogus`",
+        );
+        same_as(
+            &gs("setemit 2, bogus prim"),
+            &gs("setemit 2, prim"),
+            "`bogus` is ignored",
+        );
+        same_as(
+            &gs("setemit 1, inv what primitive"),
+            &gs("setemit 1, inv prim"),
+            "`what`",
+        );
     }
 }

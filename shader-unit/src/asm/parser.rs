@@ -10,6 +10,12 @@
 //! `[-] name [ '[' (offset | idxreg | idxreg '+' offset) ']' ] [ '.' swizzle ]` where `idxreg` is
 //! `a0.x`/`a0` (1), `a0.y`/`a1` (2) or `aL`/`a2`/`lcnt` (3), `offset` is a non-negative decimal
 //! number and `swizzle` is 1–4 letters of `xyzw`, `rgba` or `stpq` (the last letter repeats).
+//!
+//! Like picasso, the offset is read with C `atoi`, so unreadable offsets are not errors: `c0[abc]`,
+//! `c0[]` and `c0[a0.x-1]` are offset 0 without an index register (`a0.x-1` is not an index
+//! register name and `atoi` reads no number from it), `c0[2x]` is offset 2, and a name before
+//! `+` that is not an index register means no index register (`c0[a3+1]` is `c1`). These are
+//! accepted with a warning ([`RegSyntax::lenient`]); a negative offset is still an error.
 
 use super::lexer::{Piece, atoi, atoi_len};
 
@@ -61,7 +67,7 @@ pub(crate) struct Bracket {
 }
 
 /// A register operand taken apart, before name resolution.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct RegSyntax<'a> {
     /// The whole operand text.
     pub whole: Piece<'a>,
@@ -73,6 +79,8 @@ pub(crate) struct RegSyntax<'a> {
     pub opsrc: u32,
     /// Text between `]` and the swizzle (or the end) that picasso ignores.
     pub ignored: Option<Piece<'a>>,
+    /// Bracket text picasso reads leniently (see the module docs), with what it made of it.
+    pub lenient: Option<(Piece<'a>, String)>,
 }
 
 /// Index-register names (`convertIdxRegName`), ASCII case-insensitive.
@@ -129,22 +137,25 @@ pub(crate) fn mask_from_swizzle(selector: u32, reverse: bool) -> u32 {
 
 const SWIZZLE_EXPECTED: &str = "1 to 4 components from `xyzw`, `rgba` or `stpq`";
 
-/// Reads a decimal offset inside brackets; anything `atoi` would skip is an error.
-fn bracket_offset(p: Piece<'_>) -> PResult<'_, i32> {
+/// Reads a register offset inside brackets the way picasso does, with C `atoi`: leading white
+/// space, an optional sign and decimal digits; no number reads 0 and text after the number is
+/// ignored. Returns the offset and, when picasso's reading is not the plain number written, a
+/// note saying what it read. A negative offset is an error (as in picasso).
+fn bracket_offset(p: Piece<'_>) -> PResult<'_, (i32, Option<String>)> {
     let value = atoi(p.text);
-    if p.is_empty() || atoi_len(p.text) != p.text.len() {
-        return Err(
-            Problem::new(p, format!("invalid register offset `{}`", p.text))
-                .expected("a non-negative decimal number"),
-        );
-    }
     if value < 0 {
         return Err(
             Problem::new(p, format!("negative register offset `{}`", p.text))
                 .expected("a non-negative decimal number (picasso has no negative offsets)"),
         );
     }
-    Ok(value)
+    let note = (p.is_empty() || atoi_len(p.text) != p.text.len()).then(|| {
+        format!(
+            "register offset `{}` is read as {value} (picasso reads it with atoi: no number reads 0, text after the number is ignored)",
+            p.text
+        )
+    });
+    Ok((value, note))
 }
 
 /// Takes a register operand apart. `allow_idx` says whether relative addressing is allowed here.
@@ -156,6 +167,7 @@ pub(crate) fn parse_reg_syntax(whole: Piece<'_>, allow_idx: bool) -> PResult<'_,
     }
     let mut bracket = None;
     let mut ignored = None;
+    let mut lenient = None;
     let (name_end, tail) = match pos.find(b'[') {
         Some(ob) => {
             let after = pos.from(ob + 1);
@@ -185,20 +197,25 @@ pub(crate) fn parse_reg_syntax(whole: Piece<'_>, allow_idx: bool) -> PResult<'_,
                     .expected("a plain register offset such as `[2]`"));
                 }
                 let idx = index_register(idx_name.text);
+                let off_p = inner.from(plus + 1).trim();
+                let (offset, note) = bracket_offset(off_p)?;
                 if idx == 0 {
-                    return Err(Problem::new(
+                    // picasso 2.7.1: an unknown name before `+` gives no index register.
+                    lenient = Some((
                         idx_name,
-                        format!("invalid index register `{}`", idx_name.text),
-                    )
-                    .expected("`a0.x`, `a0.y` or `aL`"));
+                        format!(
+                            "`{}` is not an index register: picasso uses no index register here (offset {offset} only)",
+                            idx_name.text
+                        ),
+                    ));
+                } else if let Some(n) = note {
+                    lenient = Some((off_p, n));
                 }
-                let offset = bracket_offset(inner.from(plus + 1).trim())?;
                 Bracket { idx, offset }
             } else {
-                Bracket {
-                    idx: 0,
-                    offset: bracket_offset(inner)?,
-                }
+                let (offset, note) = bracket_offset(inner)?;
+                lenient = note.map(|n| (inner, n));
+                Bracket { idx: 0, offset }
             };
             bracket = Some(b);
             (ob, after.from(cb + 1))
@@ -233,6 +250,7 @@ pub(crate) fn parse_reg_syntax(whole: Piece<'_>, allow_idx: bool) -> PResult<'_,
         bracket,
         opsrc,
         ignored,
+        lenient,
     })
 }
 
@@ -385,9 +403,38 @@ mod tests {
         let r = parse_reg_syntax(p("neighbors[     1]"), false).unwrap();
         assert_eq!(r.bracket.unwrap().offset, 1);
         assert!(parse_reg_syntax(p("c0[a0.x]"), false).is_err());
-        assert!(parse_reg_syntax(p("c0[a0.x-1]"), true).is_err());
-        assert!(parse_reg_syntax(p("c0[q+1]"), true).is_err());
         assert!(parse_reg_syntax(p("c0[1"), true).is_err());
+        assert!(parse_reg_syntax(p("c0[-1]"), true).is_err());
+        assert!(parse_reg_syntax(p("c0[q+1]"), false).is_err());
+        assert!(
+            parse_reg_syntax(p("c0[1]"), true)
+                .unwrap()
+                .lenient
+                .is_none()
+        );
+        // picasso's atoi reading: no number is 0, text after a number is ignored, an unknown
+        // name before `+` is no index register.
+        for (text, idx, offset) in [
+            ("c0[a0.x-1]", 0, 0),
+            ("c0[abc]", 0, 0),
+            ("c0[]", 0, 0),
+            ("c0[ 2x ]", 0, 2),
+            ("c0[q+1]", 0, 1),
+            ("c0[a3+1]", 0, 1),
+            ("c0[a0.y+2z]", 2, 2),
+            ("c0[+3]", 0, 3),
+        ] {
+            let r = parse_reg_syntax(p(text), true).unwrap();
+            let b = r.bracket.unwrap();
+            assert_eq!((b.idx, b.offset), (idx, offset), "{text}");
+            assert!(r.lenient.is_some(), "{text}");
+        }
+        assert!(
+            parse_reg_syntax(p("r0[abc]"), false)
+                .unwrap()
+                .lenient
+                .is_some()
+        );
         let r = parse_reg_syntax(p("foo.bar.x"), true);
         assert!(r.is_err());
     }
