@@ -394,8 +394,27 @@ impl Checksum {
     pub fn fold_bits(&mut self, outputs: &VertexBatch) {
         for r in 0..16 {
             if let Some(vs) = outputs.reg(r) {
+                // Four vertices per step into 16 independent lanes (lane 4·j + c holds component
+                // c of every fourth vertex), so the wrapping adds vectorise and do not form one
+                // long dependency chain; the lanes are folded back per component at the end.
+                // Wrapping addition is associative and commutative: the result is the same.
+                let mut wide = [0u32; 16];
+                let blocks = vs.chunks_exact(4);
+                let rest = blocks.remainder();
+                for b in blocks {
+                    for (j, v) in b.iter().enumerate() {
+                        for c in 0..4 {
+                            wide[j * 4 + c] = wide[j * 4 + c].wrapping_add(v[c].to_bits());
+                        }
+                    }
+                }
                 let acc = &mut self.bits[r];
-                for v in vs {
+                for j in 0..4 {
+                    for c in 0..4 {
+                        acc[c] = acc[c].wrapping_add(wide[j * 4 + c]);
+                    }
+                }
+                for v in rest {
                     for c in 0..4 {
                         acc[c] = acc[c].wrapping_add(v[c].to_bits());
                     }

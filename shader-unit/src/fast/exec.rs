@@ -631,32 +631,76 @@ impl<const N: usize> Lanes<N> {
             const_safe,
             ..
         } = self;
+        let fin = Fin::of(dst, round);
         let m = dst.mask;
+        // A product with a finite non-zero uniform cannot be 0·inf: plain multiplication then
+        // gives exactly `alu::mul`'s result.
+        let safe = |k: usize| is_safe(a, k, const_safe) || is_safe(b, k, const_safe);
+        {
+            let pl: &[[f32; N]] = planes;
+            let x = |k: usize| src_plane(a, k, pl, &scr[0]);
+            let y = |k: usize| src_plane(b, k, pl, &scr[1]);
+            match op {
+                BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph => {
+                    // ((p0 + p1) + p2) + p3, the reference's order, in one pass over the lanes.
+                    let (x0, x1, x2, x3) = (x(0), x(1), x(2), x(3));
+                    let (y0, y1, y2, y3) = (y(0), y(1), y(2), y(3));
+                    let o = &mut out[0];
+                    let safe3 = safe(0) && safe(1) && safe(2);
+                    match op {
+                        BinaryOp::Dp4 if safe3 && safe(3) => fill(o, fin, |l| {
+                            ((x0[l] * y0[l] + x1[l] * y1[l]) + x2[l] * y2[l]) + x3[l] * y3[l]
+                        }),
+                        BinaryOp::Dp4 => fill(o, fin, |l| {
+                            ((alu::mul(x0[l], y0[l]) + alu::mul(x1[l], y1[l]))
+                                + alu::mul(x2[l], y2[l]))
+                                + alu::mul(x3[l], y3[l])
+                        }),
+                        BinaryOp::Dp3 if safe3 => {
+                            fill(o, fin, |l| (x0[l] * y0[l] + x1[l] * y1[l]) + x2[l] * y2[l])
+                        }
+                        BinaryOp::Dp3 => fill(o, fin, |l| {
+                            (alu::mul(x0[l], y0[l]) + alu::mul(x1[l], y1[l]))
+                                + alu::mul(x2[l], y2[l])
+                        }),
+                        _ => fill(o, fin, |l| {
+                            ((alu::mul(x0[l], y0[l]) + alu::mul(x1[l], y1[l]))
+                                + alu::mul(x2[l], y2[l]))
+                                + alu::mul(1.0, y3[l])
+                        }),
+                    }
+                }
+                _ => {
+                    for c in 0..4 {
+                        if m & (1 << c) == 0 {
+                            continue;
+                        }
+                        let (xs, ys, o) = (x(c), y(c), &mut out[c]);
+                        match op {
+                            BinaryOp::Add => fill(o, fin, |l| xs[l] + ys[l]),
+                            BinaryOp::Mul if safe(c) => fill(o, fin, |l| xs[l] * ys[l]),
+                            BinaryOp::Mul => fill(o, fin, |l| alu::mul(xs[l], ys[l])),
+                            BinaryOp::Sge => fill(o, fin, |l| alu::sge(xs[l], ys[l])),
+                            BinaryOp::Slt => fill(o, fin, |l| alu::slt(xs[l], ys[l])),
+                            BinaryOp::Max => fill(o, fin, |l| alu::max(xs[l], ys[l])),
+                            BinaryOp::Min => fill(o, fin, |l| alu::min(xs[l], ys[l])),
+                            // (1, a.y·b.y, a.z, b.w)
+                            _ => match c {
+                                0 => fill(o, fin, |_| 1.0),
+                                1 => fill(o, fin, |l| alu::mul(xs[l], ys[l])),
+                                2 => fill(o, fin, |l| xs[l]),
+                                _ => fill(o, fin, |l| ys[l]),
+                            },
+                        }
+                    }
+                }
+            }
+        }
         let broadcast = matches!(op, BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph);
-        if broadcast {
-            let v = bin_value(op, 0, a, b, planes, scr, const_safe);
-            for c in 0..4 {
-                if m & (1 << c) != 0 {
-                    store(planes, dst, c, &v, active, all, round);
-                }
-            }
-        } else if dst.direct {
-            for c in 0..4 {
-                if m & (1 << c) != 0 {
-                    let v = bin_value(op, c, a, b, planes, scr, const_safe);
-                    store(planes, dst, c, &v, active, all, round);
-                }
-            }
-        } else {
-            for c in 0..4 {
-                if m & (1 << c) != 0 {
-                    out[c] = bin_value(op, c, a, b, planes, scr, const_safe);
-                }
-            }
-            for c in 0..4 {
-                if m & (1 << c) != 0 {
-                    store(planes, dst, c, &out[c], active, all, round);
-                }
+        for c in 0..4 {
+            if m & (1 << c) != 0 {
+                let v = &out[if broadcast { 0 } else { c }];
+                commit(&mut planes[usize::from(dst.planes[c])], v, active, all);
             }
         }
     }
@@ -678,35 +722,38 @@ impl<const N: usize> Lanes<N> {
         self.prep(b, 1, al);
         self.prep(c, 2, al);
         let Self {
-            planes, scr, out, ..
+            planes,
+            scr,
+            out,
+            const_safe,
+            ..
         } = self;
-        let value = |k: usize, planes: &[[f32; N]]| {
-            let x = src_plane(a, k, planes, &scr[0]);
-            let y = src_plane(b, k, planes, &scr[1]);
-            let z = src_plane(c, k, planes, &scr[2]);
-            let mut o = [0.0; N];
-            for l in 0..N {
-                o[l] = alu::mul(x[l], y[l]) + z[l];
-            }
-            o
-        };
-        if dst.direct {
+        let fin = Fin::of(dst, round);
+        {
+            let pl: &[[f32; N]] = planes;
             for k in 0..4 {
-                if dst.mask & (1 << k) != 0 {
-                    let v = value(k, planes);
-                    store(planes, dst, k, &v, active, all, round);
+                if dst.mask & (1 << k) == 0 {
+                    continue;
+                }
+                let x = src_plane(a, k, pl, &scr[0]);
+                let y = src_plane(b, k, pl, &scr[1]);
+                let z = src_plane(c, k, pl, &scr[2]);
+                let o = &mut out[k];
+                if is_safe(a, k, const_safe) || is_safe(b, k, const_safe) {
+                    fill(o, fin, |l| x[l] * y[l] + z[l]);
+                } else {
+                    fill(o, fin, |l| alu::mul(x[l], y[l]) + z[l]);
                 }
             }
-        } else {
-            for k in 0..4 {
-                if dst.mask & (1 << k) != 0 {
-                    out[k] = value(k, planes);
-                }
-            }
-            for k in 0..4 {
-                if dst.mask & (1 << k) != 0 {
-                    store(planes, dst, k, &out[k], active, all, round);
-                }
+        }
+        for k in 0..4 {
+            if dst.mask & (1 << k) != 0 {
+                commit(
+                    &mut planes[usize::from(dst.planes[k])],
+                    &out[k],
+                    active,
+                    all,
+                );
             }
         }
     }
@@ -732,58 +779,71 @@ impl<const N: usize> Lanes<N> {
             ..
         } = self;
         let m = dst.mask;
+        let fin = Fin::of(dst, round);
         match op {
+            UnaryOp::Mov if fin == Fin::Plain && dst.direct => {
+                // Straight copies from the source planes (or the prepared scratch).
+                for k in 0..4 {
+                    if m & (1 << k) == 0 {
+                        continue;
+                    }
+                    let d = usize::from(dst.planes[k]);
+                    match *a {
+                        SrcSpec::Planes {
+                            planes: p,
+                            neg: false,
+                            flush: false,
+                            ..
+                        } => copy_plane(planes, usize::from(p[k]), d, active, all),
+                        _ => commit(&mut planes[d], &scr[0][k], active, all),
+                    }
+                }
+            }
             UnaryOp::Mov | UnaryOp::Flr => {
-                let value = |k: usize, planes: &[[f32; N]]| {
-                    let x = src_plane(a, k, planes, &scr[0]);
-                    if op == UnaryOp::Mov {
-                        *x
-                    } else {
-                        let mut o = [0.0; N];
-                        for l in 0..N {
-                            o[l] = alu::flr(x[l]);
-                        }
-                        o
-                    }
-                };
-                if dst.direct {
+                {
+                    let pl: &[[f32; N]] = planes;
                     for k in 0..4 {
-                        if m & (1 << k) != 0 {
-                            let v = value(k, planes);
-                            store(planes, dst, k, &v, active, all, round);
+                        if m & (1 << k) == 0 {
+                            continue;
+                        }
+                        let x = src_plane(a, k, pl, &scr[0]);
+                        if op == UnaryOp::Mov {
+                            fill(&mut out[k], fin, |l| x[l]);
+                        } else {
+                            fill(&mut out[k], fin, |l| alu::flr(x[l]));
                         }
                     }
-                } else {
-                    for k in 0..4 {
-                        if m & (1 << k) != 0 {
-                            out[k] = value(k, planes);
-                        }
-                    }
-                    for k in 0..4 {
-                        if m & (1 << k) != 0 {
-                            store(planes, dst, k, &out[k], active, all, round);
-                        }
+                }
+                for k in 0..4 {
+                    if m & (1 << k) != 0 {
+                        commit(
+                            &mut planes[usize::from(dst.planes[k])],
+                            &out[k],
+                            active,
+                            all,
+                        );
                     }
                 }
             }
             UnaryOp::Ex2 | UnaryOp::Lg2 | UnaryOp::Rcp | UnaryOp::Rsq => {
-                let x = src_plane(a, 0, planes, &scr[0]);
-                let f = match op {
-                    UnaryOp::Ex2 => alu::ex2,
-                    UnaryOp::Lg2 => alu::lg2,
-                    UnaryOp::Rcp => alu::rcp,
-                    _ => alu::rsq,
-                };
-                let mut v = [0.0; N];
-                match op {
-                    // Separate loops so the vectorisable ones are not calls through a pointer.
-                    UnaryOp::Rcp => map1(&mut v, x, alu::rcp),
-                    UnaryOp::Rsq => map1(&mut v, x, alu::rsq),
-                    _ => map1(&mut v, x, f),
+                {
+                    let x = src_plane(a, 0, planes, &scr[0]);
+                    let o = &mut out[0];
+                    match op {
+                        UnaryOp::Rcp => fill(o, fin, |l| alu::rcp(x[l])),
+                        UnaryOp::Rsq => fill(o, fin, |l| alu::rsq(x[l])),
+                        UnaryOp::Ex2 => fill(o, fin, |l| alu::ex2(x[l])),
+                        _ => fill(o, fin, |l| alu::lg2(x[l])),
+                    }
                 }
                 for k in 0..4 {
                     if m & (1 << k) != 0 {
-                        store(planes, dst, k, &v, active, all, round);
+                        commit(
+                            &mut planes[usize::from(dst.planes[k])],
+                            &out[0],
+                            active,
+                            all,
+                        );
                     }
                 }
             }
@@ -802,7 +862,10 @@ impl<const N: usize> Lanes<N> {
                 }
                 for k in 0..4 {
                     if m & (1 << k) != 0 {
-                        store(planes, dst, k, &out[k], active, all, round);
+                        let o = &mut out[k];
+                        let v = *o;
+                        fill(o, fin, |l| v[l]);
+                        commit(&mut planes[usize::from(dst.planes[k])], o, active, all);
                     }
                 }
             }
@@ -1023,13 +1086,6 @@ fn view<'a, const N: usize>(
     }
 }
 
-#[inline(always)]
-fn map1<const N: usize>(o: &mut [f32; N], x: &[f32; N], f: impl Fn(f32) -> f32) {
-    for l in 0..N {
-        o[l] = f(x[l]);
-    }
-}
-
 /// Operand lane `lane` of a source: its register plane, or the scratch filled by `prep`.
 #[inline(always)]
 fn src_plane<'a, const N: usize>(
@@ -1047,70 +1103,6 @@ fn src_plane<'a, const N: usize>(
         } => &planes[usize::from(p[lane])],
         _ => &scr[lane],
     }
-}
-
-/// Component `c` of a two-source operation (for DP3/DP4/DPH, the broadcast dot product).
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn bin_value<const N: usize>(
-    op: BinaryOp,
-    c: usize,
-    a: &SrcSpec,
-    b: &SrcSpec,
-    planes: &[[f32; N]],
-    scr: &[[[f32; N]; 4]; 3],
-    const_safe: &[bool],
-) -> [f32; N] {
-    let x = |k: usize| src_plane(a, k, planes, &scr[0]);
-    let y = |k: usize| src_plane(b, k, planes, &scr[1]);
-    // A product with a finite non-zero uniform cannot be 0·inf: plain multiplication then gives
-    // exactly `alu::mul`'s result.
-    let safe = |k: usize| is_safe(a, k, const_safe) || is_safe(b, k, const_safe);
-    let mut o = [0.0; N];
-    match op {
-        BinaryOp::Add => map2(&mut o, x(c), y(c), |p, q| p + q),
-        BinaryOp::Mul if safe(c) => map2(&mut o, x(c), y(c), |p, q| p * q),
-        BinaryOp::Mul => map2(&mut o, x(c), y(c), alu::mul),
-        BinaryOp::Sge => map2(&mut o, x(c), y(c), alu::sge),
-        BinaryOp::Slt => map2(&mut o, x(c), y(c), alu::slt),
-        BinaryOp::Max => map2(&mut o, x(c), y(c), alu::max),
-        BinaryOp::Min => map2(&mut o, x(c), y(c), alu::min),
-        BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph => {
-            // ((p0 + p1) + p2) + p3, the reference's order.
-            let terms = if op == BinaryOp::Dp4 { 4 } else { 3 };
-            for k in 0..terms {
-                let (xs, ys) = (x(k), y(k));
-                match (k == 0, safe(k)) {
-                    (true, true) => map2(&mut o, xs, ys, |p, q| p * q),
-                    (true, false) => map2(&mut o, xs, ys, alu::mul),
-                    (false, true) => {
-                        for l in 0..N {
-                            o[l] += xs[l] * ys[l];
-                        }
-                    }
-                    (false, false) => {
-                        for l in 0..N {
-                            o[l] += alu::mul(xs[l], ys[l]);
-                        }
-                    }
-                }
-            }
-            if op == BinaryOp::Dph {
-                let b3 = y(3);
-                for l in 0..N {
-                    o[l] += alu::mul(1.0, b3[l]);
-                }
-            }
-        }
-        // (1, a.y·b.y, a.z, b.w)
-        BinaryOp::Dst => match c {
-            0 => o = [1.0; N],
-            1 => map2(&mut o, x(1), y(1), alu::mul),
-            2 => o = *x(2),
-            _ => o = *y(3),
-        },
-    }
-    o
 }
 
 /// Whether operand lane `k` of `s` is a splatted uniform that is finite and non-zero.
@@ -1131,47 +1123,82 @@ fn is_safe(s: &SrcSpec, k: usize, const_safe: &[bool]) -> bool {
     }
 }
 
-#[inline(always)]
-fn map2<const N: usize>(o: &mut [f32; N], x: &[f32; N], y: &[f32; N], f: impl Fn(f32, f32) -> f32) {
-    for l in 0..N {
-        o[l] = f(x[l], y[l]);
+/// How a result is finished before it is stored: f24 rounding and/or subnormal flushing (the
+/// reference rounds first, then flushes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fin {
+    Plain,
+    Flush,
+    Round,
+    RoundFlush,
+}
+
+impl Fin {
+    #[inline(always)]
+    fn of(d: &DstSpec, round: bool) -> Fin {
+        let flush = d.flush && (round || !d.clean);
+        match (round, flush) {
+            (false, false) => Fin::Plain,
+            (false, true) => Fin::Flush,
+            (true, false) => Fin::Round,
+            (true, true) => Fin::RoundFlush,
+        }
     }
 }
 
-/// Writes `v` into component `c` of the destination with the optional f24 rounding and flush,
-/// only into active lanes unless `all`.
+/// `o[l] = finish(f(l))` for every lane: the whole operation in one pass over the lanes, with
+/// the finishing step chosen once outside the loop (so each loop vectorises without branches).
 #[inline(always)]
-fn store<const N: usize>(
-    planes: &mut [[f32; N]],
-    d: &DstSpec,
-    c: usize,
-    v: &[f32; N],
-    active: u64,
-    all: bool,
-    round: bool,
-) {
-    let dst = &mut planes[usize::from(d.planes[c])];
-    let flush = d.flush && (round || !d.clean);
-    match (all, round, flush) {
-        (true, false, false) => *dst = *v,
-        (true, false, true) => {
+fn fill<const N: usize>(o: &mut [f32; N], fin: Fin, f: impl Fn(usize) -> f32) {
+    match fin {
+        Fin::Plain => {
             for l in 0..N {
-                dst[l] = alu::flush(v[l]);
+                o[l] = f(l);
             }
         }
-        _ => {
+        Fin::Flush => {
             for l in 0..N {
-                let mut x = v[l];
-                if round {
-                    x = round_to_f24(x);
-                }
-                if flush {
-                    x = alu::flush(x);
-                }
-                if all || active >> l & 1 != 0 {
-                    dst[l] = x;
-                }
+                o[l] = alu::flush(f(l));
+            }
+        }
+        Fin::Round => {
+            for l in 0..N {
+                o[l] = round_to_f24(f(l));
+            }
+        }
+        Fin::RoundFlush => {
+            for l in 0..N {
+                o[l] = alu::flush(round_to_f24(f(l)));
             }
         }
     }
+}
+
+/// Writes `v` into the destination plane, only into active lanes unless `all`.
+#[inline(always)]
+fn commit<const N: usize>(dst: &mut [f32; N], v: &[f32; N], active: u64, all: bool) {
+    if all {
+        *dst = *v;
+    } else {
+        for l in 0..N {
+            if active >> l & 1 != 0 {
+                dst[l] = v[l];
+            }
+        }
+    }
+}
+
+/// Copies plane `s` into plane `d` (active lanes only unless `all`).
+#[inline(always)]
+fn copy_plane<const N: usize>(planes: &mut [[f32; N]], s: usize, d: usize, active: u64, all: bool) {
+    if s == d {
+        return;
+    }
+    let (lo, hi) = planes.split_at_mut(s.max(d));
+    let (src, dst) = if s < d {
+        (&lo[s], &mut hi[0])
+    } else {
+        (&hi[0], &mut lo[d])
+    };
+    commit(dst, src, active, all);
 }
