@@ -78,6 +78,7 @@ mod compile;
 mod exec;
 #[cfg(target_arch = "x86_64")]
 mod simd;
+mod trace;
 
 use crate::decode::Program;
 use crate::interp::{
@@ -86,6 +87,7 @@ use crate::interp::{
 
 use compile::{Compiled, compile};
 use exec::{Abort, ChunkStats, Lanes};
+use trace::{Trace, TraceKey};
 
 /// Lanes per chunk of the default [`FastEngine`] (measured fastest of 8, 16, 32 and 64 on the
 /// bench workloads; see the crate's `shader` bench).
@@ -115,8 +117,13 @@ pub struct FastStats {
     pub compiles: u64,
 }
 
+/// Traces kept per compiled program (distinct uniform/entry/aL keys).
+const TRACES_PER_PROGRAM: usize = 4;
+
 struct CacheEntry {
     compiled: Compiled,
+    /// Straight-line paths for programs without divergent control flow, most recent first.
+    traces: Vec<Trace>,
     /// Bool and int uniforms of the last batch that hit a hazard: with the same control-flow
     /// uniforms the next batch goes straight to the reference interpreter.
     hazard_flow: Option<(u32, u16, [[u8; 4]; 4])>,
@@ -177,6 +184,15 @@ impl Simd {
             .into_iter()
             .filter(|&s| s as u8 <= best as u8)
             .collect()
+    }
+}
+
+/// [`crate::bench::Checksum::fold_bits`] at the best instruction-set level of this CPU.
+pub(crate) fn fold_bits_dispatch(bits: &mut [[u32; 4]; 16], outputs: &crate::interp::VertexBatch) {
+    match Simd::detect() {
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512 | Simd::Avx2 => simd::fold_bits_avx2(bits, outputs),
+        _ => crate::bench::fold_bits_body(bits, outputs),
     }
 }
 
@@ -262,6 +278,7 @@ impl<const N: usize> FastEngineN<N> {
             0,
             CacheEntry {
                 compiled: compile(program, flush),
+                traces: Vec::new(),
                 hazard_flow: None,
             },
         );
@@ -321,10 +338,10 @@ impl<const N: usize> FastEngineN<N> {
         inputs: &VertexBatch,
         outputs: &mut VertexBatch,
     ) -> Result<BatchStats, Abort> {
-        let Some(entry_c) = self.cache.first() else {
+        let Some(entry_c) = self.cache.first_mut() else {
             return Err(Abort::Error);
         };
-        let prog = &entry_c.compiled;
+        let (prog, traces) = (&entry_c.compiled, &mut entry_c.traces);
         let lanes = &mut *self.lanes;
         let total = inputs.len().min(outputs.len());
         let out_mask = outputs.mask();
@@ -336,6 +353,27 @@ impl<const N: usize> FastEngineN<N> {
         while first < total {
             let n = (total - first).min(N);
             lanes.load_inputs(prog, inputs, first, n);
+            let trace = if prog.uniform_flow {
+                let key = TraceKey {
+                    entry,
+                    bools: uniforms.bools(),
+                    ints: uniforms.i,
+                    al0: self.state.al,
+                    budget,
+                };
+                match traces.iter().position(|t| t.key == key) {
+                    Some(i) => Some(i),
+                    None => trace::build(prog, uniforms, key).map(|t| {
+                        if traces.len() == TRACES_PER_PROGRAM {
+                            traces.pop();
+                        }
+                        traces.insert(0, t);
+                        0
+                    }),
+                }
+            } else {
+                None
+            };
             lanes.run_chunk(
                 prog,
                 uniforms,
@@ -344,10 +382,11 @@ impl<const N: usize> FastEngineN<N> {
                 entry,
                 n,
                 self.state.al,
+                trace.and_then(|i| traces.get(i)),
                 &mut stats,
             )?;
-            lanes.finish_chunk(prog, &mut self.state, n, out_mask);
-            lanes.store_outputs(outputs, first, n);
+            lanes.finish_chunk(prog, &mut self.state, n, out_mask, inputs, first, round);
+            lanes.store_outputs(prog, inputs, &self.state, round, outputs, first, n);
             first += n;
         }
         if total > 0 {

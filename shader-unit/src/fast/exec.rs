@@ -28,6 +28,7 @@ use super::compile::{
     C_BASE, Compiled, DstSpec, M_A0X, M_A0Y, M_AL, M_CMPX, M_CMPY, O_BASE, Op, R_BASE, RelIndex,
     SrcSpec, V_FL, V_RAW,
 };
+use super::trace::Trace;
 
 /// Why a chunk could not be finished on the fast path (the caller re-runs the batch serially).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,7 +65,7 @@ struct Warp {
 }
 
 /// What an instruction asks the sequencer to do (as the reference's `Step`).
-enum Step {
+pub(crate) enum Step {
     Next,
     Jump(u32),
     Break(u32),
@@ -96,6 +97,8 @@ pub(crate) struct Lanes<const N: usize> {
     split_chunk: bool,
     /// Written sets and aL of the last finished warp.
     first_done: (u128, u8, i32),
+    /// Output registers whose [`Op::Pass`] ran in the current chunk (bit K = oK).
+    pass_done: u16,
 }
 
 impl<const N: usize> Lanes<N> {
@@ -119,6 +122,7 @@ impl<const N: usize> Lanes<N> {
             finished: 0,
             split_chunk: false,
             first_done: (0, 0, 0),
+            pass_done: 0,
         }
     }
 
@@ -259,11 +263,58 @@ impl<const N: usize> Lanes<N> {
 
     /// Writes `n` vertices' output registers in `outputs.mask()` from the planes.
     #[inline(always)]
-    pub fn store_outputs(&self, outputs: &mut crate::interp::VertexBatch, first: usize, n: usize) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn store_outputs(
+        &self,
+        prog: &Compiled,
+        inputs: &crate::interp::VertexBatch,
+        state: &UnitState,
+        round: bool,
+        outputs: &mut crate::interp::VertexBatch,
+        first: usize,
+        n: usize,
+    ) {
         for r in 0..16 {
             let Some(dst) = outputs.reg_mut(r).and_then(|v| v.get_mut(first..first + n)) else {
                 continue;
             };
+            if self.pass_done & (1 << r) != 0
+                && let Some(j) = prog.pass[r]
+            {
+                let fin = pass_fin(prog, r, round);
+                let fl = prog.flush;
+                match inputs
+                    .reg(usize::from(j))
+                    .and_then(|v| v.get(first..first + n))
+                {
+                    Some(src) => {
+                        match (fl, fin) {
+                            // The usual case (flush mode, MOV): one flush per component.
+                            (true, Fin::Plain) => {
+                                for (d, s) in dst.iter_mut().zip(src) {
+                                    *d = [
+                                        alu::flush(s[0]),
+                                        alu::flush(s[1]),
+                                        alu::flush(s[2]),
+                                        alu::flush(s[3]),
+                                    ];
+                                }
+                            }
+                            (false, Fin::Plain) => dst.copy_from_slice(src),
+                            _ => {
+                                for (d, s) in dst.iter_mut().zip(src) {
+                                    *d = pass_vec(*s, fl, fin);
+                                }
+                            }
+                        }
+                    }
+                    None => {
+                        let v = pass_vec(state.inputs[usize::from(j)], fl, fin);
+                        dst.fill(v);
+                    }
+                }
+                continue;
+            }
             let base = usize::from(O_BASE) + r * 4;
             let Ok(src) = <&[[f32; N]; 4]>::try_from(&self.planes[base..base + 4]) else {
                 continue;
@@ -292,12 +343,17 @@ impl<const N: usize> Lanes<N> {
         entry: u32,
         n: usize,
         al0: i32,
+        trace: Option<&Trace>,
         stats: &mut ChunkStats,
     ) -> Result<(), Abort> {
         let init = if n >= 64 { !0u64 } else { (1u64 << n) - 1 };
         self.warps.clear();
         self.finished = 0;
         self.split_chunk = false;
+        self.pass_done = 0;
+        if let Some(t) = trace {
+            return self.run_trace(prog, t, round, init, stats);
+        }
         self.warps.push(Warp {
             active: init,
             pc: entry,
@@ -343,6 +399,15 @@ impl<const N: usize> Lanes<N> {
                     }
                     Op::Cmp { a, b, ops } => {
                         self.compare(a, b, *ops, w.active, all, w.al);
+                        Step::Next
+                    }
+                    &Op::Pass { reg, .. } => {
+                        // Programs with pass-through outputs have no divergent control flow,
+                        // so the single warp always has every lane.
+                        if !all {
+                            return Err(Abort::Error);
+                        }
+                        self.pass_done |= 1 << (reg & 15);
                         Step::Next
                     }
                     Op::Nop => Step::Next,
@@ -432,6 +497,41 @@ impl<const N: usize> Lanes<N> {
                 };
             }
         }
+        Ok(())
+    }
+
+    /// Runs a chunk along a precomputed [`Trace`]: every lane active, no sequencer.
+    #[inline(always)]
+    fn run_trace(
+        &mut self,
+        prog: &Compiled,
+        t: &Trace,
+        round: bool,
+        init: u64,
+        stats: &mut ChunkStats,
+    ) -> Result<(), Abort> {
+        if let Some(abort) = t.outcome {
+            return Err(abort);
+        }
+        for &(pc, al) in &t.steps {
+            let Some(op) = prog.ops.get(pc as usize) else {
+                return Err(Abort::Error);
+            };
+            match op {
+                Op::Bin { op, dst, a, b } => self.binary(*op, dst, a, b, init, true, al, round),
+                Op::Mad { dst, a, b, c } => self.mad(dst, a, b, c, init, true, al, round),
+                Op::Un { op, dst, a } => self.unary(*op, dst, a, init, true, al, round),
+                Op::Mova { a, mask } => self.mova(a, *mask, init, true, al),
+                Op::Cmp { a, b, ops } => self.compare(a, b, *ops, init, true, al),
+                &Op::Pass { reg, .. } => self.pass_done |= 1 << (reg & 15),
+                _ => {}
+            }
+        }
+        let lanes = u64::from(init.count_ones());
+        stats.instructions += t.count * lanes;
+        stats.unknown += t.unknown * lanes;
+        self.finished = 1;
+        self.first_done = (t.w_ro, t.w_m, t.al_end);
         Ok(())
     }
 
@@ -923,15 +1023,38 @@ impl<const N: usize> Lanes<N> {
     /// `state` (the unit's registers as of the chunk's last vertex), and gives output components
     /// a lane did not write the value the previous vertex left (as the serial unit would).
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub fn finish_chunk(
         &mut self,
         prog: &Compiled,
         state: &mut UnitState,
         n: usize,
         out_mask: u16,
+        inputs: &crate::interp::VertexBatch,
+        first_vertex: usize,
+        round: bool,
     ) {
         if n == 0 {
             return;
+        }
+        // Pass-through outputs: the last vertex's value, from the input batch; their planes
+        // were not written, so they are taken out of the plane bookkeeping below.
+        let mut pass_bits = 0u128;
+        let mut pass = self.pass_done;
+        while pass != 0 {
+            let r = pass.trailing_zeros() as usize;
+            pass &= pass - 1;
+            let Some(j) = prog.pass[r] else {
+                continue;
+            };
+            let (fl, fin) = (prog.flush, pass_fin(prog, r, round));
+            let v = inputs
+                .reg(usize::from(j))
+                .and_then(|v| v.get(first_vertex + n - 1))
+                .copied()
+                .unwrap_or(state.inputs[usize::from(j)]);
+            state.outputs[r] = pass_vec(v, fl, fin);
+            pass_bits |= 15u128 << (64 + r * 4);
         }
         // One warp ran every lane (no divergence): every lane wrote the same components.
         let uniform = !self.split_chunk;
@@ -940,7 +1063,7 @@ impl<const N: usize> Lanes<N> {
             self.lane_m[n - 1] = first.1;
             self.lane_al[n - 1] = self.first_done.2;
         }
-        let mut bits = prog.maywrite_ro;
+        let mut bits = prog.maywrite_ro & !pass_bits;
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
@@ -1037,7 +1160,7 @@ fn rel_index(base: i32, offset: i32) -> usize {
 }
 
 #[inline(always)]
-fn call(flow: &mut FlowStacks, pc: u32, dst: u16, num: u8) -> Step {
+pub(crate) fn call(flow: &mut FlowStacks, pc: u32, dst: u16, num: u8) -> Step {
     if num == 0 {
         return Step::Next;
     }
@@ -1050,7 +1173,7 @@ fn call(flow: &mut FlowStacks, pc: u32, dst: u16, num: u8) -> Step {
 }
 
 #[inline(always)]
-fn branch_if(flow: &mut FlowStacks, taken: bool, dst: u16, num: u8) -> Step {
+pub(crate) fn branch_if(flow: &mut FlowStacks, taken: bool, dst: u16, num: u8) -> Step {
     let dst = u32::from(dst);
     if taken {
         flow.ifs.push(ReturnEntry {
@@ -1121,6 +1244,42 @@ fn is_safe(s: &SrcSpec, k: usize, const_safe: &[bool]) -> bool {
             .unwrap_or(false),
         _ => false,
     }
+}
+
+/// The finishing step of pass-through output `r` (from its first [`Op::Pass`]).
+#[inline(always)]
+fn pass_fin(prog: &Compiled, r: usize, round: bool) -> Fin {
+    prog.ops
+        .iter()
+        .find_map(|op| match op {
+            Op::Pass { reg, dst } if usize::from(*reg) == r => Some(Fin::of(dst, round)),
+            _ => None,
+        })
+        .unwrap_or(Fin::Plain)
+}
+
+/// A pass-through output component: the fetched input (`flush?(x)`), finished as the MOV's
+/// destination would be.
+#[inline(always)]
+fn pass_value(x: f32, fl: bool, fin: Fin) -> f32 {
+    let x = if fl { alu::flush(x) } else { x };
+    match fin {
+        Fin::Plain => x,
+        Fin::Flush => alu::flush(x),
+        Fin::Round => round_to_f24(x),
+        Fin::RoundFlush => alu::flush(round_to_f24(x)),
+    }
+}
+
+/// [`pass_value`] of each component.
+#[inline(always)]
+fn pass_vec(v: [f32; 4], fl: bool, fin: Fin) -> [f32; 4] {
+    [
+        pass_value(v[0], fl, fin),
+        pass_value(v[1], fl, fin),
+        pass_value(v[2], fl, fin),
+        pass_value(v[3], fl, fin),
+    ]
 }
 
 /// How a result is finished before it is stored: f24 rounding and/or subnormal flushing (the
