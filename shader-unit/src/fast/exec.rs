@@ -87,6 +87,10 @@ pub(crate) struct Lanes<const N: usize> {
     /// The same, flushed.
     rows_fl: [[f32; 4]; ROWS],
     gath: [[f32; N]; 4],
+    /// Relative reads: the table row of each lane.
+    gath_ix: [u32; N],
+    /// Relative reads: the gathered rows (vertex-major) before transposition.
+    gath_rows: [[f32; 4]; N],
     warps: Vec<Warp>,
     lane_ro: [u128; N],
     lane_m: [u8; N],
@@ -115,6 +119,8 @@ impl<const N: usize> Lanes<N> {
             rows: [[0.0; 4]; ROWS],
             rows_fl: [[0.0; 4]; ROWS],
             gath: [[0.0; N]; 4],
+            gath_ix: [0; N],
+            gath_rows: [[0.0; 4]; N],
             warps: Vec::with_capacity(N),
             lane_ro: [0; N],
             lane_m: [0; N],
@@ -673,8 +679,17 @@ impl<const N: usize> Lanes<N> {
                         };
                         let direct = !neg && comps == [0, 1, 2, 3];
                         let g = if direct { &mut *scr } else { &mut self.gath };
+                        // Three vectorisable passes: row indices, a 16-byte copy per lane, and
+                        // the transposition into component planes (as for inputs).
+                        let (ix, tmp) = (&mut self.gath_ix, &mut self.gath_rows);
                         for l in 0..N {
-                            let row = rows[rel_index(base, a[l])];
+                            ix[l] = rel_index(base, a[l]) as u32;
+                        }
+                        for l in 0..N {
+                            tmp[l] = rows[(ix[l] as usize).min(ROWS - 1)];
+                        }
+                        for l in 0..N {
+                            let row = tmp[l];
                             g[0][l] = row[0];
                             g[1][l] = row[1];
                             g[2][l] = row[2];
@@ -982,9 +997,15 @@ impl<const N: usize> Lanes<N> {
         for k in 0..2 {
             if mask & (1 << k) != 0 {
                 let (d, x) = (&mut a0[k], va[k]);
-                for l in 0..N {
-                    if all || active >> l & 1 != 0 {
-                        d[l] = alu::mova(x[l]);
+                if all {
+                    for l in 0..N {
+                        d[l] = mova_bits(x[l]);
+                    }
+                } else {
+                    for l in 0..N {
+                        if active >> l & 1 != 0 {
+                            d[l] = mova_bits(x[l]);
+                        }
                     }
                 }
             }
@@ -1246,6 +1267,34 @@ fn is_safe(s: &SrcSpec, k: usize, const_safe: &[bool]) -> bool {
     }
 }
 
+/// [`alu::mova`] (`x as i32`: truncation, saturation at the i32 range, NaN → 0) with integer
+/// operations only, so a loop of it vectorises (LLVM keeps the saturating float conversion
+/// scalar). Equal to `alu::mova` for every input (checked over all 2^32 bit patterns with
+/// `PICAVIEW_MOVA_EXHAUSTIVE=1`, see the test below).
+#[inline(always)]
+fn mova_bits(x: f32) -> i32 {
+    let bits = x.to_bits();
+    let e = (bits >> 23) & 0xFF;
+    let frac = bits & 0x7F_FFFF;
+    let m = frac | 0x80_0000;
+    // |x| = m · 2^(e − 150): shift right below 2^23, left from 2^23 up to 2^31.
+    let right = m >> (150u32.saturating_sub(e)).min(31);
+    let left = m << e.saturating_sub(150).min(7);
+    let mag = if e >= 150 { left } else { right } as i32;
+    let neg = bits >> 31 != 0;
+    let v = if neg { mag.wrapping_neg() } else { mag };
+    let sat = if neg { i32::MIN } else { i32::MAX };
+    let nan = e == 0xFF && frac != 0;
+    // e < 127 (|x| < 1, zero and subnormals included) gives mag = 0 through the right shift.
+    if nan {
+        0
+    } else if e >= 158 {
+        sat
+    } else {
+        v
+    }
+}
+
 /// The finishing step of pass-through output `r` (from its first [`Op::Pass`]).
 #[inline(always)]
 fn pass_fin(prog: &Compiled, r: usize, round: bool) -> Fin {
@@ -1360,4 +1409,62 @@ fn copy_plane<const N: usize>(planes: &mut [[f32; N]], s: usize, d: usize, activ
         (&hi[0], &mut lo[d])
     };
     commit(dst, src, active, all);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `mova_bits` equals the reference conversion on every f32 bit pattern (in strides that
+    /// cover every exponent and sign, plus every edge value).
+    #[test]
+    fn mova_bits_matches_reference_conversion() {
+        let edges = [
+            0.0f32,
+            -0.0,
+            0.5,
+            -0.5,
+            0.999_999_9,
+            1.0,
+            -1.0,
+            127.9,
+            128.0,
+            -128.9,
+            -129.0,
+            8_388_607.5,
+            8_388_608.0,
+            16_777_217.0,
+            2_147_483_520.0,
+            2_147_483_648.0,
+            -2_147_483_648.0,
+            -2_147_483_904.0,
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+            f32::MIN_POSITIVE,
+            f32::from_bits(1),
+            f32::from_bits(0x8000_0001),
+        ];
+        for x in edges {
+            assert_eq!(mova_bits(x), alu::mova(x), "{x:?} ({:#010x})", x.to_bits());
+        }
+        // Every bit pattern with PICAVIEW_MOVA_EXHAUSTIVE=1 (a few seconds in release).
+        let stride = if std::env::var_os("PICAVIEW_MOVA_EXHAUSTIVE").is_some() {
+            1
+        } else {
+            4099
+        };
+        let mut b = 0u32;
+        loop {
+            let x = f32::from_bits(b);
+            assert_eq!(mova_bits(x), alu::mova(x), "{:#010x}", b);
+            match b.checked_add(stride) {
+                Some(n) => b = n,
+                None => break,
+            }
+        }
+    }
 }
