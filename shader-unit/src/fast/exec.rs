@@ -751,71 +751,92 @@ impl<const N: usize> Lanes<N> {
         // A product with a finite non-zero uniform cannot be 0·inf: plain multiplication then
         // gives exactly `alu::mul`'s result.
         let safe = |k: usize| is_safe(a, k, const_safe) || is_safe(b, k, const_safe);
-        {
-            let pl: &[[f32; N]] = planes;
-            let x = |k: usize| src_plane(a, k, pl, &scr[0]);
-            let y = |k: usize| src_plane(b, k, pl, &scr[1]);
-            match op {
-                BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph => {
-                    // ((p0 + p1) + p2) + p3, the reference's order, in one pass over the lanes.
-                    let (x0, x1, x2, x3) = (x(0), x(1), x(2), x(3));
-                    let (y0, y1, y2, y3) = (y(0), y(1), y(2), y(3));
-                    let o = &mut out[0];
-                    let safe3 = safe(0) && safe(1) && safe(2);
-                    match op {
-                        BinaryOp::Dp4 if safe3 && safe(3) => fill(o, fin, |l| {
-                            ((x0[l] * y0[l] + x1[l] * y1[l]) + x2[l] * y2[l]) + x3[l] * y3[l]
-                        }),
-                        BinaryOp::Dp4 => fill(o, fin, |l| {
-                            ((alu::mul(x0[l], y0[l]) + alu::mul(x1[l], y1[l]))
-                                + alu::mul(x2[l], y2[l]))
-                                + alu::mul(x3[l], y3[l])
-                        }),
-                        BinaryOp::Dp3 if safe3 => {
-                            fill(o, fin, |l| (x0[l] * y0[l] + x1[l] * y1[l]) + x2[l] * y2[l])
+        if matches!(op, BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph) {
+            let safe_all = safe(0) && safe(1) && safe(2) && (op != BinaryOp::Dp4 || safe(3));
+            let first = m.trailing_zeros() as usize;
+            // Straight into the first destination plane when no operand plane is that plane.
+            let mut done = None;
+            if all && first < 4 {
+                let d = usize::from(dst.planes[first]);
+                if let Some((dp, sp)) = split_dst(planes, d)
+                    && let (Some(xs), Some(ys)) =
+                        (views_split(a, &sp, &scr[0]), views_split(b, &sp, &scr[1]))
+                {
+                    dot(op, dp, xs, ys, fin, safe_all);
+                    done = Some(d);
+                }
+            }
+            match done {
+                Some(d) => {
+                    for c in first + 1..4 {
+                        if m & (1 << c) != 0 {
+                            copy_plane(planes, d, usize::from(dst.planes[c]), active, true);
                         }
-                        BinaryOp::Dp3 => fill(o, fin, |l| {
-                            (alu::mul(x0[l], y0[l]) + alu::mul(x1[l], y1[l]))
-                                + alu::mul(x2[l], y2[l])
-                        }),
-                        _ => fill(o, fin, |l| {
-                            ((alu::mul(x0[l], y0[l]) + alu::mul(x1[l], y1[l]))
-                                + alu::mul(x2[l], y2[l]))
-                                + alu::mul(1.0, y3[l])
-                        }),
                     }
                 }
-                _ => {
+                None => {
+                    {
+                        let pl: &[[f32; N]] = planes;
+                        let xs = view(a, pl, &scr[0]);
+                        let ys = view(b, pl, &scr[1]);
+                        dot(op, &mut out[0], xs, ys, fin, safe_all);
+                    }
                     for c in 0..4 {
-                        if m & (1 << c) == 0 {
-                            continue;
-                        }
-                        let (xs, ys, o) = (x(c), y(c), &mut out[c]);
-                        match op {
-                            BinaryOp::Add => fill(o, fin, |l| xs[l] + ys[l]),
-                            BinaryOp::Mul if safe(c) => fill(o, fin, |l| xs[l] * ys[l]),
-                            BinaryOp::Mul => fill(o, fin, |l| alu::mul(xs[l], ys[l])),
-                            BinaryOp::Sge => fill(o, fin, |l| alu::sge(xs[l], ys[l])),
-                            BinaryOp::Slt => fill(o, fin, |l| alu::slt(xs[l], ys[l])),
-                            BinaryOp::Max => fill(o, fin, |l| alu::max(xs[l], ys[l])),
-                            BinaryOp::Min => fill(o, fin, |l| alu::min(xs[l], ys[l])),
-                            // (1, a.y·b.y, a.z, b.w)
-                            _ => match c {
-                                0 => fill(o, fin, |_| 1.0),
-                                1 => fill(o, fin, |l| alu::mul(xs[l], ys[l])),
-                                2 => fill(o, fin, |l| xs[l]),
-                                _ => fill(o, fin, |l| ys[l]),
-                            },
+                        if m & (1 << c) != 0 {
+                            commit(
+                                &mut planes[usize::from(dst.planes[c])],
+                                &out[0],
+                                active,
+                                all,
+                            );
                         }
                     }
                 }
             }
+            return;
         }
-        let broadcast = matches!(op, BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph);
+        if all && dst.direct {
+            // Component by component straight into the destination planes; a component whose
+            // operand is its own destination plane goes through scratch.
+            for c in 0..4 {
+                if m & (1 << c) == 0 {
+                    continue;
+                }
+                let d = usize::from(dst.planes[c]);
+                let sc = safe(c);
+                if let Some((dp, sp)) = split_dst(planes, d)
+                    && let (Some(xs), Some(ys)) =
+                        (src_split(a, c, &sp, &scr[0]), src_split(b, c, &sp, &scr[1]))
+                {
+                    elementwise(op, c, dp, xs, ys, fin, sc);
+                    continue;
+                }
+                {
+                    let pl: &[[f32; N]] = planes;
+                    let (xs, ys) = (src_plane(a, c, pl, &scr[0]), src_plane(b, c, pl, &scr[1]));
+                    elementwise(op, c, &mut out[c], xs, ys, fin, sc);
+                }
+                planes[d] = out[c];
+            }
+            return;
+        }
+        {
+            let pl: &[[f32; N]] = planes;
+            for c in 0..4 {
+                if m & (1 << c) != 0 {
+                    let (xs, ys) = (src_plane(a, c, pl, &scr[0]), src_plane(b, c, pl, &scr[1]));
+                    elementwise(op, c, &mut out[c], xs, ys, fin, safe(c));
+                }
+            }
+        }
         for c in 0..4 {
             if m & (1 << c) != 0 {
-                let v = &out[if broadcast { 0 } else { c }];
-                commit(&mut planes[usize::from(dst.planes[c])], v, active, all);
+                commit(
+                    &mut planes[usize::from(dst.planes[c])],
+                    &out[c],
+                    active,
+                    all,
+                );
             }
         }
     }
@@ -844,31 +865,52 @@ impl<const N: usize> Lanes<N> {
             ..
         } = self;
         let fin = Fin::of(dst, round);
-        {
-            let pl: &[[f32; N]] = planes;
-            for k in 0..4 {
-                if dst.mask & (1 << k) == 0 {
-                    continue;
-                }
+        let kernel = |o: &mut [f32; N], x: &[f32; N], y: &[f32; N], z: &[f32; N], safe: bool| {
+            if safe {
+                fill(o, fin, |l| x[l] * y[l] + z[l]);
+            } else {
+                fill(o, fin, |l| alu::mul(x[l], y[l]) + z[l]);
+            }
+        };
+        let direct = all && dst.direct;
+        for k in 0..4 {
+            if dst.mask & (1 << k) == 0 {
+                continue;
+            }
+            let safe = is_safe(a, k, const_safe) || is_safe(b, k, const_safe);
+            let d = usize::from(dst.planes[k]);
+            if direct
+                && let Some((dp, sp)) = split_dst(planes, d)
+                && let (Some(x), Some(y), Some(z)) = (
+                    src_split(a, k, &sp, &scr[0]),
+                    src_split(b, k, &sp, &scr[1]),
+                    src_split(c, k, &sp, &scr[2]),
+                )
+            {
+                kernel(dp, x, y, z, safe);
+                continue;
+            }
+            {
+                let pl: &[[f32; N]] = planes;
                 let x = src_plane(a, k, pl, &scr[0]);
                 let y = src_plane(b, k, pl, &scr[1]);
                 let z = src_plane(c, k, pl, &scr[2]);
-                let o = &mut out[k];
-                if is_safe(a, k, const_safe) || is_safe(b, k, const_safe) {
-                    fill(o, fin, |l| x[l] * y[l] + z[l]);
-                } else {
-                    fill(o, fin, |l| alu::mul(x[l], y[l]) + z[l]);
-                }
+                kernel(&mut out[k], x, y, z, safe);
+            }
+            if direct {
+                planes[d] = out[k];
             }
         }
-        for k in 0..4 {
-            if dst.mask & (1 << k) != 0 {
-                commit(
-                    &mut planes[usize::from(dst.planes[k])],
-                    &out[k],
-                    active,
-                    all,
-                );
+        if !direct {
+            for k in 0..4 {
+                if dst.mask & (1 << k) != 0 {
+                    commit(
+                        &mut planes[usize::from(dst.planes[k])],
+                        &out[k],
+                        active,
+                        all,
+                    );
+                }
             }
         }
     }
@@ -915,28 +957,41 @@ impl<const N: usize> Lanes<N> {
                 }
             }
             UnaryOp::Mov | UnaryOp::Flr => {
-                {
-                    let pl: &[[f32; N]] = planes;
-                    for k in 0..4 {
-                        if m & (1 << k) == 0 {
-                            continue;
-                        }
-                        let x = src_plane(a, k, pl, &scr[0]);
-                        if op == UnaryOp::Mov {
-                            fill(&mut out[k], fin, |l| x[l]);
-                        } else {
-                            fill(&mut out[k], fin, |l| alu::flr(x[l]));
-                        }
+                let kernel = |o: &mut [f32; N], x: &[f32; N]| {
+                    if op == UnaryOp::Mov {
+                        fill(o, fin, |l| x[l]);
+                    } else {
+                        fill(o, fin, |l| alu::flr(x[l]));
+                    }
+                };
+                let direct = all && dst.direct;
+                for k in 0..4 {
+                    if m & (1 << k) == 0 {
+                        continue;
+                    }
+                    let d = usize::from(dst.planes[k]);
+                    if direct
+                        && let Some((dp, sp)) = split_dst(planes, d)
+                        && let Some(x) = src_split(a, k, &sp, &scr[0])
+                    {
+                        kernel(dp, x);
+                        continue;
+                    }
+                    kernel(&mut out[k], src_plane(a, k, planes, &scr[0]));
+                    if direct {
+                        planes[d] = out[k];
                     }
                 }
-                for k in 0..4 {
-                    if m & (1 << k) != 0 {
-                        commit(
-                            &mut planes[usize::from(dst.planes[k])],
-                            &out[k],
-                            active,
-                            all,
-                        );
+                if !direct {
+                    for k in 0..4 {
+                        if m & (1 << k) != 0 {
+                            commit(
+                                &mut planes[usize::from(dst.planes[k])],
+                                &out[k],
+                                active,
+                                all,
+                            );
+                        }
                     }
                 }
             }
@@ -1264,6 +1319,134 @@ fn is_safe(s: &SrcSpec, k: usize, const_safe: &[bool]) -> bool {
             .copied()
             .unwrap_or(false),
         _ => false,
+    }
+}
+
+/// The register planes other than a destination plane `d` (so operands can be read while `d`
+/// is written).
+struct Split<'a, const N: usize> {
+    lo: &'a [[f32; N]],
+    hi: &'a [[f32; N]],
+    d: usize,
+}
+
+impl<'a, const N: usize> Split<'a, N> {
+    /// Plane `i`, or `None` when it is the destination plane.
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<&'a [f32; N]> {
+        if i < self.d {
+            self.lo.get(i)
+        } else if i > self.d {
+            self.hi.get(i - self.d - 1)
+        } else {
+            None
+        }
+    }
+}
+
+/// Plane `d` mutably and the other planes shared (`None` if `d` is out of range, which
+/// compiled destinations never are).
+#[inline(always)]
+fn split_dst<const N: usize>(
+    planes: &mut [[f32; N]],
+    d: usize,
+) -> Option<(&mut [f32; N], Split<'_, N>)> {
+    let (lo, rest) = planes.split_at_mut(d.min(planes.len()));
+    let (dp, hi) = rest.split_first_mut()?;
+    Some((dp, Split { lo, hi, d }))
+}
+
+/// Operand lane `k` of `s` from split planes (`None` if it is the destination plane).
+#[inline(always)]
+fn src_split<'a, const N: usize>(
+    s: &SrcSpec,
+    k: usize,
+    sp: &Split<'a, N>,
+    scr: &'a [[f32; N]; 4],
+) -> Option<&'a [f32; N]> {
+    match *s {
+        SrcSpec::Planes {
+            planes: p,
+            neg: false,
+            flush: false,
+            ..
+        } => sp.get(usize::from(p[k])),
+        _ => Some(&scr[k]),
+    }
+}
+
+/// All four operand lanes of `s` from split planes (`None` if one is the destination plane).
+#[inline(always)]
+fn views_split<'a, const N: usize>(
+    s: &SrcSpec,
+    sp: &Split<'a, N>,
+    scr: &'a [[f32; N]; 4],
+) -> Option<[&'a [f32; N]; 4]> {
+    Some([
+        src_split(s, 0, sp, scr)?,
+        src_split(s, 1, sp, scr)?,
+        src_split(s, 2, sp, scr)?,
+        src_split(s, 3, sp, scr)?,
+    ])
+}
+
+/// DP3/DP4/DPH into `o`: ((p0 + p1) + p2) + p3, the reference's order, in one pass.
+#[inline(always)]
+fn dot<const N: usize>(
+    op: BinaryOp,
+    o: &mut [f32; N],
+    x: [&[f32; N]; 4],
+    y: [&[f32; N]; 4],
+    fin: Fin,
+    safe: bool,
+) {
+    let [x0, x1, x2, x3] = x;
+    let [y0, y1, y2, y3] = y;
+    match op {
+        BinaryOp::Dp4 if safe => fill(o, fin, |l| {
+            ((x0[l] * y0[l] + x1[l] * y1[l]) + x2[l] * y2[l]) + x3[l] * y3[l]
+        }),
+        BinaryOp::Dp4 => fill(o, fin, |l| {
+            ((alu::mul(x0[l], y0[l]) + alu::mul(x1[l], y1[l])) + alu::mul(x2[l], y2[l]))
+                + alu::mul(x3[l], y3[l])
+        }),
+        BinaryOp::Dp3 if safe => fill(o, fin, |l| (x0[l] * y0[l] + x1[l] * y1[l]) + x2[l] * y2[l]),
+        BinaryOp::Dp3 => fill(o, fin, |l| {
+            (alu::mul(x0[l], y0[l]) + alu::mul(x1[l], y1[l])) + alu::mul(x2[l], y2[l])
+        }),
+        _ => fill(o, fin, |l| {
+            ((alu::mul(x0[l], y0[l]) + alu::mul(x1[l], y1[l])) + alu::mul(x2[l], y2[l]))
+                + alu::mul(1.0, y3[l])
+        }),
+    }
+}
+
+/// Component `c` of a component-wise two-source operation into `o`.
+#[inline(always)]
+fn elementwise<const N: usize>(
+    op: BinaryOp,
+    c: usize,
+    o: &mut [f32; N],
+    xs: &[f32; N],
+    ys: &[f32; N],
+    fin: Fin,
+    safe: bool,
+) {
+    match op {
+        BinaryOp::Add => fill(o, fin, |l| xs[l] + ys[l]),
+        BinaryOp::Mul if safe => fill(o, fin, |l| xs[l] * ys[l]),
+        BinaryOp::Mul => fill(o, fin, |l| alu::mul(xs[l], ys[l])),
+        BinaryOp::Sge => fill(o, fin, |l| alu::sge(xs[l], ys[l])),
+        BinaryOp::Slt => fill(o, fin, |l| alu::slt(xs[l], ys[l])),
+        BinaryOp::Max => fill(o, fin, |l| alu::max(xs[l], ys[l])),
+        BinaryOp::Min => fill(o, fin, |l| alu::min(xs[l], ys[l])),
+        // (1, a.y·b.y, a.z, b.w); DP3/DP4/DPH go through `dot`.
+        _ => match c {
+            0 => fill(o, fin, |_| 1.0),
+            1 => fill(o, fin, |l| alu::mul(xs[l], ys[l])),
+            2 => fill(o, fin, |l| xs[l]),
+            _ => fill(o, fin, |l| ys[l]),
+        },
     }
 }
 
