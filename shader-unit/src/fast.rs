@@ -115,6 +115,10 @@ pub struct FastStats {
     pub splits: u64,
     /// Programs compiled.
     pub compiles: u64,
+    /// Chunks run along a straight-line trace (programs without divergent control flow).
+    pub traced_chunks: u64,
+    /// Output registers of a chunk written straight from the input batch (pass-through MOVs).
+    pub pass_outputs: u64,
 }
 
 /// Traces kept per compiled program (distinct uniform/entry/aL keys).
@@ -385,6 +389,8 @@ impl<const N: usize> FastEngineN<N> {
                 trace.and_then(|i| traces.get(i)),
                 &mut stats,
             )?;
+            self.stats.traced_chunks += u64::from(trace.is_some());
+            self.stats.pass_outputs += u64::from(lanes.pass_done().count_ones());
             lanes.finish_chunk(prog, &mut self.state, n, out_mask, inputs, first, round);
             lanes.store_outputs(prog, inputs, &self.state, round, outputs, first, n);
             first += n;

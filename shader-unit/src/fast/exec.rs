@@ -337,6 +337,11 @@ impl<const N: usize> Lanes<N> {
         }
     }
 
+    /// Output registers written by pass-through MOVs in the last chunk (bit K = oK).
+    pub fn pass_done(&self) -> u16 {
+        self.pass_done
+    }
+
     /// Runs lanes `0..n` from `entry` to END. `al0` is aL at the start (the carried value).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
