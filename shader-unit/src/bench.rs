@@ -402,7 +402,7 @@ impl Checksum {
 /// The body of [`Checksum::fold_bits`], inlined into one copy per instruction-set level.
 #[inline(always)]
 pub(crate) fn fold_bits_body(bits: &mut [[u32; 4]; 16], outputs: &VertexBatch) {
-    for r in 0..16 {
+    for (r, acc) in bits.iter_mut().enumerate() {
         if let Some(vs) = outputs.reg(r) {
             // Four vertices per step into 16 independent lanes (lane 4·j + c holds component
             // c of every fourth vertex), so the wrapping adds vectorise and do not form one
@@ -418,7 +418,6 @@ pub(crate) fn fold_bits_body(bits: &mut [[u32; 4]; 16], outputs: &VertexBatch) {
                     }
                 }
             }
-            let acc = &mut bits[r];
             for j in 0..4 {
                 for c in 0..4 {
                     acc[c] = acc[c].wrapping_add(wide[j * 4 + c]);

@@ -20,6 +20,21 @@
 //!   ([`crate::interp::alu`]), so every edge case (0·inf, NaN ordering in MAX/MIN, flushing,
 //!   f24 rounding) is the same bit for bit; no FMA contraction, no reassociation, no approximate
 //!   reciprocals. Relative addressing gathers per lane from a 128-entry uniform table.
+//! - **One pass per operation**: each operation is a single loop over the lanes that reads its
+//!   operand planes, computes, applies the f24 finishing (flush/round, chosen once outside the
+//!   loop) and writes the destination plane directly when no operand is that plane (otherwise
+//!   through scratch). Products with a finite non-zero uniform skip the 0·inf fix-up. MOVA's
+//!   float→int conversion uses integer operations so it vectorises; relative reads compute the
+//!   row indices, copy one 16-byte row per lane and transpose (three vectorised passes).
+//! - **Straight-line traces** (`trace`): a program without IFC/CALLC/JMPC/BREAKC takes the same
+//!   path on every lane, determined by the entry point, bool/int uniforms, the carried aL and
+//!   the budget. That path (the arithmetic operations with the aL in effect, the counts, the
+//!   written sets, the outcome) is simulated once with the reference's sequencer and cached per
+//!   program (4 keys); chunks then run it without per-instruction sequencing or hazard checks.
+//! - **Pass-through outputs**: in such programs, `MOV oK.xyzw, vJ` (identity swizzle, no
+//!   negation) where every writer of oK is that same MOV is not executed on planes; the chunk
+//!   records that it ran and the outputs are written straight from the input batch
+//!   (`flush?(vJ)`), skipping two transpositions.
 //! - **Control flow** uses the reference's [`FlowStacks`](crate::interp::FlowStacks) per warp
 //!   (lanes on a common path): uniform branches cost nothing per lane, divergent conditions on
 //!   cmp split the warp (see `exec`). Stack depths, overflow and priorities are therefore the
