@@ -391,19 +391,48 @@ impl Default for Checksum {
 impl Checksum {
     /// Adds every vertex of `outputs` (a batch carrying the written output registers) to `bits`.
     #[inline]
+    ///
+    /// The loop is compiled for the CPU's best instruction-set level (as the fast engine's lane
+    /// loops, see [`crate::fast::Simd`]); the result does not depend on it.
     pub fn fold_bits(&mut self, outputs: &VertexBatch) {
-        for r in 0..16 {
-            if let Some(vs) = outputs.reg(r) {
-                let acc = &mut self.bits[r];
-                for v in vs {
+        crate::fast::fold_bits_dispatch(&mut self.bits, outputs);
+    }
+}
+
+/// The body of [`Checksum::fold_bits`], inlined into one copy per instruction-set level.
+#[inline(always)]
+pub(crate) fn fold_bits_body(bits: &mut [[u32; 4]; 16], outputs: &VertexBatch) {
+    for (r, acc) in bits.iter_mut().enumerate() {
+        if let Some(vs) = outputs.reg(r) {
+            // Four vertices per step into 16 independent lanes (lane 4·j + c holds component
+            // c of every fourth vertex), so the wrapping adds vectorise and do not form one
+            // long dependency chain; the lanes are folded back per component at the end.
+            // Wrapping addition is associative and commutative: the result is the same.
+            let mut wide = [0u32; 16];
+            let blocks = vs.chunks_exact(4);
+            let rest = blocks.remainder();
+            for b in blocks {
+                for (j, v) in b.iter().enumerate() {
                     for c in 0..4 {
-                        acc[c] = acc[c].wrapping_add(v[c].to_bits());
+                        wide[j * 4 + c] = wide[j * 4 + c].wrapping_add(v[c].to_bits());
                     }
+                }
+            }
+            for j in 0..4 {
+                for c in 0..4 {
+                    acc[c] = acc[c].wrapping_add(wide[j * 4 + c]);
+                }
+            }
+            for v in rest {
+                for c in 0..4 {
+                    acc[c] = acc[c].wrapping_add(v[c].to_bits());
                 }
             }
         }
     }
+}
 
+impl Checksum {
     /// Adds every vertex of `outputs` to the f64 sums (vertex order preserved per lane).
     pub fn fold_sum(&mut self, outputs: &VertexBatch) {
         for r in 0..16 {

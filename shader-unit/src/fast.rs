@@ -20,6 +20,21 @@
 //!   ([`crate::interp::alu`]), so every edge case (0·inf, NaN ordering in MAX/MIN, flushing,
 //!   f24 rounding) is the same bit for bit; no FMA contraction, no reassociation, no approximate
 //!   reciprocals. Relative addressing gathers per lane from a 128-entry uniform table.
+//! - **One pass per operation**: each operation is a single loop over the lanes that reads its
+//!   operand planes, computes, applies the f24 finishing (flush/round, chosen once outside the
+//!   loop) and writes the destination plane directly when no operand is that plane (otherwise
+//!   through scratch). Products with a finite non-zero uniform skip the 0·inf fix-up. MOVA's
+//!   float→int conversion uses integer operations so it vectorises; relative reads compute the
+//!   row indices, copy one 16-byte row per lane and transpose (three vectorised passes).
+//! - **Straight-line traces** (`trace`): a program without IFC/CALLC/JMPC/BREAKC takes the same
+//!   path on every lane, determined by the entry point, bool/int uniforms, the carried aL and
+//!   the budget. That path (the arithmetic operations with the aL in effect, the counts, the
+//!   written sets, the outcome) is simulated once with the reference's sequencer and cached per
+//!   program (4 keys); chunks then run it without per-instruction sequencing or hazard checks.
+//! - **Pass-through outputs**: in such programs, `MOV oK.xyzw, vJ` (identity swizzle, no
+//!   negation) where every writer of oK is that same MOV is not executed on planes; the chunk
+//!   records that it ran and the outputs are written straight from the input batch
+//!   (`flush?(vJ)`), skipping two transpositions.
 //! - **Control flow** uses the reference's [`FlowStacks`](crate::interp::FlowStacks) per warp
 //!   (lanes on a common path): uniform branches cost nothing per lane, divergent conditions on
 //!   cmp split the warp (see `exec`). Stack depths, overflow and priorities are therefore the
@@ -78,6 +93,7 @@ mod compile;
 mod exec;
 #[cfg(target_arch = "x86_64")]
 mod simd;
+mod trace;
 
 use crate::decode::Program;
 use crate::interp::{
@@ -86,6 +102,7 @@ use crate::interp::{
 
 use compile::{Compiled, compile};
 use exec::{Abort, ChunkStats, Lanes};
+use trace::{Trace, TraceKey};
 
 /// Lanes per chunk of the default [`FastEngine`] (measured fastest of 8, 16, 32 and 64 on the
 /// bench workloads; see the crate's `shader` bench).
@@ -113,10 +130,19 @@ pub struct FastStats {
     pub splits: u64,
     /// Programs compiled.
     pub compiles: u64,
+    /// Chunks run along a straight-line trace (programs without divergent control flow).
+    pub traced_chunks: u64,
+    /// Output registers of a chunk written straight from the input batch (pass-through MOVs).
+    pub pass_outputs: u64,
 }
+
+/// Traces kept per compiled program (distinct uniform/entry/aL keys).
+const TRACES_PER_PROGRAM: usize = 4;
 
 struct CacheEntry {
     compiled: Compiled,
+    /// Straight-line paths for programs without divergent control flow, most recent first.
+    traces: Vec<Trace>,
     /// Bool and int uniforms of the last batch that hit a hazard: with the same control-flow
     /// uniforms the next batch goes straight to the reference interpreter.
     hazard_flow: Option<(u32, u16, [[u8; 4]; 4])>,
@@ -177,6 +203,15 @@ impl Simd {
             .into_iter()
             .filter(|&s| s as u8 <= best as u8)
             .collect()
+    }
+}
+
+/// [`crate::bench::Checksum::fold_bits`] at the best instruction-set level of this CPU.
+pub(crate) fn fold_bits_dispatch(bits: &mut [[u32; 4]; 16], outputs: &crate::interp::VertexBatch) {
+    match Simd::detect() {
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512 | Simd::Avx2 => simd::fold_bits_avx2(bits, outputs),
+        _ => crate::bench::fold_bits_body(bits, outputs),
     }
 }
 
@@ -262,6 +297,7 @@ impl<const N: usize> FastEngineN<N> {
             0,
             CacheEntry {
                 compiled: compile(program, flush),
+                traces: Vec::new(),
                 hazard_flow: None,
             },
         );
@@ -321,10 +357,10 @@ impl<const N: usize> FastEngineN<N> {
         inputs: &VertexBatch,
         outputs: &mut VertexBatch,
     ) -> Result<BatchStats, Abort> {
-        let Some(entry_c) = self.cache.first() else {
+        let Some(entry_c) = self.cache.first_mut() else {
             return Err(Abort::Error);
         };
-        let prog = &entry_c.compiled;
+        let (prog, traces) = (&entry_c.compiled, &mut entry_c.traces);
         let lanes = &mut *self.lanes;
         let total = inputs.len().min(outputs.len());
         let out_mask = outputs.mask();
@@ -336,6 +372,27 @@ impl<const N: usize> FastEngineN<N> {
         while first < total {
             let n = (total - first).min(N);
             lanes.load_inputs(prog, inputs, first, n);
+            let trace = if prog.uniform_flow {
+                let key = TraceKey {
+                    entry,
+                    bools: uniforms.bools(),
+                    ints: uniforms.i,
+                    al0: self.state.al,
+                    budget,
+                };
+                match traces.iter().position(|t| t.key == key) {
+                    Some(i) => Some(i),
+                    None => trace::build(prog, uniforms, key).map(|t| {
+                        if traces.len() == TRACES_PER_PROGRAM {
+                            traces.pop();
+                        }
+                        traces.insert(0, t);
+                        0
+                    }),
+                }
+            } else {
+                None
+            };
             lanes.run_chunk(
                 prog,
                 uniforms,
@@ -344,10 +401,13 @@ impl<const N: usize> FastEngineN<N> {
                 entry,
                 n,
                 self.state.al,
+                trace.and_then(|i| traces.get(i)),
                 &mut stats,
             )?;
-            lanes.finish_chunk(prog, &mut self.state, n, out_mask);
-            lanes.store_outputs(outputs, first, n);
+            self.stats.traced_chunks += u64::from(trace.is_some());
+            self.stats.pass_outputs += u64::from(lanes.pass_done().count_ones());
+            lanes.finish_chunk(prog, &mut self.state, n, out_mask, inputs, first, round);
+            lanes.store_outputs(prog, inputs, &self.state, round, outputs, first, n);
             first += n;
         }
         if total > 0 {

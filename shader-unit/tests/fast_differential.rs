@@ -993,3 +993,132 @@ fn one_engine_switching_programs_matches_the_reference() {
         assert!(fast.stats().fast_batches > 20, "{:?}", fast.stats());
     }
 }
+
+// ----- pass-through outputs and straight-line traces -----
+
+fn mov(dst: DstReg, mask: u8, src: Src) -> Instr {
+    Instr::Unary {
+        op: UnaryOp::Mov,
+        dst: Dst { reg: dst, mask },
+        src,
+        desc: 0,
+    }
+}
+
+/// Outputs that are plain copies of inputs (`MOV oK, vJ`, written straight from the input
+/// batch) and programs without divergent control flow (run along a cached trace): with the
+/// copy skipped by a uniform branch, repeated, next to other writers of the same output,
+/// inputs the batch does not carry, outputs it does not store, negated and swizzled copies
+/// (which are not pass-throughs), a LOOP with aL-relative reads, every flush/round mode and
+/// edge-case inputs.
+#[test]
+fn pass_through_outputs_and_traces_match_the_reference() {
+    let plain = |r| Src::plain(SrcReg::Input(r));
+    let neg = Src {
+        negate: true,
+        ..plain(4)
+    };
+    let swizzled = Src {
+        swizzle: [1, 2, 3, 0],
+        ..plain(5)
+    };
+    let rel = Src {
+        rel: RelAddr::AL,
+        ..Src::plain(SrcReg::Const(2))
+    };
+    let instrs = [
+        // 0: IFU b0 then {1: mov o0, v0} else {2: mov o6, v1}
+        Instr::IfU {
+            b: 0,
+            dst: 2,
+            num: 1,
+        },
+        mov(DstReg::Output(0), 0xF, plain(0)),
+        mov(DstReg::Output(6), 0xF, plain(1)),
+        // 3, 4: the same copy twice
+        mov(DstReg::Output(1), 0xF, plain(3)),
+        mov(DstReg::Output(1), 0xF, plain(3)),
+        // 5, 6: a copy and a partial write of the same output (not a pass-through)
+        mov(DstReg::Output(2), 0xF, plain(2)),
+        mov(DstReg::Output(2), 0b0100, plain(0)),
+        // 7, 8: negated and swizzled copies
+        mov(DstReg::Output(3), 0xF, neg),
+        mov(DstReg::Output(4), 0xF, swizzled),
+        // 9: r0 = v0; 10: LOOP i1 { 11: add r0, c2[aL], r0 }; 12: mov o5, r0
+        mov(DstReg::Temp(0), 0xF, plain(0)),
+        Instr::Loop {
+            i: 1,
+            dst: 11,
+            num: 0,
+        },
+        Instr::Binary {
+            op: BinaryOp::Add,
+            dst: Dst {
+                reg: DstReg::Temp(0),
+                mask: 0xF,
+            },
+            src1: rel,
+            src2: Src::plain(SrcReg::Temp(0)),
+            inverted: false,
+            desc: 0,
+        },
+        mov(DstReg::Output(5), 0xF, Src::plain(SrcReg::Temp(0))),
+        // 13: a copy from an input the batches may not carry
+        mov(DstReg::Output(7), 0xF, plain(9)),
+        Instr::End,
+    ];
+    let mut instrs = instrs;
+    // One operand descriptor per instruction.
+    for (i, ins) in instrs.iter_mut().enumerate() {
+        if let Instr::Unary { desc, .. } | Instr::Binary { desc, .. } = ins {
+            *desc = i as u8;
+        }
+    }
+    let (code, descs) = encode_program(&instrs).unwrap();
+    let program = Program::new(&code, &descs);
+    let mut rng = Rng(0x9A55_7412);
+    let (mut fast_batches, mut traced, mut passed) = (0, 0, 0);
+    for case_no in 0..60 {
+        let edges = rng.chance(70);
+        let mut uniforms = random_uniforms(&mut rng, edges);
+        uniforms.b[0] = case_no % 2 == 0;
+        // Short loops from aL = 0..8 so the relative reads stay in c2..c20.
+        uniforms.i[1] = [rng.below(4) as u8, rng.below(8) as u8, 1, 0];
+        let start = random_state(&mut rng, edges);
+        let in_mask = match case_no % 3 {
+            0 => 0x3FF,
+            1 => 0x3F,
+            _ => rng.below(0x10000) as u16,
+        };
+        let out_mask = if case_no % 4 == 3 {
+            rng.below(0x10000) as u16
+        } else {
+            0xFF
+        };
+        let batches = random_batches(&mut rng, in_mask, edges);
+        let config = ExecConfig {
+            flush: case_no % 5 != 1,
+            round_f24: case_no % 7 == 3,
+            ..ExecConfig::default()
+        };
+        let case = Case {
+            program: &program,
+            uniforms: &uniforms,
+            entry: 0,
+            config,
+            start: &start,
+            batches: &batches,
+            out_mask,
+        };
+        let s = check(&case, &|| {
+            format!(
+                "case {case_no}, config {config:?}, in {in_mask:#x}, out {out_mask:#x}\n{}",
+                listing(&program)
+            )
+        });
+        fast_batches += s.fast_batches;
+        traced += s.traced_chunks;
+        passed += s.pass_outputs;
+    }
+    assert!(fast_batches > 0 && traced > 0 && passed > 0);
+}

@@ -148,6 +148,17 @@ pub(crate) enum Op {
         dst: DstSpec,
         a: SrcSpec,
     },
+    /// `MOV oK.xyzw, vJ` (identity swizzle, no negation) in a program without divergent
+    /// control flow, where every writer of oK is such a MOV from the same vJ: the lane executor
+    /// only records that it ran, and the outputs are written straight from the input batch
+    /// (`flush?(v)`, then `dst`'s finishing) without going through planes. See
+    /// [`Compiled::pass`].
+    Pass {
+        /// Output register K.
+        reg: u8,
+        /// The destination (for the finishing step in rounding mode).
+        dst: DstSpec,
+    },
     /// MOVA; `mask` bit 0 = a0.x, bit 1 = a0.y.
     Mova { a: SrcSpec, mask: u8 },
     /// CMP.
@@ -243,6 +254,12 @@ pub(crate) struct Compiled {
     pub r_read: u64,
     /// Some operand uses relative addressing.
     pub uses_rel: bool,
+    /// Pass-through outputs: `pass[K] = Some(J)` when every writer of oK is an [`Op::Pass`]
+    /// from vJ (its value is `flush?(vJ)`, read through the flushing fetch in flush mode).
+    pub pass: [Option<u8>; 16],
+    /// No IFC/CALLC/JMPC/BREAKC: every lane of a chunk follows the same path (see
+    /// [`super::trace`]).
+    pub uniform_flow: bool,
 }
 
 impl Compiled {
@@ -535,6 +552,43 @@ pub(crate) fn compile(program: &Program, flush: bool) -> Compiled {
             serial_only = true;
         }
     }
+    // Pass-through outputs (see `Op::Pass`): only without divergent control flow, so every
+    // instruction runs on all lanes of a chunk at once.
+    let divergent = instrs.iter().any(|i| {
+        matches!(
+            i,
+            Instr::IfC { .. } | Instr::CallC { .. } | Instr::JmpC { .. } | Instr::BreakC { .. }
+        )
+    });
+    let mut pass: [Option<u8>; 16] = [None; 16];
+    if !divergent && !serial_only {
+        // Per output register: Some(Some(J)) while every writer so far is a pass MOV from vJ,
+        // Some(None) once some other writer was seen.
+        let mut seen: [Option<Option<u8>>; 16] = [None; 16];
+        for instr in instrs {
+            let (ro, _, _) = writes(instr);
+            let outs = (ro >> 64) as u64;
+            if outs == 0 {
+                continue;
+            }
+            let cand = pass_candidate(instr);
+            for (k, seen_k) in seen.iter_mut().enumerate() {
+                if outs >> (k * 4) & 15 == 0 {
+                    continue;
+                }
+                *seen_k = match (*seen_k, cand) {
+                    (None, Some((o, j))) if usize::from(o) == k => Some(Some(j)),
+                    (Some(Some(prev)), Some((o, j))) if usize::from(o) == k && prev == j => {
+                        Some(Some(j))
+                    }
+                    _ => Some(None),
+                };
+            }
+        }
+        for (p, s) in pass.iter_mut().zip(seen) {
+            *p = s.flatten();
+        }
+    }
     // UNVERIFIED-free note: CMP's codes 6/7 read the old flag only when the reference is
     // configured to leave it unchanged.
     let cmp_reads_old = alu::CMP_UNKNOWN_OP_RESULT.is_none();
@@ -620,6 +674,13 @@ pub(crate) fn compile(program: &Program, flush: bool) -> Compiled {
             } => {
                 if lanes_of(dst.mask) == 0 && op != UnaryOp::Litp {
                     Op::Nop
+                } else if let Some((k, _)) = pass_candidate(instr)
+                    && pass[usize::from(k)].is_some()
+                {
+                    let mut d = b.dst(dst.reg, dst.mask, true);
+                    d.clean = true;
+                    d.direct = true;
+                    Op::Pass { reg: k, dst: d }
                 } else {
                     let mut d = b.dst(dst.reg, dst.mask, true);
                     let sa = b.src(src, used[0], true);
@@ -708,5 +769,33 @@ pub(crate) fn compile(program: &Program, flush: bool) -> Compiled {
         v_fl_read: b.v_fl_read,
         r_read,
         uses_rel,
+        pass,
+        uniform_flow: !divergent,
+    }
+}
+
+/// `(K, J)` when `instr` is `MOV oK.xyzw, vJ` with the identity swizzle and no negation.
+fn pass_candidate(instr: &Instr) -> Option<(u8, u8)> {
+    match *instr {
+        Instr::Unary {
+            op: UnaryOp::Mov,
+            dst:
+                crate::decode::Dst {
+                    reg: DstReg::Output(k),
+                    mask: 0b1111,
+                },
+            ref src,
+            ..
+        } if src.swizzle == [0, 1, 2, 3]
+            && !src.negate
+            && src.rel == RelAddr::None
+            && matches!(src.reg, SrcReg::Input(_)) =>
+        {
+            match src.reg {
+                SrcReg::Input(j) => Some((k & 15, j & 15)),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }

@@ -28,6 +28,7 @@ use super::compile::{
     C_BASE, Compiled, DstSpec, M_A0X, M_A0Y, M_AL, M_CMPX, M_CMPY, O_BASE, Op, R_BASE, RelIndex,
     SrcSpec, V_FL, V_RAW,
 };
+use super::trace::Trace;
 
 /// Why a chunk could not be finished on the fast path (the caller re-runs the batch serially).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,7 +65,7 @@ struct Warp {
 }
 
 /// What an instruction asks the sequencer to do (as the reference's `Step`).
-enum Step {
+pub(crate) enum Step {
     Next,
     Jump(u32),
     Break(u32),
@@ -86,6 +87,10 @@ pub(crate) struct Lanes<const N: usize> {
     /// The same, flushed.
     rows_fl: [[f32; 4]; ROWS],
     gath: [[f32; N]; 4],
+    /// Relative reads: the table row of each lane.
+    gath_ix: [u32; N],
+    /// Relative reads: the gathered rows (vertex-major) before transposition.
+    gath_rows: [[f32; 4]; N],
     warps: Vec<Warp>,
     lane_ro: [u128; N],
     lane_m: [u8; N],
@@ -96,6 +101,8 @@ pub(crate) struct Lanes<const N: usize> {
     split_chunk: bool,
     /// Written sets and aL of the last finished warp.
     first_done: (u128, u8, i32),
+    /// Output registers whose [`Op::Pass`] ran in the current chunk (bit K = oK).
+    pass_done: u16,
 }
 
 impl<const N: usize> Lanes<N> {
@@ -112,6 +119,8 @@ impl<const N: usize> Lanes<N> {
             rows: [[0.0; 4]; ROWS],
             rows_fl: [[0.0; 4]; ROWS],
             gath: [[0.0; N]; 4],
+            gath_ix: [0; N],
+            gath_rows: [[0.0; 4]; N],
             warps: Vec::with_capacity(N),
             lane_ro: [0; N],
             lane_m: [0; N],
@@ -119,6 +128,7 @@ impl<const N: usize> Lanes<N> {
             finished: 0,
             split_chunk: false,
             first_done: (0, 0, 0),
+            pass_done: 0,
         }
     }
 
@@ -259,11 +269,58 @@ impl<const N: usize> Lanes<N> {
 
     /// Writes `n` vertices' output registers in `outputs.mask()` from the planes.
     #[inline(always)]
-    pub fn store_outputs(&self, outputs: &mut crate::interp::VertexBatch, first: usize, n: usize) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn store_outputs(
+        &self,
+        prog: &Compiled,
+        inputs: &crate::interp::VertexBatch,
+        state: &UnitState,
+        round: bool,
+        outputs: &mut crate::interp::VertexBatch,
+        first: usize,
+        n: usize,
+    ) {
         for r in 0..16 {
             let Some(dst) = outputs.reg_mut(r).and_then(|v| v.get_mut(first..first + n)) else {
                 continue;
             };
+            if self.pass_done & (1 << r) != 0
+                && let Some(j) = prog.pass[r]
+            {
+                let fin = pass_fin(prog, r, round);
+                let fl = prog.flush;
+                match inputs
+                    .reg(usize::from(j))
+                    .and_then(|v| v.get(first..first + n))
+                {
+                    Some(src) => {
+                        match (fl, fin) {
+                            // The usual case (flush mode, MOV): one flush per component.
+                            (true, Fin::Plain) => {
+                                for (d, s) in dst.iter_mut().zip(src) {
+                                    *d = [
+                                        alu::flush(s[0]),
+                                        alu::flush(s[1]),
+                                        alu::flush(s[2]),
+                                        alu::flush(s[3]),
+                                    ];
+                                }
+                            }
+                            (false, Fin::Plain) => dst.copy_from_slice(src),
+                            _ => {
+                                for (d, s) in dst.iter_mut().zip(src) {
+                                    *d = pass_vec(*s, fl, fin);
+                                }
+                            }
+                        }
+                    }
+                    None => {
+                        let v = pass_vec(state.inputs[usize::from(j)], fl, fin);
+                        dst.fill(v);
+                    }
+                }
+                continue;
+            }
             let base = usize::from(O_BASE) + r * 4;
             let Ok(src) = <&[[f32; N]; 4]>::try_from(&self.planes[base..base + 4]) else {
                 continue;
@@ -280,6 +337,11 @@ impl<const N: usize> Lanes<N> {
         }
     }
 
+    /// Output registers written by pass-through MOVs in the last chunk (bit K = oK).
+    pub fn pass_done(&self) -> u16 {
+        self.pass_done
+    }
+
     /// Runs lanes `0..n` from `entry` to END. `al0` is aL at the start (the carried value).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
@@ -292,12 +354,17 @@ impl<const N: usize> Lanes<N> {
         entry: u32,
         n: usize,
         al0: i32,
+        trace: Option<&Trace>,
         stats: &mut ChunkStats,
     ) -> Result<(), Abort> {
         let init = if n >= 64 { !0u64 } else { (1u64 << n) - 1 };
         self.warps.clear();
         self.finished = 0;
         self.split_chunk = false;
+        self.pass_done = 0;
+        if let Some(t) = trace {
+            return self.run_trace(prog, t, round, init, stats);
+        }
         self.warps.push(Warp {
             active: init,
             pc: entry,
@@ -343,6 +410,15 @@ impl<const N: usize> Lanes<N> {
                     }
                     Op::Cmp { a, b, ops } => {
                         self.compare(a, b, *ops, w.active, all, w.al);
+                        Step::Next
+                    }
+                    &Op::Pass { reg, .. } => {
+                        // Programs with pass-through outputs have no divergent control flow,
+                        // so the single warp always has every lane.
+                        if !all {
+                            return Err(Abort::Error);
+                        }
+                        self.pass_done |= 1 << (reg & 15);
                         Step::Next
                     }
                     Op::Nop => Step::Next,
@@ -432,6 +508,41 @@ impl<const N: usize> Lanes<N> {
                 };
             }
         }
+        Ok(())
+    }
+
+    /// Runs a chunk along a precomputed [`Trace`]: every lane active, no sequencer.
+    #[inline(always)]
+    fn run_trace(
+        &mut self,
+        prog: &Compiled,
+        t: &Trace,
+        round: bool,
+        init: u64,
+        stats: &mut ChunkStats,
+    ) -> Result<(), Abort> {
+        if let Some(abort) = t.outcome {
+            return Err(abort);
+        }
+        for &(pc, al) in &t.steps {
+            let Some(op) = prog.ops.get(pc as usize) else {
+                return Err(Abort::Error);
+            };
+            match op {
+                Op::Bin { op, dst, a, b } => self.binary(*op, dst, a, b, init, true, al, round),
+                Op::Mad { dst, a, b, c } => self.mad(dst, a, b, c, init, true, al, round),
+                Op::Un { op, dst, a } => self.unary(*op, dst, a, init, true, al, round),
+                Op::Mova { a, mask } => self.mova(a, *mask, init, true, al),
+                Op::Cmp { a, b, ops } => self.compare(a, b, *ops, init, true, al),
+                &Op::Pass { reg, .. } => self.pass_done |= 1 << (reg & 15),
+                _ => {}
+            }
+        }
+        let lanes = u64::from(init.count_ones());
+        stats.instructions += t.count * lanes;
+        stats.unknown += t.unknown * lanes;
+        self.finished = 1;
+        self.first_done = (t.w_ro, t.w_m, t.al_end);
         Ok(())
     }
 
@@ -573,8 +684,17 @@ impl<const N: usize> Lanes<N> {
                         };
                         let direct = !neg && comps == [0, 1, 2, 3];
                         let g = if direct { &mut *scr } else { &mut self.gath };
+                        // Three vectorisable passes: row indices, a 16-byte copy per lane, and
+                        // the transposition into component planes (as for inputs).
+                        let (ix, tmp) = (&mut self.gath_ix, &mut self.gath_rows);
                         for l in 0..N {
-                            let row = rows[rel_index(base, a[l])];
+                            ix[l] = rel_index(base, a[l]) as u32;
+                        }
+                        for l in 0..N {
+                            tmp[l] = rows[(ix[l] as usize).min(ROWS - 1)];
+                        }
+                        for l in 0..N {
+                            let row = tmp[l];
                             g[0][l] = row[0];
                             g[1][l] = row[1];
                             g[2][l] = row[2];
@@ -631,32 +751,97 @@ impl<const N: usize> Lanes<N> {
             const_safe,
             ..
         } = self;
+        let fin = Fin::of(dst, round);
         let m = dst.mask;
-        let broadcast = matches!(op, BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph);
-        if broadcast {
-            let v = bin_value(op, 0, a, b, planes, scr, const_safe);
-            for c in 0..4 {
-                if m & (1 << c) != 0 {
-                    store(planes, dst, c, &v, active, all, round);
+        // A product with a finite non-zero uniform cannot be 0·inf: plain multiplication then
+        // gives exactly `alu::mul`'s result.
+        let safe = |k: usize| is_safe(a, k, const_safe) || is_safe(b, k, const_safe);
+        if matches!(op, BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph) {
+            let safe_all = safe(0) && safe(1) && safe(2) && (op != BinaryOp::Dp4 || safe(3));
+            let first = m.trailing_zeros() as usize;
+            // Straight into the first destination plane when no operand plane is that plane.
+            let mut done = None;
+            if all && first < 4 {
+                let d = usize::from(dst.planes[first]);
+                if let Some((dp, sp)) = split_dst(planes, d)
+                    && let (Some(xs), Some(ys)) =
+                        (views_split(a, &sp, &scr[0]), views_split(b, &sp, &scr[1]))
+                {
+                    dot(op, dp, xs, ys, fin, safe_all);
+                    done = Some(d);
                 }
             }
-        } else if dst.direct {
-            for c in 0..4 {
-                if m & (1 << c) != 0 {
-                    let v = bin_value(op, c, a, b, planes, scr, const_safe);
-                    store(planes, dst, c, &v, active, all, round);
+            match done {
+                Some(d) => {
+                    for c in first + 1..4 {
+                        if m & (1 << c) != 0 {
+                            copy_plane(planes, d, usize::from(dst.planes[c]), active, true);
+                        }
+                    }
+                }
+                None => {
+                    {
+                        let pl: &[[f32; N]] = planes;
+                        let xs = view(a, pl, &scr[0]);
+                        let ys = view(b, pl, &scr[1]);
+                        dot(op, &mut out[0], xs, ys, fin, safe_all);
+                    }
+                    for c in 0..4 {
+                        if m & (1 << c) != 0 {
+                            commit(
+                                &mut planes[usize::from(dst.planes[c])],
+                                &out[0],
+                                active,
+                                all,
+                            );
+                        }
+                    }
                 }
             }
-        } else {
+            return;
+        }
+        if all && dst.direct {
+            // Component by component straight into the destination planes; a component whose
+            // operand is its own destination plane goes through scratch.
+            for c in 0..4 {
+                if m & (1 << c) == 0 {
+                    continue;
+                }
+                let d = usize::from(dst.planes[c]);
+                let sc = safe(c);
+                if let Some((dp, sp)) = split_dst(planes, d)
+                    && let (Some(xs), Some(ys)) =
+                        (src_split(a, c, &sp, &scr[0]), src_split(b, c, &sp, &scr[1]))
+                {
+                    elementwise(op, c, dp, xs, ys, fin, sc);
+                    continue;
+                }
+                {
+                    let pl: &[[f32; N]] = planes;
+                    let (xs, ys) = (src_plane(a, c, pl, &scr[0]), src_plane(b, c, pl, &scr[1]));
+                    elementwise(op, c, &mut out[c], xs, ys, fin, sc);
+                }
+                planes[d] = out[c];
+            }
+            return;
+        }
+        {
+            let pl: &[[f32; N]] = planes;
             for c in 0..4 {
                 if m & (1 << c) != 0 {
-                    out[c] = bin_value(op, c, a, b, planes, scr, const_safe);
+                    let (xs, ys) = (src_plane(a, c, pl, &scr[0]), src_plane(b, c, pl, &scr[1]));
+                    elementwise(op, c, &mut out[c], xs, ys, fin, safe(c));
                 }
             }
-            for c in 0..4 {
-                if m & (1 << c) != 0 {
-                    store(planes, dst, c, &out[c], active, all, round);
-                }
+        }
+        for c in 0..4 {
+            if m & (1 << c) != 0 {
+                commit(
+                    &mut planes[usize::from(dst.planes[c])],
+                    &out[c],
+                    active,
+                    all,
+                );
             }
         }
     }
@@ -678,34 +863,58 @@ impl<const N: usize> Lanes<N> {
         self.prep(b, 1, al);
         self.prep(c, 2, al);
         let Self {
-            planes, scr, out, ..
+            planes,
+            scr,
+            out,
+            const_safe,
+            ..
         } = self;
-        let value = |k: usize, planes: &[[f32; N]]| {
-            let x = src_plane(a, k, planes, &scr[0]);
-            let y = src_plane(b, k, planes, &scr[1]);
-            let z = src_plane(c, k, planes, &scr[2]);
-            let mut o = [0.0; N];
-            for l in 0..N {
-                o[l] = alu::mul(x[l], y[l]) + z[l];
+        let fin = Fin::of(dst, round);
+        let kernel = |o: &mut [f32; N], x: &[f32; N], y: &[f32; N], z: &[f32; N], safe: bool| {
+            if safe {
+                fill(o, fin, |l| x[l] * y[l] + z[l]);
+            } else {
+                fill(o, fin, |l| alu::mul(x[l], y[l]) + z[l]);
             }
-            o
         };
-        if dst.direct {
-            for k in 0..4 {
-                if dst.mask & (1 << k) != 0 {
-                    let v = value(k, planes);
-                    store(planes, dst, k, &v, active, all, round);
-                }
+        let direct = all && dst.direct;
+        for k in 0..4 {
+            if dst.mask & (1 << k) == 0 {
+                continue;
             }
-        } else {
-            for k in 0..4 {
-                if dst.mask & (1 << k) != 0 {
-                    out[k] = value(k, planes);
-                }
+            let safe = is_safe(a, k, const_safe) || is_safe(b, k, const_safe);
+            let d = usize::from(dst.planes[k]);
+            if direct
+                && let Some((dp, sp)) = split_dst(planes, d)
+                && let (Some(x), Some(y), Some(z)) = (
+                    src_split(a, k, &sp, &scr[0]),
+                    src_split(b, k, &sp, &scr[1]),
+                    src_split(c, k, &sp, &scr[2]),
+                )
+            {
+                kernel(dp, x, y, z, safe);
+                continue;
             }
+            {
+                let pl: &[[f32; N]] = planes;
+                let x = src_plane(a, k, pl, &scr[0]);
+                let y = src_plane(b, k, pl, &scr[1]);
+                let z = src_plane(c, k, pl, &scr[2]);
+                kernel(&mut out[k], x, y, z, safe);
+            }
+            if direct {
+                planes[d] = out[k];
+            }
+        }
+        if !direct {
             for k in 0..4 {
                 if dst.mask & (1 << k) != 0 {
-                    store(planes, dst, k, &out[k], active, all, round);
+                    commit(
+                        &mut planes[usize::from(dst.planes[k])],
+                        &out[k],
+                        active,
+                        all,
+                    );
                 }
             }
         }
@@ -732,58 +941,84 @@ impl<const N: usize> Lanes<N> {
             ..
         } = self;
         let m = dst.mask;
+        let fin = Fin::of(dst, round);
         match op {
+            UnaryOp::Mov if fin == Fin::Plain && dst.direct => {
+                // Straight copies from the source planes (or the prepared scratch).
+                for k in 0..4 {
+                    if m & (1 << k) == 0 {
+                        continue;
+                    }
+                    let d = usize::from(dst.planes[k]);
+                    match *a {
+                        SrcSpec::Planes {
+                            planes: p,
+                            neg: false,
+                            flush: false,
+                            ..
+                        } => copy_plane(planes, usize::from(p[k]), d, active, all),
+                        _ => commit(&mut planes[d], &scr[0][k], active, all),
+                    }
+                }
+            }
             UnaryOp::Mov | UnaryOp::Flr => {
-                let value = |k: usize, planes: &[[f32; N]]| {
-                    let x = src_plane(a, k, planes, &scr[0]);
+                let kernel = |o: &mut [f32; N], x: &[f32; N]| {
                     if op == UnaryOp::Mov {
-                        *x
+                        fill(o, fin, |l| x[l]);
                     } else {
-                        let mut o = [0.0; N];
-                        for l in 0..N {
-                            o[l] = alu::flr(x[l]);
-                        }
-                        o
+                        fill(o, fin, |l| alu::flr(x[l]));
                     }
                 };
-                if dst.direct {
-                    for k in 0..4 {
-                        if m & (1 << k) != 0 {
-                            let v = value(k, planes);
-                            store(planes, dst, k, &v, active, all, round);
-                        }
+                let direct = all && dst.direct;
+                for k in 0..4 {
+                    if m & (1 << k) == 0 {
+                        continue;
                     }
-                } else {
-                    for k in 0..4 {
-                        if m & (1 << k) != 0 {
-                            out[k] = value(k, planes);
-                        }
+                    let d = usize::from(dst.planes[k]);
+                    if direct
+                        && let Some((dp, sp)) = split_dst(planes, d)
+                        && let Some(x) = src_split(a, k, &sp, &scr[0])
+                    {
+                        kernel(dp, x);
+                        continue;
                     }
+                    kernel(&mut out[k], src_plane(a, k, planes, &scr[0]));
+                    if direct {
+                        planes[d] = out[k];
+                    }
+                }
+                if !direct {
                     for k in 0..4 {
                         if m & (1 << k) != 0 {
-                            store(planes, dst, k, &out[k], active, all, round);
+                            commit(
+                                &mut planes[usize::from(dst.planes[k])],
+                                &out[k],
+                                active,
+                                all,
+                            );
                         }
                     }
                 }
             }
             UnaryOp::Ex2 | UnaryOp::Lg2 | UnaryOp::Rcp | UnaryOp::Rsq => {
-                let x = src_plane(a, 0, planes, &scr[0]);
-                let f = match op {
-                    UnaryOp::Ex2 => alu::ex2,
-                    UnaryOp::Lg2 => alu::lg2,
-                    UnaryOp::Rcp => alu::rcp,
-                    _ => alu::rsq,
-                };
-                let mut v = [0.0; N];
-                match op {
-                    // Separate loops so the vectorisable ones are not calls through a pointer.
-                    UnaryOp::Rcp => map1(&mut v, x, alu::rcp),
-                    UnaryOp::Rsq => map1(&mut v, x, alu::rsq),
-                    _ => map1(&mut v, x, f),
+                {
+                    let x = src_plane(a, 0, planes, &scr[0]);
+                    let o = &mut out[0];
+                    match op {
+                        UnaryOp::Rcp => fill(o, fin, |l| alu::rcp(x[l])),
+                        UnaryOp::Rsq => fill(o, fin, |l| alu::rsq(x[l])),
+                        UnaryOp::Ex2 => fill(o, fin, |l| alu::ex2(x[l])),
+                        _ => fill(o, fin, |l| alu::lg2(x[l])),
+                    }
                 }
                 for k in 0..4 {
                     if m & (1 << k) != 0 {
-                        store(planes, dst, k, &v, active, all, round);
+                        commit(
+                            &mut planes[usize::from(dst.planes[k])],
+                            &out[0],
+                            active,
+                            all,
+                        );
                     }
                 }
             }
@@ -802,7 +1037,10 @@ impl<const N: usize> Lanes<N> {
                 }
                 for k in 0..4 {
                     if m & (1 << k) != 0 {
-                        store(planes, dst, k, &out[k], active, all, round);
+                        let o = &mut out[k];
+                        let v = *o;
+                        fill(o, fin, |l| v[l]);
+                        commit(&mut planes[usize::from(dst.planes[k])], o, active, all);
                     }
                 }
             }
@@ -819,9 +1057,15 @@ impl<const N: usize> Lanes<N> {
         for k in 0..2 {
             if mask & (1 << k) != 0 {
                 let (d, x) = (&mut a0[k], va[k]);
-                for l in 0..N {
-                    if all || active >> l & 1 != 0 {
-                        d[l] = alu::mova(x[l]);
+                if all {
+                    for l in 0..N {
+                        d[l] = mova_bits(x[l]);
+                    }
+                } else {
+                    for l in 0..N {
+                        if active >> l & 1 != 0 {
+                            d[l] = mova_bits(x[l]);
+                        }
                     }
                 }
             }
@@ -860,15 +1104,38 @@ impl<const N: usize> Lanes<N> {
     /// `state` (the unit's registers as of the chunk's last vertex), and gives output components
     /// a lane did not write the value the previous vertex left (as the serial unit would).
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub fn finish_chunk(
         &mut self,
         prog: &Compiled,
         state: &mut UnitState,
         n: usize,
         out_mask: u16,
+        inputs: &crate::interp::VertexBatch,
+        first_vertex: usize,
+        round: bool,
     ) {
         if n == 0 {
             return;
+        }
+        // Pass-through outputs: the last vertex's value, from the input batch; their planes
+        // were not written, so they are taken out of the plane bookkeeping below.
+        let mut pass_bits = 0u128;
+        let mut pass = self.pass_done;
+        while pass != 0 {
+            let r = pass.trailing_zeros() as usize;
+            pass &= pass - 1;
+            let Some(j) = prog.pass[r] else {
+                continue;
+            };
+            let (fl, fin) = (prog.flush, pass_fin(prog, r, round));
+            let v = inputs
+                .reg(usize::from(j))
+                .and_then(|v| v.get(first_vertex + n - 1))
+                .copied()
+                .unwrap_or(state.inputs[usize::from(j)]);
+            state.outputs[r] = pass_vec(v, fl, fin);
+            pass_bits |= 15u128 << (64 + r * 4);
         }
         // One warp ran every lane (no divergence): every lane wrote the same components.
         let uniform = !self.split_chunk;
@@ -877,7 +1144,7 @@ impl<const N: usize> Lanes<N> {
             self.lane_m[n - 1] = first.1;
             self.lane_al[n - 1] = self.first_done.2;
         }
-        let mut bits = prog.maywrite_ro;
+        let mut bits = prog.maywrite_ro & !pass_bits;
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
@@ -974,7 +1241,7 @@ fn rel_index(base: i32, offset: i32) -> usize {
 }
 
 #[inline(always)]
-fn call(flow: &mut FlowStacks, pc: u32, dst: u16, num: u8) -> Step {
+pub(crate) fn call(flow: &mut FlowStacks, pc: u32, dst: u16, num: u8) -> Step {
     if num == 0 {
         return Step::Next;
     }
@@ -987,7 +1254,7 @@ fn call(flow: &mut FlowStacks, pc: u32, dst: u16, num: u8) -> Step {
 }
 
 #[inline(always)]
-fn branch_if(flow: &mut FlowStacks, taken: bool, dst: u16, num: u8) -> Step {
+pub(crate) fn branch_if(flow: &mut FlowStacks, taken: bool, dst: u16, num: u8) -> Step {
     let dst = u32::from(dst);
     if taken {
         flow.ifs.push(ReturnEntry {
@@ -1023,13 +1290,6 @@ fn view<'a, const N: usize>(
     }
 }
 
-#[inline(always)]
-fn map1<const N: usize>(o: &mut [f32; N], x: &[f32; N], f: impl Fn(f32) -> f32) {
-    for l in 0..N {
-        o[l] = f(x[l]);
-    }
-}
-
 /// Operand lane `lane` of a source: its register plane, or the scratch filled by `prep`.
 #[inline(always)]
 fn src_plane<'a, const N: usize>(
@@ -1047,70 +1307,6 @@ fn src_plane<'a, const N: usize>(
         } => &planes[usize::from(p[lane])],
         _ => &scr[lane],
     }
-}
-
-/// Component `c` of a two-source operation (for DP3/DP4/DPH, the broadcast dot product).
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn bin_value<const N: usize>(
-    op: BinaryOp,
-    c: usize,
-    a: &SrcSpec,
-    b: &SrcSpec,
-    planes: &[[f32; N]],
-    scr: &[[[f32; N]; 4]; 3],
-    const_safe: &[bool],
-) -> [f32; N] {
-    let x = |k: usize| src_plane(a, k, planes, &scr[0]);
-    let y = |k: usize| src_plane(b, k, planes, &scr[1]);
-    // A product with a finite non-zero uniform cannot be 0·inf: plain multiplication then gives
-    // exactly `alu::mul`'s result.
-    let safe = |k: usize| is_safe(a, k, const_safe) || is_safe(b, k, const_safe);
-    let mut o = [0.0; N];
-    match op {
-        BinaryOp::Add => map2(&mut o, x(c), y(c), |p, q| p + q),
-        BinaryOp::Mul if safe(c) => map2(&mut o, x(c), y(c), |p, q| p * q),
-        BinaryOp::Mul => map2(&mut o, x(c), y(c), alu::mul),
-        BinaryOp::Sge => map2(&mut o, x(c), y(c), alu::sge),
-        BinaryOp::Slt => map2(&mut o, x(c), y(c), alu::slt),
-        BinaryOp::Max => map2(&mut o, x(c), y(c), alu::max),
-        BinaryOp::Min => map2(&mut o, x(c), y(c), alu::min),
-        BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph => {
-            // ((p0 + p1) + p2) + p3, the reference's order.
-            let terms = if op == BinaryOp::Dp4 { 4 } else { 3 };
-            for k in 0..terms {
-                let (xs, ys) = (x(k), y(k));
-                match (k == 0, safe(k)) {
-                    (true, true) => map2(&mut o, xs, ys, |p, q| p * q),
-                    (true, false) => map2(&mut o, xs, ys, alu::mul),
-                    (false, true) => {
-                        for l in 0..N {
-                            o[l] += xs[l] * ys[l];
-                        }
-                    }
-                    (false, false) => {
-                        for l in 0..N {
-                            o[l] += alu::mul(xs[l], ys[l]);
-                        }
-                    }
-                }
-            }
-            if op == BinaryOp::Dph {
-                let b3 = y(3);
-                for l in 0..N {
-                    o[l] += alu::mul(1.0, b3[l]);
-                }
-            }
-        }
-        // (1, a.y·b.y, a.z, b.w)
-        BinaryOp::Dst => match c {
-            0 => o = [1.0; N],
-            1 => map2(&mut o, x(1), y(1), alu::mul),
-            2 => o = *x(2),
-            _ => o = *y(3),
-        },
-    }
-    o
 }
 
 /// Whether operand lane `k` of `s` is a splatted uniform that is finite and non-zero.
@@ -1131,46 +1327,331 @@ fn is_safe(s: &SrcSpec, k: usize, const_safe: &[bool]) -> bool {
     }
 }
 
-#[inline(always)]
-fn map2<const N: usize>(o: &mut [f32; N], x: &[f32; N], y: &[f32; N], f: impl Fn(f32, f32) -> f32) {
-    for l in 0..N {
-        o[l] = f(x[l], y[l]);
+/// The register planes other than a destination plane `d` (so operands can be read while `d`
+/// is written).
+struct Split<'a, const N: usize> {
+    lo: &'a [[f32; N]],
+    hi: &'a [[f32; N]],
+    d: usize,
+}
+
+impl<'a, const N: usize> Split<'a, N> {
+    /// Plane `i`, or `None` when it is the destination plane.
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<&'a [f32; N]> {
+        if i < self.d {
+            self.lo.get(i)
+        } else if i > self.d {
+            self.hi.get(i - self.d - 1)
+        } else {
+            None
+        }
     }
 }
 
-/// Writes `v` into component `c` of the destination with the optional f24 rounding and flush,
-/// only into active lanes unless `all`.
+/// Plane `d` mutably and the other planes shared (`None` if `d` is out of range, which
+/// compiled destinations never are).
 #[inline(always)]
-fn store<const N: usize>(
+fn split_dst<const N: usize>(
     planes: &mut [[f32; N]],
-    d: &DstSpec,
-    c: usize,
-    v: &[f32; N],
-    active: u64,
-    all: bool,
-    round: bool,
+    d: usize,
+) -> Option<(&mut [f32; N], Split<'_, N>)> {
+    let (lo, rest) = planes.split_at_mut(d.min(planes.len()));
+    let (dp, hi) = rest.split_first_mut()?;
+    Some((dp, Split { lo, hi, d }))
+}
+
+/// Operand lane `k` of `s` from split planes (`None` if it is the destination plane).
+#[inline(always)]
+fn src_split<'a, const N: usize>(
+    s: &SrcSpec,
+    k: usize,
+    sp: &Split<'a, N>,
+    scr: &'a [[f32; N]; 4],
+) -> Option<&'a [f32; N]> {
+    match *s {
+        SrcSpec::Planes {
+            planes: p,
+            neg: false,
+            flush: false,
+            ..
+        } => sp.get(usize::from(p[k])),
+        _ => Some(&scr[k]),
+    }
+}
+
+/// All four operand lanes of `s` from split planes (`None` if one is the destination plane).
+#[inline(always)]
+fn views_split<'a, const N: usize>(
+    s: &SrcSpec,
+    sp: &Split<'a, N>,
+    scr: &'a [[f32; N]; 4],
+) -> Option<[&'a [f32; N]; 4]> {
+    Some([
+        src_split(s, 0, sp, scr)?,
+        src_split(s, 1, sp, scr)?,
+        src_split(s, 2, sp, scr)?,
+        src_split(s, 3, sp, scr)?,
+    ])
+}
+
+/// DP3/DP4/DPH into `o`: ((p0 + p1) + p2) + p3, the reference's order, in one pass.
+#[inline(always)]
+fn dot<const N: usize>(
+    op: BinaryOp,
+    o: &mut [f32; N],
+    x: [&[f32; N]; 4],
+    y: [&[f32; N]; 4],
+    fin: Fin,
+    safe: bool,
 ) {
-    let dst = &mut planes[usize::from(d.planes[c])];
-    let flush = d.flush && (round || !d.clean);
-    match (all, round, flush) {
-        (true, false, false) => *dst = *v,
-        (true, false, true) => {
+    let [x0, x1, x2, x3] = x;
+    let [y0, y1, y2, y3] = y;
+    match op {
+        BinaryOp::Dp4 if safe => fill(o, fin, |l| {
+            ((x0[l] * y0[l] + x1[l] * y1[l]) + x2[l] * y2[l]) + x3[l] * y3[l]
+        }),
+        BinaryOp::Dp4 => fill(o, fin, |l| {
+            ((alu::mul(x0[l], y0[l]) + alu::mul(x1[l], y1[l])) + alu::mul(x2[l], y2[l]))
+                + alu::mul(x3[l], y3[l])
+        }),
+        BinaryOp::Dp3 if safe => fill(o, fin, |l| (x0[l] * y0[l] + x1[l] * y1[l]) + x2[l] * y2[l]),
+        BinaryOp::Dp3 => fill(o, fin, |l| {
+            (alu::mul(x0[l], y0[l]) + alu::mul(x1[l], y1[l])) + alu::mul(x2[l], y2[l])
+        }),
+        _ => fill(o, fin, |l| {
+            ((alu::mul(x0[l], y0[l]) + alu::mul(x1[l], y1[l])) + alu::mul(x2[l], y2[l]))
+                + alu::mul(1.0, y3[l])
+        }),
+    }
+}
+
+/// Component `c` of a component-wise two-source operation into `o`.
+#[inline(always)]
+fn elementwise<const N: usize>(
+    op: BinaryOp,
+    c: usize,
+    o: &mut [f32; N],
+    xs: &[f32; N],
+    ys: &[f32; N],
+    fin: Fin,
+    safe: bool,
+) {
+    match op {
+        BinaryOp::Add => fill(o, fin, |l| xs[l] + ys[l]),
+        BinaryOp::Mul if safe => fill(o, fin, |l| xs[l] * ys[l]),
+        BinaryOp::Mul => fill(o, fin, |l| alu::mul(xs[l], ys[l])),
+        BinaryOp::Sge => fill(o, fin, |l| alu::sge(xs[l], ys[l])),
+        BinaryOp::Slt => fill(o, fin, |l| alu::slt(xs[l], ys[l])),
+        BinaryOp::Max => fill(o, fin, |l| alu::max(xs[l], ys[l])),
+        BinaryOp::Min => fill(o, fin, |l| alu::min(xs[l], ys[l])),
+        // (1, a.y·b.y, a.z, b.w); DP3/DP4/DPH go through `dot`.
+        _ => match c {
+            0 => fill(o, fin, |_| 1.0),
+            1 => fill(o, fin, |l| alu::mul(xs[l], ys[l])),
+            2 => fill(o, fin, |l| xs[l]),
+            _ => fill(o, fin, |l| ys[l]),
+        },
+    }
+}
+
+/// [`alu::mova`] (`x as i32`: truncation, saturation at the i32 range, NaN → 0) with integer
+/// operations only, so a loop of it vectorises (LLVM keeps the saturating float conversion
+/// scalar). Equal to `alu::mova` for every input (checked over all 2^32 bit patterns with
+/// `PICAVIEW_MOVA_EXHAUSTIVE=1`, see the test below).
+#[inline(always)]
+fn mova_bits(x: f32) -> i32 {
+    let bits = x.to_bits();
+    let e = (bits >> 23) & 0xFF;
+    let frac = bits & 0x7F_FFFF;
+    let m = frac | 0x80_0000;
+    // |x| = m · 2^(e − 150): shift right below 2^23, left from 2^23 up to 2^31.
+    let right = m >> (150u32.saturating_sub(e)).min(31);
+    let left = m << e.saturating_sub(150).min(7);
+    let mag = if e >= 150 { left } else { right } as i32;
+    let neg = bits >> 31 != 0;
+    let v = if neg { mag.wrapping_neg() } else { mag };
+    let sat = if neg { i32::MIN } else { i32::MAX };
+    let nan = e == 0xFF && frac != 0;
+    // e < 127 (|x| < 1, zero and subnormals included) gives mag = 0 through the right shift.
+    if nan {
+        0
+    } else if e >= 158 {
+        sat
+    } else {
+        v
+    }
+}
+
+/// The finishing step of pass-through output `r` (from its first [`Op::Pass`]).
+#[inline(always)]
+fn pass_fin(prog: &Compiled, r: usize, round: bool) -> Fin {
+    prog.ops
+        .iter()
+        .find_map(|op| match op {
+            Op::Pass { reg, dst } if usize::from(*reg) == r => Some(Fin::of(dst, round)),
+            _ => None,
+        })
+        .unwrap_or(Fin::Plain)
+}
+
+/// A pass-through output component: the fetched input (`flush?(x)`), finished as the MOV's
+/// destination would be.
+#[inline(always)]
+fn pass_value(x: f32, fl: bool, fin: Fin) -> f32 {
+    let x = if fl { alu::flush(x) } else { x };
+    match fin {
+        Fin::Plain => x,
+        Fin::Flush => alu::flush(x),
+        Fin::Round => round_to_f24(x),
+        Fin::RoundFlush => alu::flush(round_to_f24(x)),
+    }
+}
+
+/// [`pass_value`] of each component.
+#[inline(always)]
+fn pass_vec(v: [f32; 4], fl: bool, fin: Fin) -> [f32; 4] {
+    [
+        pass_value(v[0], fl, fin),
+        pass_value(v[1], fl, fin),
+        pass_value(v[2], fl, fin),
+        pass_value(v[3], fl, fin),
+    ]
+}
+
+/// How a result is finished before it is stored: f24 rounding and/or subnormal flushing (the
+/// reference rounds first, then flushes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fin {
+    Plain,
+    Flush,
+    Round,
+    RoundFlush,
+}
+
+impl Fin {
+    #[inline(always)]
+    fn of(d: &DstSpec, round: bool) -> Fin {
+        let flush = d.flush && (round || !d.clean);
+        match (round, flush) {
+            (false, false) => Fin::Plain,
+            (false, true) => Fin::Flush,
+            (true, false) => Fin::Round,
+            (true, true) => Fin::RoundFlush,
+        }
+    }
+}
+
+/// `o[l] = finish(f(l))` for every lane: the whole operation in one pass over the lanes, with
+/// the finishing step chosen once outside the loop (so each loop vectorises without branches).
+#[inline(always)]
+fn fill<const N: usize>(o: &mut [f32; N], fin: Fin, f: impl Fn(usize) -> f32) {
+    match fin {
+        Fin::Plain => {
             for l in 0..N {
-                dst[l] = alu::flush(v[l]);
+                o[l] = f(l);
             }
         }
-        _ => {
+        Fin::Flush => {
             for l in 0..N {
-                let mut x = v[l];
-                if round {
-                    x = round_to_f24(x);
-                }
-                if flush {
-                    x = alu::flush(x);
-                }
-                if all || active >> l & 1 != 0 {
-                    dst[l] = x;
-                }
+                o[l] = alu::flush(f(l));
+            }
+        }
+        Fin::Round => {
+            for l in 0..N {
+                o[l] = round_to_f24(f(l));
+            }
+        }
+        Fin::RoundFlush => {
+            for l in 0..N {
+                o[l] = alu::flush(round_to_f24(f(l)));
+            }
+        }
+    }
+}
+
+/// Writes `v` into the destination plane, only into active lanes unless `all`.
+#[inline(always)]
+fn commit<const N: usize>(dst: &mut [f32; N], v: &[f32; N], active: u64, all: bool) {
+    if all {
+        *dst = *v;
+    } else {
+        for l in 0..N {
+            if active >> l & 1 != 0 {
+                dst[l] = v[l];
+            }
+        }
+    }
+}
+
+/// Copies plane `s` into plane `d` (active lanes only unless `all`).
+#[inline(always)]
+fn copy_plane<const N: usize>(planes: &mut [[f32; N]], s: usize, d: usize, active: u64, all: bool) {
+    if s == d {
+        return;
+    }
+    let (lo, hi) = planes.split_at_mut(s.max(d));
+    let (src, dst) = if s < d {
+        (&lo[s], &mut hi[0])
+    } else {
+        (&hi[0], &mut lo[d])
+    };
+    commit(dst, src, active, all);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `mova_bits` equals the reference conversion on every f32 bit pattern (in strides that
+    /// cover every exponent and sign, plus every edge value).
+    #[test]
+    fn mova_bits_matches_reference_conversion() {
+        let edges = [
+            0.0f32,
+            -0.0,
+            0.5,
+            -0.5,
+            0.999_999_9,
+            1.0,
+            -1.0,
+            127.9,
+            128.0,
+            -128.9,
+            -129.0,
+            8_388_607.5,
+            8_388_608.0,
+            16_777_217.0,
+            2_147_483_520.0,
+            2_147_483_648.0,
+            -2_147_483_648.0,
+            -2_147_483_904.0,
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+            f32::MIN_POSITIVE,
+            f32::from_bits(1),
+            f32::from_bits(0x8000_0001),
+        ];
+        for x in edges {
+            assert_eq!(mova_bits(x), alu::mova(x), "{x:?} ({:#010x})", x.to_bits());
+        }
+        // Every bit pattern with PICAVIEW_MOVA_EXHAUSTIVE=1 (a few seconds in release).
+        let stride = if std::env::var_os("PICAVIEW_MOVA_EXHAUSTIVE").is_some() {
+            1
+        } else {
+            4099
+        };
+        let mut b = 0u32;
+        loop {
+            let x = f32::from_bits(b);
+            assert_eq!(mova_bits(x), alu::mova(x), "{:#010x}", b);
+            match b.checked_add(stride) {
+                Some(n) => b = n,
+                None => break,
             }
         }
     }

@@ -72,3 +72,17 @@ pub(super) fn run_avx512<const N: usize>(
     // SAFETY: `body_avx512` requires AVX-512 F/VL/BW/DQ and AVX2, all checked just above.
     unsafe { body_avx512(e, uniforms, entry, inputs, outputs) }
 }
+
+#[target_feature(enable = "avx2")]
+fn fold_avx2(bits: &mut [[u32; 4]; 16], outputs: &VertexBatch) {
+    crate::bench::fold_bits_body(bits, outputs)
+}
+
+/// The benchmark checksum's bit fold with AVX2 (the baseline body when the CPU lacks it).
+pub(crate) fn fold_bits_avx2(bits: &mut [[u32; 4]; 16], outputs: &VertexBatch) {
+    if !std::arch::is_x86_feature_detected!("avx2") {
+        return crate::bench::fold_bits_body(bits, outputs);
+    }
+    // SAFETY: `fold_avx2` requires AVX2, and the check above proved this CPU has it.
+    unsafe { fold_avx2(bits, outputs) }
+}
