@@ -1376,6 +1376,15 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         // the fragment's fate; a fragment it kills skips texturing, lighting and the combiners.
         let early = !R::ON && self.early_depth;
         if early && !self.depth_stencil(frag, &mut rec) {
+            // The hardware samples the textures before the depth/stencil stage, so the cost
+            // counter (`texels`) counts these lookups as the reference path does; only the
+            // colours are dropped. Lighting, proctex and the combiners are still skipped.
+            for unit in 0..3 {
+                if self.needs.tex[unit] {
+                    let (_, texels) = self.sampler.sample_counted(self.mem, unit, frag);
+                    self.stats.texels += u64::from(texels);
+                }
+            }
             return;
         }
 
