@@ -15,11 +15,27 @@ use pica_cmd::cmdlist::CmdListBuilder;
 /// on 30 repetitions of the cube demo (5.5 GB for 400).
 const LIMIT_KIB: u64 = 256 * 1024;
 
-fn scratch(tag: &str) -> PathBuf {
+/// A scratch directory removed when the test ends (the dump output is ~180 MB).
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(tag: &str) -> Scratch {
     let d = std::env::temp_dir().join(format!("picaview-stream-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    Scratch(d)
 }
 
 /// Runs picaview under the memory limit; stdout goes to `out`. Returns (success, stderr).
