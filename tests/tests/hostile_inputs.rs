@@ -1148,6 +1148,11 @@ mod budgets {
         )
         .unwrap();
         std::fs::write(dir.join("frames1200.ctf"), draws_trace(1200, 6, 36, false)).unwrap();
+        std::fs::write(
+            dir.join("cube1200.ctf"),
+            picaview_tests::scene::demos::cube_frames(1200).unwrap(),
+        )
+        .unwrap();
         let (chain, size) = jump_chain(0x2000_0000, MAX_JUMPS_TRACKED as u32 + 500);
         let mut b =
             pica_cmd::citrace::CiTraceBuilder::new(pica_cmd::citrace::InitialState::citra_sized());
@@ -1165,33 +1170,44 @@ mod budgets {
         )
         .unwrap();
         // Engines outside the work budget: 1,000 display transfers of 4096x4096 RGBA8 (64 MiB
-        // each way, the per-transfer cap) and 1,000 memory fills of 64 MiB, in 10 frames.
-        let mut b =
-            pica_cmd::citrace::CiTraceBuilder::new(pica_cmd::citrace::InitialState::citra_sized());
-        b.register_write(0x1040_0C00, 0x2000_0000 >> 3)
-            .register_write(0x1040_0C04, 0x2400_0000 >> 3)
-            .register_write(0x1040_0C08, (4096 << 16) | 4096)
-            .register_write(0x1040_0C0C, (4096 << 16) | 4096)
-            .register_write(0x1040_0C10, 0);
-        for f in 0..1000 {
-            b.register_write(0x1040_0C18, 1);
-            if f % 100 == 99 {
-                b.frame_marker();
+        // each way, the per-transfer cap) and 1,000 memory fills of all of VRAM (6 MiB), in 10
+        // frames of stream register writes.
+        let engine_trace = |setup: &[(u32, u32)], trigger: (u32, u32)| {
+            let mut b = pica_cmd::citrace::CiTraceBuilder::new(
+                pica_cmd::citrace::InitialState::citra_sized(),
+            );
+            for &(pa, value) in setup {
+                b.register_write(pa, value);
             }
-        }
-        std::fs::write(dir.join("transfers_max.ctf"), b.build().unwrap()).unwrap();
-        let mut b =
-            pica_cmd::citrace::CiTraceBuilder::new(pica_cmd::citrace::InitialState::citra_sized());
-        b.register_write(0x1040_0010, 0x2000_0000 >> 3)
-            .register_write(0x1040_0014, 0x2400_0000 >> 3)
-            .register_write(0x1040_0018, 0x1234_5678);
-        for f in 0..1000 {
-            b.register_write(0x1040_001C, 0x201);
-            if f % 100 == 99 {
-                b.frame_marker();
+            for f in 0..1000 {
+                b.register_write(trigger.0, trigger.1);
+                if f % 100 == 99 {
+                    b.frame_marker();
+                }
             }
-        }
-        std::fs::write(dir.join("fills_max.ctf"), b.build().unwrap()).unwrap();
+            b.build().unwrap()
+        };
+        let dim = (4096 << 16) | 4096;
+        let transfers = engine_trace(
+            &[
+                (0x1040_0C00, 0x2000_0000 >> 3),
+                (0x1040_0C04, 0x2400_0000 >> 3),
+                (0x1040_0C08, dim),
+                (0x1040_0C0C, dim),
+                (0x1040_0C10, 0),
+            ],
+            (0x1040_0C18, 1),
+        );
+        std::fs::write(dir.join("transfers_max.ctf"), transfers).unwrap();
+        let fills = engine_trace(
+            &[
+                (0x1040_0010, 0x1800_0000 >> 3),
+                (0x1040_0014, 0x1860_0000 >> 3),
+                (0x1040_0018, 0x1234_5678),
+            ],
+            (0x1040_001C, 0x201),
+        );
+        std::fs::write(dir.join("fills_max.ctf"), fills).unwrap();
         std::fs::write(
             dir.join("draws_2p20_vertices.ctf"),
             draws_trace(1, 4, 1 << 20, false),
