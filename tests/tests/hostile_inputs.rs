@@ -458,11 +458,15 @@ fn reader_warnings_are_bounded() {
 /// The minimised input of the replay target's one timeout (see [`slow_mutant_signature`]).
 const SLOW_MUTANT: &str = "tests/fixtures/hostile/replay-timeout-under-load-d6b8c61a.ctf";
 
+/// Frames, per-draw counters, engine operations and diagnostic kinds (see
+/// [`slow_mutant_signature`]).
+type SlowMutantSignature = (usize, Vec<String>, Vec<String>, Vec<String>);
+
 /// What the replay fuzz target does with a trace, as numbers that do not depend on timing: the
 /// index pass under [`checks::FUZZ_WORK_BUDGET`] gives frames, each draw's counters (vertices,
 /// fragments, texture samples, ...), each fill/transfer/copy the engines ran (addresses and
 /// sizes) and the kinds of diagnostics; `None` when the bytes are not a trace.
-fn slow_mutant_signature(bytes: &[u8]) -> Option<(usize, Vec<String>, Vec<String>, Vec<String>)> {
+fn slow_mutant_signature(bytes: &[u8]) -> Option<SlowMutantSignature> {
     let trace = CiTrace::from_bytes(bytes.to_vec()).ok()?;
     let mut r = gpu_core::replay::Replay::new(trace);
     r.set_work_budget(gpu_core::budget::WorkBudget::parse(checks::FUZZ_WORK_BUDGET).ok()?);

@@ -634,7 +634,7 @@ fn cmdlist_seeds() -> Vec<(String, Vec<u8>)> {
     let burst = cut(&lists, 0, 0, |c| c.params >= 8).expect("a burst");
     add(
         "burst-past-end",
-        Some(burst[..burst.len() / 2 & !3].to_vec()),
+        Some(burst[..(burst.len() / 2) & !3].to_vec()),
     );
     let mut reserved = burst.clone();
     let h = u32::from_le_bytes(reserved[4..8].try_into().unwrap()) | 0x7000_0000;
