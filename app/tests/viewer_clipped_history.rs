@@ -6,50 +6,19 @@
 mod kittest_common;
 mod viewer_common;
 
-use eframe::egui;
-use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use gpu_core::debug::fragment::FragmentFate;
 use gpu_core::history::HistoryEvent;
 use kittest_common::*;
-use picaview::viewer::ViewerApp;
 use picaview::viewer::command::AppCommand;
 use picaview::viewer::prefs::Tab;
 use picaview::viewer::protocol::ImageSource;
+use viewer_common::ui::{click_at, pixel_pos};
 use viewer_common::*;
-
-/// Screen position of the centre of image pixel (x, row) of the `W × H` colour buffer fitted
-/// into the canvas (no pan, no rotation).
-fn pixel_pos(h: &Harness<'static, ViewerApp>, x: u32, row: u32) -> egui::Pos2 {
-    let canvas = h
-        .get_by_label("Image canvas (click to pick a pixel)")
-        .rect();
-    let fit = (canvas.width() / W as f32).min(canvas.height() / H as f32);
-    let size = egui::vec2(W as f32, H as f32) * fit;
-    let img = egui::Rect::from_center_size(canvas.center(), size);
-    egui::pos2(
-        img.left() + (x as f32 + 0.5) * fit,
-        img.top() + (row as f32 + 0.5) * fit,
-    )
-}
-
-fn click_at(h: &mut Harness<'static, ViewerApp>, pos: egui::Pos2) {
-    h.event(egui::Event::PointerMoved(pos));
-    for pressed in [true, false] {
-        h.event(egui::Event::PointerButton {
-            pos,
-            button: egui::PointerButton::Primary,
-            pressed,
-            modifiers: egui::Modifiers::NONE,
-        });
-    }
-}
 
 #[test]
 fn history_of_an_unwritten_pixel_shows_the_clipped_triangles() {
-    let dir = temp_dir("clipped-history");
-    let path = dir.join("clip.ctf");
-    std::fs::write(&path, make_clip_trace()).expect("write trace");
+    let (dir, path) = write_temp_trace("clipped-history", "clip.ctf", &make_clip_trace());
     let mut h = harness(Some(path));
     wait_indexed(&mut h);
     h.state_mut().prefs.image.rotate = false;

@@ -4,6 +4,7 @@
 //! written.
 
 mod kittest_common;
+mod viewer_common;
 
 use eframe::egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
@@ -12,25 +13,15 @@ use gpu_core::replay::edit::EditKind;
 use kittest_common::*;
 use picaview::viewer::command::AppCommand;
 use picaview::viewer::prefs::Tab;
-
-fn demo() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("assets")
-        .join("demos")
-        .join("cube.ctf")
-}
+use viewer_common::demo_path;
+use viewer_common::ui::trace_index;
 
 #[test]
 fn edit_list_override_toggle_undo_save() {
-    let mut h = harness(Some(demo()));
+    let mut h = harness(Some(demo_path("cube.ctf")));
     wait_indexed(&mut h);
     let (write, reg) = {
-        let index = h
-            .state()
-            .trace()
-            .and_then(|s| s.index.clone())
-            .expect("index");
+        let index = trace_index(&h);
         let d = &index.draws[1];
         let reg = if d.info.kind == DrawKind::Arrays {
             0x22E

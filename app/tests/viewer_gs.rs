@@ -4,6 +4,7 @@
 //! view lists the GS output and leads to the debugger.
 
 mod kittest_common;
+mod viewer_common;
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -11,22 +12,13 @@ use kittest_common::*;
 use picaview::viewer::ViewerApp;
 use picaview::viewer::command::AppCommand;
 use picaview::viewer::widgets::fmt_vec4;
+use viewer_common::demo_path;
+use viewer_common::ui::first_gs_draw;
 
 fn open_geoshader() -> (Harness<'static, ViewerApp>, u64) {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/demos/geoshader.ctf");
-    let mut h = harness(Some(path));
+    let mut h = harness(Some(demo_path("geoshader.ctf")));
     wait_indexed(&mut h);
-    let index = h
-        .state()
-        .trace()
-        .and_then(|s| s.index.clone())
-        .expect("index");
-    let d = index
-        .draws
-        .iter()
-        .position(|r| r.info.geometry_shader)
-        .expect("geoshader.ctf has a GS draw") as u64;
+    let d = first_gs_draw(&h);
     h.state_mut().push(AppCommand::SelectDraw(d));
     for _ in 0..2 {
         h.step();

@@ -17,6 +17,7 @@ use picaview::viewer::ViewerApp;
 use picaview::viewer::command::AppCommand;
 use picaview::viewer::panels::timeline::tri_summary;
 use picaview::viewer::widgets::fmt_vec4;
+use viewer_common::ui::{first_gs_draw, trace_index};
 use viewer_common::*;
 
 fn labels_containing(h: &Harness<'static, ViewerApp>, text: &str) -> Vec<String> {
@@ -53,11 +54,7 @@ fn open_file(path: std::path::PathBuf) -> Harness<'static, ViewerApp> {
 #[test]
 fn uniform_uploads_read_as_what_they_set_and_triggers_are_never_redundant() {
     let (mut h, dir) = opened("i17-ports");
-    let index = h
-        .state()
-        .trace()
-        .and_then(|s| s.index.clone())
-        .expect("index");
+    let index = trace_index(&h);
     let prov = h
         .state()
         .trace()
@@ -163,19 +160,8 @@ fn state_uses_two_columns_and_shows_textures_and_tev_above_the_fold_at_1280x800(
 
 #[test]
 fn a_geometry_shader_draw_is_labelled_and_its_gs_disassembly_is_shown() {
-    let gs_demo =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/demos/geoshader.ctf");
-    let mut h = open_file(gs_demo);
-    let index = h
-        .state()
-        .trace()
-        .and_then(|s| s.index.clone())
-        .expect("index");
-    let d = index
-        .draws
-        .iter()
-        .position(|r| r.info.geometry_shader)
-        .expect("geoshader.ctf has a GS draw") as u64;
+    let mut h = open_file(demo_path("geoshader.ctf"));
+    let d = first_gs_draw(&h);
     h.state_mut().push(AppCommand::SelectDraw(d));
     steps(&mut h, 2);
     h.get_by_label("Shader").click();
@@ -277,11 +263,7 @@ fn shbin_debugger_edits_inputs_and_uniforms_names_registers_and_remembers_them()
 #[test]
 fn back_and_forward_walk_the_selection_history() {
     let (mut h, dir) = opened("i17-history");
-    let index = h
-        .state()
-        .trace()
-        .and_then(|s| s.index.clone())
-        .expect("index");
+    let index = trace_index(&h);
     let start = h.state().sel.command;
     let t0 = index.draws[0].before.writes + 1;
     let t1 = index.draws[1].before.writes + 1;
@@ -318,11 +300,7 @@ fn back_and_forward_walk_the_selection_history() {
 #[test]
 fn search_jumps_to_the_match_and_enter_steps_through_matches() {
     let (mut h, dir) = opened("i17-search");
-    let index = h
-        .state()
-        .trace()
-        .and_then(|s| s.index.clone())
-        .expect("index");
+    let index = trace_index(&h);
     let trig: Vec<u64> = (0..3).map(|d| index.draws[d].before.writes + 1).collect();
     h.get_by_label("Commands").click();
     steps(&mut h, 2);
@@ -395,11 +373,7 @@ fn the_log_lists_newest_last_and_follows_it() {
 #[test]
 fn triangle_counts_and_draw_names_agree_between_timeline_state_and_vertices() {
     let mut h = demo();
-    let index = h
-        .state()
-        .trace()
-        .and_then(|s| s.index.clone())
-        .expect("index");
+    let index = trace_index(&h);
     let d = index
         .draws
         .iter()
@@ -470,11 +444,7 @@ fn the_shader_view_starts_at_the_top_when_the_vertex_changes() {
     let demo = picaview::viewer::default_trace().expect("assets/demos/cube.ctf is found");
     let mut h = harness_with(Some(demo), None, egui::vec2(1280.0, 800.0));
     wait_indexed(&mut h);
-    let index = h
-        .state()
-        .trace()
-        .and_then(|s| s.index.clone())
-        .expect("index");
+    let index = trace_index(&h);
     // A draw with several vertices.
     let d = index
         .draws

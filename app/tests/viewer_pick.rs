@@ -6,7 +6,6 @@
 mod kittest_common;
 mod viewer_common;
 
-use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use kittest_common::*;
@@ -15,6 +14,7 @@ use picaview::viewer::command::AppCommand;
 use picaview::viewer::panels::cost::CostColumn;
 use picaview::viewer::prefs::Tab;
 use picaview::viewer::protocol::ImageSource;
+use viewer_common::ui::{click_at, pixel_pos};
 use viewer_common::*;
 
 fn opened(name: &str) -> (Harness<'static, ViewerApp>, std::path::PathBuf) {
@@ -43,33 +43,6 @@ fn show_target(h: &mut Harness<'static, ViewerApp>, source: ImageSource) {
         _ => "colour buffer 0x",
     };
     step_until(h, "render-target image", |h| has_label(h, want));
-}
-
-/// Screen position of the centre of image pixel (x, row) of a `W × H` image fitted into the
-/// canvas (no pan, no rotation).
-fn pixel_pos(h: &Harness<'static, ViewerApp>, x: u32, row: u32) -> egui::Pos2 {
-    let canvas = h
-        .get_by_label("Image canvas (click to pick a pixel)")
-        .rect();
-    let fit = (canvas.width() / W as f32).min(canvas.height() / H as f32);
-    let size = egui::vec2(W as f32, H as f32) * fit;
-    let img = egui::Rect::from_center_size(canvas.center(), size);
-    egui::pos2(
-        img.left() + (x as f32 + 0.5) * fit,
-        img.top() + (row as f32 + 0.5) * fit,
-    )
-}
-
-fn click_at(h: &mut Harness<'static, ViewerApp>, pos: egui::Pos2) {
-    h.event(egui::Event::PointerMoved(pos));
-    for pressed in [true, false] {
-        h.event(egui::Event::PointerButton {
-            pos,
-            button: egui::PointerButton::Primary,
-            pressed,
-            modifiers: egui::Modifiers::NONE,
-        });
-    }
 }
 
 #[test]

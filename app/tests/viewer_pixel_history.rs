@@ -2,6 +2,7 @@
 //! draw, show the colour buffer, click a pixel, read its history, expand a draw and select it.
 
 mod kittest_common;
+mod viewer_common;
 
 use eframe::egui;
 use egui_kittest::kittest::Queryable;
@@ -10,16 +11,15 @@ use kittest_common::*;
 use picaview::viewer::command::AppCommand;
 use picaview::viewer::prefs::Tab;
 use picaview::viewer::protocol::ImageSource;
-
-fn demo(name: &str) -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../assets/demos")
-        .join(name)
-}
+use viewer_common::demo_path;
 
 #[test]
 fn pick_a_pixel_and_open_its_history() {
-    let mut h = harness_with(Some(demo("fog_blend.ctf")), None, egui::vec2(1400.0, 900.0));
+    let mut h = harness_with(
+        Some(demo_path("fog_blend.ctf")),
+        None,
+        egui::vec2(1400.0, 900.0),
+    );
     wait_indexed(&mut h);
     // The last draw of frame 1: the frame is complete up to there.
     let last_draw = {
@@ -101,7 +101,7 @@ fn pick_a_pixel_and_open_its_history() {
 
 #[test]
 fn colour_buffer_pick_outside_every_draw_says_so() {
-    let mut h = harness_with(Some(demo("cube.ctf")), None, egui::vec2(1400.0, 900.0));
+    let mut h = harness_with(Some(demo_path("cube.ctf")), None, egui::vec2(1400.0, 900.0));
     wait_indexed(&mut h);
     // Command 1: nothing has been drawn yet in frame 0.
     h.state_mut().push(AppCommand::SelectCommand(1));

@@ -3,22 +3,20 @@
 //! it. From the colour buffer it lists the draws rendering into it and the display transfers.
 
 mod kittest_common;
+mod viewer_common;
 
 use egui_kittest::kittest::Queryable;
 use kittest_common::*;
 use picaview::viewer::command::AppCommand;
 use picaview::viewer::protocol::ImageSource;
+use viewer_common::ui::{state_at_selection, trace_index};
 
 #[test]
 fn who_touched_a_texture_lists_its_load_and_the_draws_sampling_it() {
     let demo = picaview::viewer::default_trace().expect("assets/demos/cube.ctf is found");
     let mut h = harness(Some(demo));
     wait_indexed(&mut h);
-    let index = h
-        .state()
-        .trace()
-        .and_then(|s| s.index.clone())
-        .expect("index");
+    let index = trace_index(&h);
     let rec = index
         .draws
         .iter()
@@ -34,11 +32,7 @@ fn who_touched_a_texture_lists_its_load_and_the_draws_sampling_it() {
             level: 0,
         }));
     step_until(&mut h, "texture image and state", |h| {
-        has_label(h, "Who touched this?")
-            && h.state()
-                .trace()
-                .and_then(|s| s.state.as_ref())
-                .is_some_and(|st| st.at == h.state().sel.command)
+        has_label(h, "Who touched this?") && state_at_selection(h)
     });
     h.get_by_label("Who touched this?").click();
     step_until(&mut h, "timeline", |h| has_label(h, "events:"));
@@ -87,11 +81,7 @@ fn who_touched_the_colour_buffer_lists_draws_and_display_transfers() {
     h.state_mut()
         .push(AppCommand::ShowImage(ImageSource::Color));
     step_until(&mut h, "colour image and state", |h| {
-        has_label(h, "Who touched this?")
-            && h.state()
-                .trace()
-                .and_then(|s| s.state.as_ref())
-                .is_some_and(|st| st.at == h.state().sel.command)
+        has_label(h, "Who touched this?") && state_at_selection(h)
     });
     h.get_by_label("Who touched this?").click();
     step_until(&mut h, "timeline", |h| has_label(h, "events:"));

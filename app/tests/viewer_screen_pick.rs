@@ -5,6 +5,7 @@
 //! them and open their vertices.
 
 mod kittest_common;
+mod viewer_common;
 
 use eframe::egui;
 use egui_kittest::kittest::Queryable;
@@ -15,16 +16,11 @@ use pica_cmd::citrace::CiTrace;
 use picaview::viewer::command::AppCommand;
 use picaview::viewer::prefs::Tab;
 use picaview::viewer::protocol::ImageSource;
-
-fn demo(name: &str) -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../assets/demos")
-        .join(name)
-}
+use viewer_common::demo_path;
 
 #[test]
 fn clicking_the_top_screen_identifies_the_draw_through_the_display_transfer() {
-    let path = demo("fog_blend.ctf");
+    let path = demo_path("fog_blend.ctf");
     let mut h = harness_with(Some(path.clone()), None, egui::vec2(1400.0, 900.0));
     wait_indexed(&mut h);
     // The end of frame 1: the top screen shows what frame 1 presented.
@@ -119,7 +115,7 @@ fn clicking_the_top_screen_identifies_the_draw_through_the_display_transfer() {
 
 #[test]
 fn a_screen_nothing_was_presented_to_says_why() {
-    let mut h = harness_with(Some(demo("cube.ctf")), None, egui::vec2(1400.0, 900.0));
+    let mut h = harness_with(Some(demo_path("cube.ctf")), None, egui::vec2(1400.0, 900.0));
     wait_indexed(&mut h);
     // Command 1: nothing has been presented yet.
     h.state_mut().push(AppCommand::SelectCommand(1));

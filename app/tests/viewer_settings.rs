@@ -2,25 +2,18 @@
 //! re-indexes the trace under them and the log lists what ran out.
 
 mod kittest_common;
+mod viewer_common;
 
 use egui_kittest::kittest::Queryable;
 use kittest_common::{harness, has_label, settle, step_until, wait_indexed};
-
-fn cube() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../assets/demos/cube.ctf")
-}
+use viewer_common::demo_path;
+use viewer_common::ui::trace_index;
 
 #[test]
 fn settings_show_budgets_and_reindex_with_a_draw_budget() {
-    let mut h = harness(Some(cube()));
+    let mut h = harness(Some(demo_path("cube.ctf")));
     wait_indexed(&mut h);
-    let all_draws = h
-        .state()
-        .trace()
-        .and_then(|s| s.index.clone())
-        .unwrap()
-        .draws
-        .len();
+    let all_draws = trace_index(&h).draws.len();
     h.get_by_label("View").click();
     h.run();
     h.get_by_label("Settings…").click();

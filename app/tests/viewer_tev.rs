@@ -4,6 +4,7 @@
 //! alpha; open the LUT plots and switch tables. Also `picaview render --tev-solo` from the CLI.
 
 mod kittest_common;
+mod viewer_common;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -15,16 +16,11 @@ use kittest_common::*;
 use picaview::viewer::ViewerApp;
 use picaview::viewer::panels::luts::LutTable;
 use picaview::viewer::prefs::Tab;
-
-fn demo(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../assets/demos")
-        .join(name)
-}
+use viewer_common::demo_path;
 
 /// The demo `name` opened at `draw`, indexed.
 fn opened(name: &str, draw: u64) -> Harness<'static, ViewerApp> {
-    let mut h = harness_with(Some(demo(name)), Some(draw), egui::vec2(1400.0, 900.0));
+    let mut h = harness_with(Some(demo_path(name)), Some(draw), egui::vec2(1400.0, 900.0));
     wait_indexed(&mut h);
     h
 }
@@ -115,7 +111,10 @@ fn render_tev_solo_writes_the_stage_output() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let run = |extra: &[&str], out: &PathBuf| {
         Command::new(env!("CARGO_BIN_EXE_picaview"))
-            .args(["render", demo("cube.ctf").to_str().expect("utf-8 path")])
+            .args([
+                "render",
+                demo_path("cube.ctf").to_str().expect("utf-8 path"),
+            ])
             .args(["--frame", "1", "--after-draw", "1", "--target", "color"])
             .args(extra)
             .arg("-o")
@@ -151,7 +150,10 @@ fn render_tev_solo_writes_the_stage_output() {
     );
     // Without --after-draw the flag is refused; a bad stage too.
     let o = Command::new(env!("CARGO_BIN_EXE_picaview"))
-        .args(["render", demo("cube.ctf").to_str().expect("utf-8 path")])
+        .args([
+            "render",
+            demo_path("cube.ctf").to_str().expect("utf-8 path"),
+        ])
         .args(["--tev-solo", "0", "-o"])
         .arg(dir.join("x.png"))
         .output()

@@ -13,6 +13,7 @@ use picaview::viewer::ViewerApp;
 use picaview::viewer::command::AppCommand;
 use picaview::viewer::prefs::{Prefs, Tab};
 use picaview::viewer::protocol::ImageSource;
+use viewer_common::ui::trace_index;
 use viewer_common::*;
 
 /// Opens the synthetic trace and waits until indexing and the background analysis are done.
@@ -31,11 +32,7 @@ fn opened() -> (Harness<'static, ViewerApp>, std::path::PathBuf) {
 #[test]
 fn open_trace_step_to_draw_and_read_a_register_field() {
     let (mut h, dir) = opened();
-    let index = h
-        .state()
-        .trace()
-        .and_then(|s| s.index.clone())
-        .expect("index");
+    let index = trace_index(&h);
     // Starts at the end of frame 0.
     assert_eq!(h.state().sel.command, index.frames[0].end.writes);
     h.get_by_label("|◀ Start").click();
@@ -109,11 +106,7 @@ fn open_trace_step_to_draw_and_read_a_register_field() {
 #[test]
 fn select_a_vertex_and_step_its_shader() {
     let (mut h, dir) = opened();
-    let index = h
-        .state()
-        .trace()
-        .and_then(|s| s.index.clone())
-        .expect("index");
+    let index = trace_index(&h);
     h.state_mut().push(AppCommand::SelectDraw(1));
     h.step();
     assert_eq!(h.state().sel.command, index.draws[1].before.writes + 1);
@@ -317,11 +310,7 @@ fn the_demo_trace_opens_by_default() {
     step_until(&mut h, "demo indexed", |h| {
         h.state().trace().is_some_and(|s| s.index.is_some())
     });
-    let index = h
-        .state()
-        .trace()
-        .and_then(|s| s.index.clone())
-        .expect("index");
+    let index = trace_index(&h);
     assert!(index.frames.len() >= 2 && index.draws.len() >= 10);
     // Home, then → twice: draw 1 (the crate, drawn through the geometry shader).
     h.key_press(egui::Key::Home);

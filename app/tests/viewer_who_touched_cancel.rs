@@ -10,26 +10,21 @@ use egui_kittest::kittest::Queryable;
 use kittest_common::*;
 use picaview::viewer::command::AppCommand;
 use picaview::viewer::protocol::ImageSource;
+use viewer_common::ui::state_at_selection;
 use viewer_common::*;
 
 const FRAMES_LONG: u32 = 6000;
 
 #[test]
 fn who_touched_shows_progress_cancels_and_runs_again() {
-    let dir = temp_dir("who-cancel");
-    let path = dir.join("long.ctf");
-    std::fs::write(&path, make_long_trace(FRAMES_LONG)).expect("write trace");
+    let (dir, path) = write_temp_trace("who-cancel", "long.ctf", &make_long_trace(FRAMES_LONG));
     let mut h = harness(Some(path));
     wait_indexed(&mut h);
     h.state_mut().push(AppCommand::SelectDraw(2));
     h.state_mut()
         .push(AppCommand::ShowImage(ImageSource::Color));
     step_until(&mut h, "colour buffer and state", |h| {
-        has_label(h, "Who touched this?")
-            && h.state()
-                .trace()
-                .and_then(|s| s.state.as_ref())
-                .is_some_and(|st| st.at == h.state().sel.command)
+        has_label(h, "Who touched this?") && state_at_selection(h)
     });
     h.get_by_label("Who touched this?").click();
     // The pass reports progress; the window shows a bar and Cancel.
@@ -84,12 +79,7 @@ fn who_touched_shows_progress_cancels_and_runs_again() {
     step_until(&mut h, "list", |h| has_label(h, "events:"));
     // The worker answers other requests again: the selection's state follows.
     h.state_mut().push(AppCommand::SelectDraw(1));
-    step_until(&mut h, "state after the pass", |h| {
-        h.state()
-            .trace()
-            .and_then(|s| s.state.as_ref())
-            .is_some_and(|st| st.at == h.state().sel.command)
-    });
+    step_until(&mut h, "state after the pass", state_at_selection);
     settle(&mut h);
     let _ = std::fs::remove_dir_all(dir);
 }

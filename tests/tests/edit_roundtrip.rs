@@ -3,56 +3,11 @@
 //! exactly like the edited replay; re-rendering after an edit keeps the keyframes before it and
 //! gives what a replay from the start gives.
 
-use std::hash::{DefaultHasher, Hasher as _};
-
-use gpu_core::framebuffer::FramebufferConfig;
-use gpu_core::lcd::Screen;
 use gpu_core::replay::edit::{Edit, EditKind, EditList, FloatValue, Unit, save_edited};
 use gpu_core::replay::{Replay, Target};
 use pica_cmd::citrace::CiTrace;
-use picaview_tests::scene::demos::{DEMOS, demos_dir};
-
-/// Hashes of the colour buffer, depth buffer and both screens at one frame marker.
-type Fingerprint = [u64; 4];
-
-fn hash<T: std::hash::Hash>(v: &T) -> u64 {
-    let mut h = DefaultHasher::new();
-    v.hash(&mut h);
-    h.finish()
-}
-
-fn fingerprint<S: pica_cmd::citrace::TraceSource>(r: &Replay<S>) -> Fingerprint {
-    let fb = FramebufferConfig::from_regs(&r.gpu().regs);
-    let color = fb.read_color_image(r.mem()).map_err(|e| e.to_string());
-    let depth = fb.read_depth_image(r.mem()).map_err(|e| e.to_string());
-    let screen = |s| r.screen(s).map(|i| i.pixels).map_err(|e| e.to_string());
-    [
-        hash(&color),
-        hash(&depth),
-        hash(&screen(Screen::Top)),
-        hash(&screen(Screen::Bottom)),
-    ]
-}
-
-/// Fingerprints at every frame marker, replaying with `edits`.
-fn frames(bytes: &[u8], edits: Option<&EditList>) -> Vec<Fingerprint> {
-    let trace = CiTrace::from_bytes(bytes.to_vec()).expect("trace parses");
-    let markers = trace.stats().frame_markers as u32;
-    let mut r = Replay::new(trace);
-    if let Some(e) = edits {
-        r.set_edits(e.clone()).expect("edits compile");
-    }
-    (0..markers)
-        .map(|n| {
-            assert!(r.run_until(Target::Frame(n), &mut ()));
-            fingerprint(&r)
-        })
-        .collect()
-}
-
-fn demo_bytes(name: &str) -> Vec<u8> {
-    std::fs::read(demos_dir().join(format!("{name}.ctf"))).expect("demo exists")
-}
+use picaview_tests::frames::{demo_bytes, fingerprint, frames_with_edits};
+use picaview_tests::scene::demos::DEMOS;
 
 fn save(bytes: &[u8], edits: &EditList) -> Vec<u8> {
     let trace = CiTrace::from_bytes(bytes.to_vec()).expect("trace parses");
@@ -66,8 +21,8 @@ fn saving_no_edit_renders_every_frame_identically() {
         let original = demo_bytes(d.name);
         let saved = save(&original, &EditList::default());
         assert_eq!(
-            frames(&saved, None),
-            frames(&original, None),
+            frames_with_edits(&saved, None),
+            frames_with_edits(&original, None),
             "{}: frames differ",
             d.name
         );
@@ -202,13 +157,13 @@ fn edit_sets(bytes: &[u8]) -> Vec<(&'static str, EditList)> {
 fn saved_edits_render_like_the_edited_replay() {
     for d in &DEMOS {
         let original = demo_bytes(d.name);
-        let plain = frames(&original, None);
+        let plain = frames_with_edits(&original, None);
         let mut changed = 0;
         for (what, edits) in edit_sets(&original) {
-            let live = frames(&original, Some(&edits));
+            let live = frames_with_edits(&original, Some(&edits));
             let baked = save(&original, &edits);
             assert_eq!(
-                frames(&baked, None),
+                frames_with_edits(&baked, None),
                 live,
                 "{}: {what}: the saved trace renders differently from the edited replay",
                 d.name
@@ -283,14 +238,17 @@ fn reediting_keeps_earlier_keyframes_and_matches_a_fresh_replay() {
     let end = r.trace().stats().frame_markers as u32 - 1;
     assert!(r.seek(Target::Frame(end), &mut ()));
     let reedited = fingerprint(&r);
-    let fresh = frames(&original, Some(&edits));
+    let fresh = frames_with_edits(&original, Some(&edits));
     assert_eq!(Some(&reedited), fresh.last());
     // Turning the edit off again gives the original images.
     let mut off = edits;
     off.edits[0].enabled = false;
     r.set_edits(off).expect("compiles");
     assert!(r.seek(Target::Frame(end), &mut ()));
-    assert_eq!(Some(&fingerprint(&r)), frames(&original, None).last());
+    assert_eq!(
+        Some(&fingerprint(&r)),
+        frames_with_edits(&original, None).last()
+    );
 }
 
 #[test]

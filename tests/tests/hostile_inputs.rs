@@ -452,6 +452,195 @@ fn reader_warnings_are_bounded() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The replay timeout under load (fuzz campaign of 2026-11-26)
+// ---------------------------------------------------------------------------------------------
+
+/// The minimised input of the replay target's one timeout (see [`slow_mutant_signature`]).
+const SLOW_MUTANT: &str = "tests/fixtures/hostile/replay-timeout-under-load-d6b8c61a.ctf";
+
+/// Frames, per-draw counters, engine operations and diagnostic kinds (see
+/// [`slow_mutant_signature`]).
+type SlowMutantSignature = (usize, Vec<String>, Vec<String>, Vec<String>);
+
+/// What the replay fuzz target does with a trace, as numbers that do not depend on timing: the
+/// index pass under [`checks::FUZZ_WORK_BUDGET`] gives frames, each draw's counters (vertices,
+/// fragments, texture samples, ...), each fill/transfer/copy the engines ran (addresses and
+/// sizes) and the kinds of diagnostics; `None` when the bytes are not a trace.
+fn slow_mutant_signature(bytes: &[u8]) -> Option<SlowMutantSignature> {
+    let trace = CiTrace::from_bytes(bytes.to_vec()).ok()?;
+    let mut r = gpu_core::replay::Replay::new(trace);
+    r.set_work_budget(gpu_core::budget::WorkBudget::parse(checks::FUZZ_WORK_BUDGET).ok()?);
+    let index = r.build_index_streaming(&mut |_| true)?;
+    let draws = index
+        .draws
+        .iter()
+        .map(|d| format!("{:?}", d.stats))
+        .collect();
+    let engines = index
+        .engine_events
+        .iter()
+        .map(|e| format!("{:?}", e.event))
+        .collect();
+    let mut kinds: Vec<String> = index
+        .diagnostics
+        .iter()
+        .map(|(_, d)| {
+            let k = format!("{:?}", d.kind);
+            k.split(|c: char| !c.is_alphanumeric())
+                .next()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    Some((index.frames.len(), draws, engines, kinds))
+}
+
+/// The replay target's only timeout of the 2026-11-26 campaign (libFuzzer's 10 s at nice 19,
+/// load 12 on 2 cores), minimised. **Not a hang: slow under load.** The found input was the
+/// bundled `cube.ctf` with 1,000+ stream elements garbled and the command lists of frames 0-2
+/// cut short by a burst header that runs past the list's end (236 ms alone in the instrumented
+/// fuzz build at the time, 40-80 ms on a quieter machine; 0.09 s for `picaview trace info`).
+/// The unmutated cube is cheap under the fuzz budget because its first draw (a 96,000-fragment
+/// background) exhausts `fragments-per-trace=2^16` before any display transfer and the rest of
+/// the trace is skipped. Here frames 0-2 draw nothing, so their memory fills (~384 KB each),
+/// display transfers (240x400 and 240x320, RGBA8 to RGB8) and LCD scan-out all run, and the
+/// fragment budget only runs out after draw 4 in the last frame: perf of the fuzz binary puts
+/// ~25% of the time in display-transfer pixel conversion, ~23% in fragments and ~25% in the
+/// coverage instrumentation. Fills and transfers are bounded per operation
+/// (`MAX_TRANSFER_PIXELS`, `MAX_TRANSFER_BYTES`) but counted by no work budget, which is why
+/// no budget cut this input sooner.
+///
+/// Minimised by [`minimise_slow_mutant`] (element-level delta debugging, then the shortest
+/// prefix of each initial-state section, keeping [`slow_mutant_signature`]: the same frames,
+/// draw counters, engine operations and diagnostic kinds, so the same path and the same work):
+/// 112,260 -> 17,272 bytes, 342 -> 76 stream elements. This test replays it through both fuzz
+/// checks and asserts that path: fills and transfers in every frame, then the trace's fragment
+/// budget ends it.
+#[test]
+fn the_replay_timeout_under_load_runs_its_fills_and_transfers_then_hits_the_fragment_budget() {
+    let bytes = std::fs::read(repo(SLOW_MUTANT)).unwrap();
+    checks::replay(&bytes);
+    checks::linter(&bytes);
+    let (frames, draws, engines, kinds) = slow_mutant_signature(&bytes).expect("a trace");
+    assert_eq!(frames, 4, "{frames} frames");
+    assert!(!draws.is_empty());
+    assert!(kinds.iter().any(|k| k == "Budget"), "{kinds:?}");
+    let transfers = engines.iter().filter(|e| e.starts_with("Transfer")).count();
+    let fills = engines
+        .iter()
+        .filter(|e| e.starts_with("MemoryFill"))
+        .count();
+    assert!(
+        transfers >= 6 && fills >= 8,
+        "{transfers} transfers, {fills} fills: {engines:?}"
+    );
+}
+
+/// Delta debugging over the stream elements of `$PICAVIEW_MINIMISE_IN` (the original fuzz
+/// find), then the shortest prefix of each initial-state section, keeping
+/// [`slow_mutant_signature`]; writes `$PICAVIEW_MINIMISE_OUT`. How the committed
+/// [`SLOW_MUTANT`] was made.
+#[test]
+#[ignore = "minimiser, run by hand"]
+fn minimise_slow_mutant() {
+    let (Some(input), Some(output)) = (
+        std::env::var_os("PICAVIEW_MINIMISE_IN"),
+        std::env::var_os("PICAVIEW_MINIMISE_OUT"),
+    ) else {
+        return;
+    };
+    enum Item {
+        Load(u32, Vec<u8>),
+        Raw(pica_cmd::citrace::RawElement),
+    }
+    let original = std::fs::read(input).unwrap();
+    let mut trace = CiTrace::from_bytes(original.clone()).unwrap();
+    let mut items = Vec::new();
+    let mut buf = Vec::new();
+    for i in 0..trace.elements().len() {
+        let raw = trace.elements()[i];
+        match trace.event(i) {
+            Some(pica_cmd::citrace::StreamEvent::MemoryLoad(m)) => {
+                trace.read_blob_into(i, &mut buf).unwrap();
+                items.push(Item::Load(m.physical_address, buf.clone()));
+            }
+            _ => items.push(Item::Raw(raw)),
+        }
+    }
+    let mut initial = trace.initial_state().clone();
+    for s in Section::ALL {
+        let words = initial.section_mut(s);
+        let keep = words.iter().rposition(|&w| w != 0).map_or(0, |i| i + 1);
+        words.truncate(keep);
+    }
+    let layout = trace.layout();
+    let build = |keep: &[bool], initial: &pica_cmd::citrace::InitialState| {
+        let mut b = pica_cmd::citrace::CiTraceBuilder::new(initial.clone());
+        b.layout(layout);
+        for (item, _) in items.iter().zip(keep).filter(|(_, k)| **k) {
+            match item {
+                Item::Load(pa, bytes) => b.memory_load(*pa, bytes).map(|_| ()),
+                Item::Raw(raw) => b.raw_element(*raw).map(|_| ()),
+            }
+            .unwrap();
+        }
+        b.build().unwrap()
+    };
+    let want = slow_mutant_signature(&original).unwrap();
+    let mut keep = vec![true; items.len()];
+    assert_eq!(
+        slow_mutant_signature(&build(&keep, &initial)).as_ref(),
+        Some(&want)
+    );
+    let mut chunk = items.len().next_power_of_two();
+    let mut tries = 0;
+    while chunk >= 1 {
+        let mut start = 0;
+        while start < items.len() {
+            let end = (start + chunk).min(items.len());
+            if keep[start..end].iter().any(|&k| k) {
+                let mut candidate = keep.clone();
+                candidate[start..end].fill(false);
+                tries += 1;
+                if slow_mutant_signature(&build(&candidate, &initial)).as_ref() == Some(&want) {
+                    keep = candidate;
+                }
+            }
+            start = end;
+        }
+        chunk /= 2;
+    }
+    // Then each initial-state section: the shortest prefix (binary search) that keeps it.
+    for s in Section::ALL {
+        let (mut lo, mut hi) = (0, initial.section_mut(s).len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let mut candidate = initial.clone();
+            candidate.section_mut(s).truncate(mid);
+            tries += 1;
+            if slow_mutant_signature(&build(&keep, &candidate)).as_ref() == Some(&want) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        initial.section_mut(s).truncate(hi);
+    }
+    let out = build(&keep, &initial);
+    assert_eq!(slow_mutant_signature(&out).as_ref(), Some(&want));
+    eprintln!(
+        "{} -> {} bytes, {} -> {} elements, {tries} tries",
+        original.len(),
+        out.len(),
+        items.len(),
+        keep.iter().filter(|&&k| k).count()
+    );
+    std::fs::write(output, out).unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
 // Command processor
 // ---------------------------------------------------------------------------------------------
 
@@ -924,9 +1113,13 @@ mod budgets {
         (bytes, SLOT)
     }
 
-    /// Writes the hostile traces of this module under their default budgets to the directory
-    /// `$PICAVIEW_HOSTILE_OUT`, for measuring time and memory of the CLI on them by hand (the
-    /// numbers are in the issue's note; no test asserts time).
+    /// Writes one input of every hostile class of issue 18 to the directory
+    /// `$PICAVIEW_HOSTILE_OUT`, for measuring time and memory of the CLI on them by hand
+    /// (`tests/fixtures/hostile/cli-limits.sh` runs every CLI command on them; the numbers are
+    /// in the issue's notes; no test asserts time): the budget classes of this module, and the
+    /// parser classes of the sections above (a 4 MiB burst list, DVLBs listing one DVLE 100,000
+    /// times or 8,000 distinct DVLEs, overlapping CiTrace sections, zero-vertex draws for the
+    /// linter, draws of 2^20 vertices for `trace check`'s detail).
     #[test]
     #[ignore = "writes files for manual measurement"]
     fn write_hostile_budget_inputs() {
@@ -959,6 +1152,11 @@ mod budgets {
         )
         .unwrap();
         std::fs::write(dir.join("frames1200.ctf"), draws_trace(1200, 6, 36, false)).unwrap();
+        std::fs::write(
+            dir.join("cube1200.ctf"),
+            picaview_tests::scene::demos::cube_frames(1200).unwrap(),
+        )
+        .unwrap();
         let (chain, size) = jump_chain(0x2000_0000, MAX_JUMPS_TRACKED as u32 + 500);
         let mut b =
             pica_cmd::citrace::CiTraceBuilder::new(pica_cmd::citrace::InitialState::citra_sized());
@@ -970,6 +1168,82 @@ mod budgets {
             b.frame_marker();
         }
         std::fs::write(dir.join("jump_loop.ctf"), b.build().unwrap()).unwrap();
+        std::fs::write(
+            dir.join("zero_vertex_draws.ctf"),
+            draws_trace(2, 3, 0, false),
+        )
+        .unwrap();
+        // Engines outside the work budget: 1,000 display transfers of 4096x4096 RGBA8 (64 MiB
+        // each way, the per-transfer cap) and 1,000 memory fills of all of VRAM (6 MiB), in 10
+        // frames of stream register writes.
+        let engine_trace = |setup: &[(u32, u32)], trigger: (u32, u32)| {
+            let mut b = pica_cmd::citrace::CiTraceBuilder::new(
+                pica_cmd::citrace::InitialState::citra_sized(),
+            );
+            for &(pa, value) in setup {
+                b.register_write(pa, value);
+            }
+            for f in 0..1000 {
+                b.register_write(trigger.0, trigger.1);
+                if f % 100 == 99 {
+                    b.frame_marker();
+                }
+            }
+            b.build().unwrap()
+        };
+        let dim = (4096 << 16) | 4096;
+        let transfers = engine_trace(
+            &[
+                (0x1040_0C00, 0x2000_0000 >> 3),
+                (0x1040_0C04, 0x2400_0000 >> 3),
+                (0x1040_0C08, dim),
+                (0x1040_0C0C, dim),
+                (0x1040_0C10, 0),
+            ],
+            (0x1040_0C18, 1),
+        );
+        std::fs::write(dir.join("transfers_max.ctf"), transfers).unwrap();
+        let fills = engine_trace(
+            &[
+                (0x1040_0010, 0x1800_0000 >> 3),
+                (0x1040_0014, 0x1860_0000 >> 3),
+                (0x1040_0018, 0x1234_5678),
+            ],
+            (0x1040_001C, 0x201),
+        );
+        std::fs::write(dir.join("fills_max.ctf"), fills).unwrap();
+        std::fs::write(
+            dir.join("draws_2p20_vertices.ctf"),
+            draws_trace(1, 4, 1 << 20, false),
+        )
+        .unwrap();
+        // Parser classes (built as in the tests above).
+        let mut b = cmdlist::CmdListBuilder::new();
+        let values: Vec<u32> = (0..256).collect();
+        while b.len_bytes() < 4 << 20 {
+            b.repeated(0x0C0, 0xF, &values).unwrap();
+        }
+        std::fs::write(dir.join("burst_4mib.bin"), super::le(b.words())).unwrap();
+        let listed = vec![0usize; 100_000];
+        std::fs::write(
+            dir.join("dvle_listed_100000.shbin"),
+            super::dvlb_with(&super::MOV_END, &[(0, 2)], &listed, 0x1002, None),
+        )
+        .unwrap();
+        let mut program = vec![0x4C00_0000u32; 4095];
+        program.push(0x8800_0000);
+        let entries: Vec<(u32, u32)> = (0..4000u32).map(|k| (k, 4096)).collect();
+        let listed: Vec<usize> = (0..4000).flat_map(|k| [k, k]).collect();
+        std::fs::write(
+            dir.join("dvle_8000_distinct.shbin"),
+            super::dvlb_with(&program, &entries, &listed, 0x1002, None),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("overlapping_sections.ctf"),
+            super::overlapping_sections_trace(1 << 20, 0x1234_5678),
+        )
+        .unwrap();
     }
 
     /// The streaming index of a long capture holds no keyframe and the same records.

@@ -14,6 +14,10 @@
 //! [`write_fuzz_seeds`] (`PICAVIEW_WRITE_SEEDS=1 cargo test --release -p picaview-tests --test
 //! hostile_seeds -- --ignored`); [`committed_seeds_reach_every_stage`] checks the committed
 //! files, so a change to the replayer that stops a seed short shows up.
+//!
+//! The `cmdlist` target's seeds (`tests/data/fuzz/cmdlist-seed-*.bin`, under 8 KiB each) are
+//! cut from the command lists of the demos and of these seed traces, plus a few synthetic
+//! lists (jumps, malformed tails); [`write_cmdlist_seeds`] regenerates them the same way.
 
 #[allow(dead_code)]
 #[path = "../../fuzz/src/checks.rs"]
@@ -26,6 +30,7 @@ use gpu_core::debug::DiagKind;
 use gpu_core::lcd::Screen;
 use gpu_core::replay::Replay;
 use pica_cmd::citrace::{CiTrace, CiTraceBuilder, Section, StreamEvent};
+use pica_cmd::cmdlist::{CmdHeader, CmdListBuilder, Commands};
 use pica_cmd::regs::framebuffer::{ColorFormat, CompareFunc, DepthFormat};
 use pica_cmd::regs::pipeline::{AttribType, PrimitiveTopology};
 use pica_cmd::regs::tev::{FogMode, TevSource};
@@ -459,4 +464,253 @@ fn shrinking_the_header_keeps_the_replay() {
         .filter(|&i| matches!(t.event(i), Some(StreamEvent::MemoryLoad(_))))
         .count();
     assert!(loads > 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command-list seeds for the `cmdlist` fuzz target
+// ---------------------------------------------------------------------------------------------
+
+/// The command lists a trace submits, as its memory loads carry them (a load whose address and
+/// size match a later submission's), in stream order.
+fn submitted_lists(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let mut trace = CiTrace::from_bytes(bytes.to_vec()).expect("trace parses");
+    let subs = trace.submissions();
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    for i in 0..trace.elements().len() {
+        if let Some(StreamEvent::MemoryLoad(m)) = trace.event(i) {
+            let pa = pica_cmd::citrace::load_target(m.physical_address);
+            if subs
+                .iter()
+                .any(|s| s.element > i && s.physical_address == pa && s.size == m.size)
+            {
+                trace.read_blob_into(i, &mut buf).expect("blob");
+                out.push(buf.clone());
+            }
+        }
+    }
+    out
+}
+
+/// One decoded command of a list: where it starts and ends (its padding included), its header
+/// and parameter count.
+#[derive(Clone, Copy, Debug)]
+struct Cmd {
+    start: usize,
+    end: usize,
+    header: CmdHeader,
+    params: u32,
+}
+
+fn commands(list: &[u8]) -> Vec<Cmd> {
+    let mut out: Vec<Cmd> = Vec::new();
+    for c in Commands::new(list) {
+        let Ok(c) = c else { break };
+        let start = c.offset as usize;
+        if let Some(prev) = out.last_mut() {
+            prev.end = start;
+        }
+        out.push(Cmd {
+            start,
+            end: list.len(),
+            header: c.header,
+            params: c.param_count,
+        });
+    }
+    out
+}
+
+/// Largest seed the generator cuts from a real list (fuzzing is fastest on small inputs).
+const MAX_CUT: usize = 2048;
+
+/// The bytes of the first command of any list that satisfies `pick`, with up to `before`
+/// commands ahead of it and `after` behind it (fewer where the cut would pass [`MAX_CUT`]).
+/// Cuts start at a command (8-byte aligned, so the padding rule holds as in the whole list).
+fn cut(
+    lists: &[Vec<u8>],
+    before: usize,
+    after: usize,
+    pick: impl Fn(&Cmd) -> bool,
+) -> Option<Vec<u8>> {
+    for list in lists {
+        let cmds = commands(list);
+        let Some(k) = cmds
+            .iter()
+            .position(|c| pick(c) && c.end - c.start <= MAX_CUT)
+        else {
+            continue;
+        };
+        let mut a = k.saturating_sub(before);
+        let mut b = (k + after).min(cmds.len() - 1);
+        while cmds[b].end - cmds[a].start > MAX_CUT {
+            if b > k {
+                b -= 1;
+            } else {
+                a += 1;
+            }
+        }
+        return Some(list[cmds[a].start..cmds[b].end].to_vec());
+    }
+    None
+}
+
+fn is_draw_arrays(c: &Cmd) -> bool {
+    c.header.id() == 0x22E
+}
+
+/// Every `cmdlist` seed: (file name, bytes). Cut from the command lists of the bundled demos
+/// (`assets/demos`), the replay seeds (immediate mode) and ctrulib's reset sequence
+/// (`pica-cmd/tests/fixtures`), plus small synthetic lists for what no real list has (jumps)
+/// and malformed tails (odd lengths, a burst count running past the end, reserved header
+/// bits). Each is under 8 KiB.
+fn cmdlist_seeds() -> Vec<(String, Vec<u8>)> {
+    let mut lists = Vec::new();
+    for demo in ["cube", "fog_blend", "geoshader", "stress"] {
+        let bytes = std::fs::read(repo(&format!("assets/demos/{demo}.ctf"))).expect("demo");
+        lists.extend(submitted_lists(&bytes));
+    }
+    for (_, bytes) in seeds() {
+        lists.extend(submitted_lists(&bytes));
+    }
+    let reset = std::fs::read(repo(
+        "pica-cmd/tests/fixtures/gpuResetSequence.pica_cmdlist.bin",
+    ))
+    .expect("ctrulib list");
+    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut add = |name: &str, bytes: Option<Vec<u8>>| {
+        let bytes = bytes.unwrap_or_else(|| panic!("{name}: no list has it"));
+        out.push((format!("cmdlist-seed-{name}.bin"), bytes));
+    };
+    // Real lists, cut around one feature each.
+    add("draw-arrays", cut(&lists, 24, 1, is_draw_arrays));
+    add(
+        "draw-elements",
+        cut(&lists, 24, 1, |c| c.header.id() == 0x22F),
+    );
+    add(
+        "burst-consecutive",
+        cut(&lists, 2, 2, |c| c.header.consecutive() && c.params >= 4),
+    );
+    add(
+        "burst-repeated",
+        cut(&lists, 2, 2, |c| !c.header.consecutive() && c.params >= 4),
+    );
+    add(
+        "masked",
+        cut(&lists, 4, 4, |c| {
+            c.header.mask() != 0xF && c.header.mask() != 0
+        }),
+    );
+    add(
+        "immediate-mode",
+        cut(&lists, 8, 12, |c| c.header.id() == 0x232),
+    );
+    add(
+        "geometry-shader",
+        cut(&lists, 2, 16, |c| (0x280..=0x2AF).contains(&c.header.id())),
+    );
+    add(
+        "lut-upload",
+        cut(&lists, 2, 2, |c| {
+            (0x1C8..=0x1CF).contains(&c.header.id()) || (0x0E8..=0x0EF).contains(&c.header.id())
+        }),
+    );
+    add(
+        "whole-smallest",
+        lists
+            .iter()
+            .filter(|l| l.len() <= 4096 && commands(l).iter().any(is_draw_arrays))
+            .min_by_key(|l| l.len())
+            .cloned(),
+    );
+    add(
+        "ctrulib-reset-head",
+        Some(reset[..reset.len().min(512)].to_vec()),
+    );
+    // Malformed tails of a real list: the decoder's error paths.
+    let draw = cut(&lists, 24, 1, is_draw_arrays).expect("a draw");
+    add("odd-length-5", Some(draw[..draw.len() - 3].to_vec()));
+    add("missing-header", Some(draw[..draw.len() - 4].to_vec()));
+    let burst = cut(&lists, 0, 0, |c| c.params >= 8).expect("a burst");
+    add(
+        "burst-past-end",
+        Some(burst[..(burst.len() / 2) & !3].to_vec()),
+    );
+    let mut reserved = burst.clone();
+    let h = u32::from_le_bytes(reserved[4..8].try_into().unwrap()) | 0x7000_0000;
+    reserved[4..8].copy_from_slice(&h.to_le_bytes());
+    add("reserved-header-bits", Some(reserved));
+    // Jumps (no bundled list has them): a list that jumps to a second buffer, and one that
+    // jumps back to its own start (a loop the command processor must detect).
+    let jump = |target_words: u32, size: u32| {
+        let mut b = CmdListBuilder::new();
+        b.write(0x0C0, 0x1234_5678);
+        b.write_masked(0x0C1, 0x3, 0xFFFF_FFFF).expect("mask");
+        b.write(0x238, size / 8);
+        b.write(0x23A, (0x1800_0000 + target_words * 4) >> 3);
+        b.write(0x23C, 1);
+        b.words()
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect::<Vec<u8>>()
+    };
+    let mut chained = jump(16, 32);
+    chained.resize(64, 0);
+    let mut tail = CmdListBuilder::new();
+    tail.write(0x0C2, 7).write(0x22E, 1);
+    tail.finalize();
+    chained.extend(tail.words().iter().flat_map(|w| w.to_le_bytes()));
+    add("jump-chain", Some(chained));
+    add("jump-to-self", Some(jump(0, 40)));
+    out
+}
+
+/// Regenerates the committed `cmdlist` seeds (only with `PICAVIEW_WRITE_SEEDS` set).
+#[test]
+#[ignore = "writes tests/data/fuzz/cmdlist-seed-*.bin"]
+fn write_cmdlist_seeds() {
+    if std::env::var_os("PICAVIEW_WRITE_SEEDS").is_none() {
+        return;
+    }
+    for (name, bytes) in cmdlist_seeds() {
+        std::fs::write(repo("tests/data/fuzz").join(name), bytes).unwrap();
+    }
+}
+
+/// The committed `cmdlist` seeds are what the generator cuts, each under 8 KiB, and together
+/// they hold draws of both kinds, both burst forms, partial masks, immediate-mode vertices,
+/// geometry-shader and LUT uploads, jumps and malformed tails; the fuzz check passes on each.
+#[test]
+fn committed_cmdlist_seeds_match_the_generator_and_vary() {
+    let mut ids = std::collections::BTreeSet::new();
+    let (mut consecutive, mut repeated, mut masked, mut malformed) = (0, 0, 0, 0);
+    for (name, bytes) in cmdlist_seeds() {
+        let committed = std::fs::read(repo("tests/data/fuzz").join(&name))
+            .unwrap_or_else(|e| panic!("{name}: {e} (regenerate: see write_cmdlist_seeds)"));
+        assert!(committed == bytes, "{name} differs from the generator");
+        assert!(bytes.len() < 8 * 1024, "{name}: {} bytes", bytes.len());
+        checks::cmdlist(&bytes);
+        for c in Commands::new(&bytes) {
+            match c {
+                Ok(c) => {
+                    ids.insert(c.header.id());
+                    consecutive += usize::from(c.header.consecutive() && c.param_count > 1);
+                    repeated += usize::from(!c.header.consecutive() && c.param_count > 1);
+                    masked += usize::from(c.header.mask() != 0xF);
+                }
+                Err(_) => malformed += 1,
+            }
+        }
+    }
+    for id in [0x22E, 0x22F, 0x232, 0x238, 0x23A, 0x23C, 0x2CC, 0x280] {
+        assert!(
+            ids.contains(&id),
+            "register 0x{id:03X} is written by no seed"
+        );
+    }
+    assert!(
+        consecutive > 0 && repeated > 0 && masked > 0,
+        "bursts/masks"
+    );
+    assert!(malformed >= 3, "malformed tails: {malformed}");
 }

@@ -2,48 +2,12 @@
 //! removed from the command lists, the lists and their submissions shrink, and the render does
 //! not change; `reduce` packs its result and the picked pixel survives.
 
-use std::hash::{DefaultHasher, Hasher as _};
-
-use gpu_core::framebuffer::FramebufferConfig;
-use gpu_core::lcd::Screen;
 use gpu_core::replay::reduce::{PixelSource, ReduceBudget, measure, pack, pixel_at_end, reduce};
 use gpu_core::replay::trim::trim;
 use gpu_core::replay::{Replay, Target};
 use pica_cmd::citrace::{CiTrace, CiTraceBuilder, StreamEvent, load_target};
 use pica_cmd::cmdlist::{CmdHeader, Commands};
-use picaview_tests::scene::demos::demos_dir;
-
-fn hash<T: std::hash::Hash>(v: &T) -> u64 {
-    let mut h = DefaultHasher::new();
-    v.hash(&mut h);
-    h.finish()
-}
-
-/// Colour, depth, top and bottom screen hashes at every frame marker.
-fn frames(bytes: &[u8]) -> Vec<[u64; 4]> {
-    let trace = CiTrace::from_bytes(bytes.to_vec()).expect("trace parses");
-    let markers = trace.stats().frame_markers as u32;
-    let mut r = Replay::new(trace);
-    (0..markers)
-        .map(|n| {
-            assert!(r.run_until(Target::Frame(n), &mut ()));
-            let fb = FramebufferConfig::from_regs(&r.gpu().regs);
-            let color = fb.read_color_image(r.mem()).map_err(|e| e.to_string());
-            let depth = fb.read_depth_image(r.mem()).map_err(|e| e.to_string());
-            let screen = |s| r.screen(s).map(|i| i.pixels).map_err(|e| e.to_string());
-            [
-                hash(&color),
-                hash(&depth),
-                hash(&screen(Screen::Top)),
-                hash(&screen(Screen::Bottom)),
-            ]
-        })
-        .collect()
-}
-
-fn demo_bytes(name: &str) -> Vec<u8> {
-    std::fs::read(demos_dir().join(format!("{name}.ctf"))).expect("demo exists")
-}
+use picaview_tests::frames::{demo_bytes, frames};
 
 /// The trace with every third command of every submitted list (whose memory load is exactly
 /// the list) neutralised the way `reduce` does it; returns the bytes and the count.

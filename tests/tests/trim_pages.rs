@@ -2,47 +2,14 @@
 //! the trimmed frames never read, the output is smaller than with every non-zero page, and
 //! still renders frames A..B bit-identically (colour, depth, both screens) to the original.
 
-use std::hash::{DefaultHasher, Hasher as _};
-
-use gpu_core::framebuffer::FramebufferConfig;
-use gpu_core::lcd::Screen;
 use gpu_core::replay::trim::{PageSelection, frame_count, trim_with};
-use gpu_core::replay::{Replay, Target};
 use pica_cmd::citrace::CiTrace;
-use picaview_tests::scene::demos::demos_dir;
-
-fn hash<T: std::hash::Hash>(v: &T) -> u64 {
-    let mut h = DefaultHasher::new();
-    v.hash(&mut h);
-    h.finish()
-}
-
-/// Colour, depth, top and bottom screen hashes at every frame marker.
-fn frames(bytes: &[u8]) -> Vec<[u64; 4]> {
-    let trace = CiTrace::from_bytes(bytes.to_vec()).expect("trace parses");
-    let markers = trace.stats().frame_markers as u32;
-    let mut r = Replay::new(trace);
-    (0..markers)
-        .map(|n| {
-            assert!(r.run_until(Target::Frame(n), &mut ()));
-            let fb = FramebufferConfig::from_regs(&r.gpu().regs);
-            let color = fb.read_color_image(r.mem()).map_err(|e| e.to_string());
-            let depth = fb.read_depth_image(r.mem()).map_err(|e| e.to_string());
-            let screen = |s| r.screen(s).map(|i| i.pixels).map_err(|e| e.to_string());
-            [
-                hash(&color),
-                hash(&depth),
-                hash(&screen(Screen::Top)),
-                hash(&screen(Screen::Bottom)),
-            ]
-        })
-        .collect()
-}
+use picaview_tests::frames::{demo_bytes, frames};
 
 #[test]
 fn trim_carries_only_pages_read_and_stays_identical() {
     for name in ["cube", "stress"] {
-        let bytes = std::fs::read(demos_dir().join(format!("{name}.ctf"))).expect("demo");
+        let bytes = demo_bytes(name);
         let original = frames(&bytes);
         let n = frame_count(&CiTrace::from_bytes(bytes.clone()).unwrap());
         for (first, last) in [(1, n - 1), (n - 1, n - 1)] {

@@ -2,49 +2,11 @@
 //! depth, both screens) to the original's frames A..=B on every bundled demo and several
 //! ranges; a reduced trace is smaller and still gives the picked pixel's value.
 
-use std::hash::{DefaultHasher, Hasher as _};
-
-use gpu_core::framebuffer::FramebufferConfig;
-use gpu_core::lcd::Screen;
 use gpu_core::replay::reduce::{PixelSource, ReduceBudget, pixel_at_end, reduce};
 use gpu_core::replay::trim::{frame_count, trim};
-use gpu_core::replay::{Replay, Target};
 use pica_cmd::citrace::CiTrace;
-use picaview_tests::scene::demos::{DEMOS, demos_dir};
-
-type Fingerprint = [u64; 4];
-
-fn hash<T: std::hash::Hash>(v: &T) -> u64 {
-    let mut h = DefaultHasher::new();
-    v.hash(&mut h);
-    h.finish()
-}
-
-/// Colour, depth, top and bottom screen hashes at every frame marker.
-fn frames(bytes: &[u8]) -> Vec<Fingerprint> {
-    let trace = CiTrace::from_bytes(bytes.to_vec()).expect("trace parses");
-    let markers = trace.stats().frame_markers as u32;
-    let mut r = Replay::new(trace);
-    (0..markers)
-        .map(|n| {
-            assert!(r.run_until(Target::Frame(n), &mut ()));
-            let fb = FramebufferConfig::from_regs(&r.gpu().regs);
-            let color = fb.read_color_image(r.mem()).map_err(|e| e.to_string());
-            let depth = fb.read_depth_image(r.mem()).map_err(|e| e.to_string());
-            let screen = |s| r.screen(s).map(|i| i.pixels).map_err(|e| e.to_string());
-            [
-                hash(&color),
-                hash(&depth),
-                hash(&screen(Screen::Top)),
-                hash(&screen(Screen::Bottom)),
-            ]
-        })
-        .collect()
-}
-
-fn demo_bytes(name: &str) -> Vec<u8> {
-    std::fs::read(demos_dir().join(format!("{name}.ctf"))).expect("demo exists")
-}
+use picaview_tests::frames::{demo_bytes, frames};
+use picaview_tests::scene::demos::DEMOS;
 
 #[test]
 fn trimmed_traces_render_their_frames_identically() {

@@ -1,6 +1,9 @@
 //! Shared helpers of the viewer tests: a small synthetic CiTrace (2 frames × 3 draws, a
-//! textured unit 0, a uniform upload, top-screen LCD registers) and harness utilities.
+//! textured unit 0, a uniform upload, top-screen LCD registers), the bundled demos' paths,
+//! scratch directories, and (in [`ui`]) harness-level set-up.
 #![allow(dead_code)]
+
+pub mod ui;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -229,6 +232,22 @@ pub fn temp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("temp dir");
     d
+}
+
+/// The bundled demo trace `assets/demos/{file}` (e.g. `"cube.ctf"`).
+pub fn demo_path(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../assets/demos")
+        .join(file)
+}
+
+/// Writes `bytes` as `file` into a fresh temporary directory named after `test`; returns the
+/// directory (remove it when done) and the file's path.
+pub fn write_temp_trace(test: &str, file: &str, bytes: &[u8]) -> (PathBuf, PathBuf) {
+    let dir = temp_dir(test);
+    let path = dir.join(file);
+    std::fs::write(&path, bytes).expect("write trace");
+    (dir, path)
 }
 
 /// Writes the synthetic trace into `dir` and returns its path.

@@ -28,6 +28,12 @@ pub struct Demo {
     pub build: fn() -> Result<Vec<u8>, SceneError>,
 }
 
+/// The cube demo's scene for `frames` frames (its six frames repeated): a long capture of
+/// ordinary frames for measuring memory and time (issue 18's 1,200-frame capture).
+pub fn cube_frames(frames: u32) -> Result<Vec<u8>, SceneError> {
+    cube::build_frames(frames)
+}
+
 /// Every demo, in the order the README lists them.
 pub const DEMOS: [Demo; 4] = [
     Demo {

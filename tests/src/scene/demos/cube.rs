@@ -163,6 +163,12 @@ fn ui_vertices(frame: u32) -> (Vec<u8>, Vec<(PrimitiveTopology, u32, u32)>) {
 
 /// Builds `cube.ctf`.
 pub fn build() -> Result<Vec<u8>, SceneError> {
+    build_frames(FRAMES)
+}
+
+/// The cube scene for `frames` frames: the six frames of `cube.ctf` over and over (frame `k`
+/// shows frame `k % 6`), for long-capture measurements (`build_frames(6)` is `cube.ctf`).
+pub fn build_frames(frames: u32) -> Result<Vec<u8>, SceneError> {
     let mut scene = Scene::new()?;
     let top = scene.top_target()?;
     let bottom = scene.bottom_target()?;
@@ -230,7 +236,8 @@ pub fn build() -> Result<Vec<u8>, SceneError> {
     let light_dir = math::normalize3([-0.4, 0.6, 0.7]);
     let half = math::normalize3([light_dir[0], light_dir[1], light_dir[2] + 1.0]);
 
-    for frame in 0..FRAMES {
+    for k in 0..frames {
+        let frame = k % FRAMES;
         let (ui_bytes, ui_draws) = ui_vertices(frame);
         scene.write_buffer(&ui_vbo, &ui_bytes)?;
 
