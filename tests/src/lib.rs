@@ -3,3 +3,4 @@
 pub mod bench_scenes;
 pub mod image_compare;
 pub mod scene;
+pub mod screen_scenes;
