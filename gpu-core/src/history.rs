@@ -825,7 +825,6 @@ fn value_of<S: TraceSource>(
     }
 }
 
-
 /// Seeks to the start of `frame` (rewinds for frame 0).
 fn seek_frame_start<S: TraceSource>(replay: &mut Replay<S>, frame: u32) {
     if frame == 0 {

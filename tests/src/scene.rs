@@ -494,7 +494,9 @@ impl Scene {
             let (w, h) = Screen::Top.size();
             let mut right = [0; 2];
             for fb in &mut right {
-                *fb = self.mem.alloc(Pool::Linear, w * h * LCD_BYTES, 0x80, None)?;
+                *fb = self
+                    .mem
+                    .alloc(Pool::Linear, w * h * LCD_BYTES, 0x80, None)?;
             }
             s.right = Some(right);
         }

@@ -22,8 +22,7 @@ use pica_cmd::regs::tev::TevSource;
 
 use crate::scene::effect::tev_replace;
 use crate::scene::{
-    AttribLayout, BufferLayout, Effect, Scene, SceneError, ShaderBinary, ShaderProgram, Unit,
-    math,
+    AttribLayout, BufferLayout, Effect, Scene, SceneError, ShaderBinary, ShaderProgram, Unit, math,
 };
 
 /// Pass-through vertex shader: position through the projection, colour as is.
@@ -68,9 +67,10 @@ pub fn stereo_lookback(stereo: bool) -> Result<Vec<u8>, SceneError> {
         yellow.extend_from_slice(&[px, py, -0.5, 1.0, 1.0, 1.0, 0.0, 1.0]);
     }
     let vb_yellow = scene.vertex_buffer_f32(&yellow)?;
-    let attribs = AttribLayout::new()
-        .loader(0, AttribType::Float, 4)
-        .loader(1, AttribType::Float, 4);
+    let attribs =
+        AttribLayout::new()
+            .loader(0, AttribType::Float, 4)
+            .loader(1, AttribType::Float, 4);
     let buffers = BufferLayout::new().buffer(vb, 32, &[0, 1]);
     let projection = math::ortho_tilt(0.0, 400.0, 240.0, 0.0, 0.0, 1.0);
 

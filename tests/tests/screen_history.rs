@@ -172,7 +172,10 @@ fn a_frame_that_presents_nothing_shows_the_previous_frames_transfer() {
     assert_eq!(h.request.frame, 1);
     assert_eq!(draws(&h), vec![(0, vec![Some(FragmentFate::Passed)])]);
     // in_frame counts from the start of frame 0.
-    assert!(matches!(h.events[1], HistoryEvent::Draw { in_frame: 0, .. }));
+    assert!(matches!(
+        h.events[1],
+        HistoryEvent::Draw { in_frame: 0, .. }
+    ));
     assert_eq!(h.after.color, Some([255, 0, 0, 255]));
     assert_eq!(h.start.writes, 0);
     assert_eq!(h.end.writes, t.at_write);
