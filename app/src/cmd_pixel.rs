@@ -2,9 +2,13 @@
 //! [`gpu_core::history::pixel_history`].
 //!
 //! `--target color|depth` takes image coordinates of the buffer configured at the end of the
-//! range (top row 0, as `picaview render --target color` shows it); `--target top|bottom`
-//! takes screen coordinates as a person sees the LCD and follows them through the scan-out and
-//! the display transfer to the colour buffer (the first output line says how).
+//! range (top row 0, as `picaview render --target color` shows it); `--target
+//! top|top-right|bottom` takes screen coordinates as a person sees the LCD (`top` is the left
+//! eye, `top-right` the right eye of the stereoscopic top screen) and follows them through the
+//! scan-out and the display transfer to the colour buffer (the second output line says how).
+//! When the screen shows an image an earlier frame transferred (double buffering, or a frame
+//! that presents nothing), the history is that frame's, up to the transfer, looking back at
+//! most [`gpu_core::history::MAX_FRAMES_BACK`] frames; the output says so.
 //!
 //! Human output: the mapping, the value before and after, then every memory fill, display
 //! transfer or texture copy that wrote the pixel and every draw that produced a fragment there,
@@ -32,8 +36,11 @@ pub enum PixelTarget {
     Color,
     /// The depth/stencil buffer configured at the end of the range.
     Depth,
-    /// The top screen as seen (400x240), mapped through the display transfer.
+    /// The top screen as seen (400x240) by the left eye, mapped through the display transfer.
     Top,
+    /// The top screen as seen by the right eye (framebuffer B when 3D is on; with 3D off the
+    /// same image as `top`).
+    TopRight,
     /// The bottom screen as seen (320x240).
     Bottom,
 }
@@ -49,7 +56,11 @@ pub struct PixelArgs {
     /// Stop right after this draw of the frame (0-based within the frame).
     #[arg(long)]
     pub after_draw: Option<u64>,
-    /// Which buffer or screen --x/--y refer to.
+    /// Which buffer or screen --x/--y refer to. `top` is the top screen's left eye,
+    /// `top-right` its right eye (the same image when 3D is off). A screen pixel is followed
+    /// through the display transfer that wrote it, looked for in this frame and up to 4 frames
+    /// before (double buffering); the history is then of the frame that transfer ran in, up
+    /// to the transfer.
     #[arg(long, value_enum, default_value = "color")]
     pub target: PixelTarget,
     /// Column.
@@ -75,6 +86,7 @@ pub fn run(args: &PixelArgs) -> Result<()> {
             PixelTarget::Color => HistoryTarget::Color,
             PixelTarget::Depth => HistoryTarget::Depth,
             PixelTarget::Top => HistoryTarget::Top,
+            PixelTarget::TopRight => HistoryTarget::TopRight,
             PixelTarget::Bottom => HistoryTarget::Bottom,
         },
         x: args.x,
@@ -100,8 +112,8 @@ pub fn write_json(out: &mut impl Write, h: &PixelHistory) -> Result<()> {
     };
     line(
         out,
-        json!({"type": "mapping", "request": h.request, "mapping": h.mapping,
-               "start": h.start, "end": h.end}),
+        json!({"type": "mapping", "request": h.request, "frame": h.frame,
+               "mapping": h.mapping, "start": h.start, "end": h.end}),
     )?;
     for e in &h.events {
         match e {
@@ -138,6 +150,16 @@ pub fn write_text(out: &mut impl Write, h: &PixelHistory) -> Result<()> {
     };
     writeln!(out, "pixel history of {range}")?;
     writeln!(out, "{}", h.mapping.description)?;
+    let of_frame = if h.frame == h.request.frame {
+        "the frame".to_string()
+    } else {
+        writeln!(
+            out,
+            "events of frame {} (where the displayed image was rendered), up to its display transfer",
+            h.frame
+        )?;
+        format!("frame {}", h.frame)
+    };
     let what = match h.mapping.buffer {
         ProbeBuffer::Color(_) => "colour",
         ProbeBuffer::Depth(_) => "depth/stencil",
@@ -164,7 +186,7 @@ pub fn write_text(out: &mut impl Write, h: &PixelHistory) -> Result<()> {
             } => {
                 writeln!(
                     out,
-                    "draw {draw} (draw {in_frame} of the frame): {} fragment(s)",
+                    "draw {draw} (draw {in_frame} of {of_frame}): {} fragment(s)",
                     fragments.len()
                 )?;
                 for f in fragments {

@@ -202,6 +202,7 @@ const EXAMPLES: &[(&[&str], &str)] = &[
     (
         &["pixel"],
         "  picaview pixel game.ctf --frame 2 --target top --x 200 --y 120
+  picaview pixel game.ctf --frame 2 --target top-right --x 200 --y 120
   picaview pixel game.ctf --frame 2 --after-draw 5 --target color --x 10 --y 300
   picaview pixel game.ctf --target depth --x 10 --y 300 --json | jq -c 'select(.type == \"draw\")'",
     ),

@@ -6,19 +6,31 @@
 //! lighting, fog, depth/stencil, blending, fate, see [`crate::debug::fragment`]) and every memory
 //! fill, display transfer or texture copy that wrote the pixel's bytes.
 //!
-//! The pixel is named in one of four ways ([`HistoryTarget`]):
+//! The pixel is named in one of five ways ([`HistoryTarget`]):
 //! * `Color` / `Depth`: image coordinates (top row 0, as the buffer is shown upright) of the
 //!   colour or depth buffer configured at the end of the range;
-//! * `Top` / `Bottom`: screen coordinates as a person sees the LCD (top-left origin) at the end
-//!   of the frame (even when the range stops after an earlier draw). They are
-//!   mapped through the LCD scan-out (the framebuffer is stored rotated: screen column x is memory
-//!   row x, screen row y is pixel 239 − y of that row) to the framebuffer address, then through
-//!   the last display transfer that wrote that address (inverting its flip and box filter) back to
-//!   the colour buffer the GPU rendered. [`PixelMapping::description`] says how.
+//! * `Top` / `TopRight` / `Bottom`: screen coordinates as a person sees the LCD (top-left
+//!   origin; `Top` is the left eye, `TopRight` the right eye of the stereoscopic top screen,
+//!   which shows framebuffer B only in stereo mode, see [`LcdFramebufferConfig::stereo`]) at
+//!   the end of the frame (even when the range stops after an earlier draw), or right after
+//!   [`HistoryRequest::until_write`] when that is given (what the viewer shows at a selected
+//!   command). They are mapped through the LCD scan-out (the framebuffer is stored rotated:
+//!   screen column x is memory row x, screen row y is pixel 239 − y of that row) to the
+//!   framebuffer address, then through the last display transfer that wrote that address
+//!   (inverting its flip and box filter) back to the colour buffer the GPU rendered.
+//!   [`PixelMapping::description`] says how.
+//!
+//! A screen shows what the last display transfer into its framebuffer wrote, which with double
+//! or triple buffering ran in an earlier frame (citro3d shows frame N−1's image while frame N
+//! renders). The transfer is looked for in the requested frame, then in up to
+//! [`MAX_FRAMES_BACK`] earlier frames. The history then covers the frame the transfer ran in
+//! ([`PixelHistory::frame`]), from its start up to the transfer (later draws cannot change what
+//! the screen shows; in the requested frame `after_draw` / `until_write` may stop it earlier),
+//! and the description says "displayed in frame N, rendered and transferred in frame M".
 //!
 //! Cost: the range is replayed (a few times: to find the buffers, the transfer and the start
-//! value); with keyframes ([`Replay::build_index`]) seeks are short. Records are bounded
-//! ([`MAX_RECORDS`]).
+//! value; for screens at most `MAX_FRAMES_BACK + 1` frames are scanned for the transfer); with
+//! keyframes ([`Replay::build_index`]) seeks are short. Records are bounded ([`MAX_RECORDS`]).
 
 use serde::Serialize;
 
@@ -50,6 +62,21 @@ pub enum HistoryTarget {
     Top,
     /// The bottom screen as seen (320×240).
     Bottom,
+    /// The top screen as seen by the right eye (framebuffer B in stereo mode, else the same
+    /// framebuffer as [`HistoryTarget::Top`]).
+    TopRight,
+}
+
+impl HistoryTarget {
+    /// The screen and eye of a screen target; `None` for the render-target buffers.
+    pub const fn screen_eye(self) -> Option<(Screen, Eye)> {
+        match self {
+            Self::Top => Some((Screen::Top, Eye::Left)),
+            Self::TopRight => Some((Screen::Top, Eye::Right)),
+            Self::Bottom => Some((Screen::Bottom, Eye::Left)),
+            Self::Color | Self::Depth => None,
+        }
+    }
 }
 
 /// What [`pixel_history`] should look at.
@@ -61,7 +88,8 @@ pub struct HistoryRequest {
     /// frame.
     pub after_draw: Option<u64>,
     /// Stop right after this register write (1-based, counted over the whole trace, as
-    /// [`Target::AfterWrite`]); overrides `after_draw`. It must lie inside the frame.
+    /// [`Target::AfterWrite`]); overrides `after_draw`. It must lie inside the frame. Screens
+    /// are then mapped as the LCD shows them right after this write.
     pub until_write: Option<u64>,
     /// Which buffer or screen the coordinates refer to.
     pub target: HistoryTarget,
@@ -152,7 +180,11 @@ pub struct PixelMapping {
 /// The display transfer a screen pixel was mapped through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct TransferMapping {
-    /// Ordinal of the transfer among the fills, transfers and copies of the frame (0-based).
+    /// The eye whose framebuffer was followed (always `Left` on the bottom screen).
+    pub eye: Eye,
+    /// The frame the transfer ran in (the image may be displayed in a later frame).
+    pub frame: u32,
+    /// Ordinal of the transfer among the fills, transfers and copies of its frame (0-based).
     pub ordinal: usize,
     /// Register writes executed when it ran.
     pub at_write: u64,
@@ -208,6 +240,9 @@ pub enum HistoryEvent {
 pub struct PixelHistory {
     /// What was asked.
     pub request: HistoryRequest,
+    /// The frame the events belong to: the requested one, or for a screen pixel whose display
+    /// transfer ran in an earlier frame, that frame.
+    pub frame: u32,
     /// Where the pixel is.
     pub mapping: PixelMapping,
     /// Position at the start of the range.
@@ -380,15 +415,21 @@ fn transfer_regs(ext_regs: &[u32]) -> TransferRegs {
     }
 }
 
+/// The checked range of a request within its frame.
+struct FrameRange {
+    /// Position at the start of the frame.
+    start: Position,
+    /// Where the range ends (end of the frame, after a draw or after a write).
+    end_target: Target,
+}
+
 /// The range [start, end] of a request, checked.
 fn range<S: TraceSource>(
     replay: &mut Replay<S>,
     req: &HistoryRequest,
-    log: &mut TransferLog,
-) -> Result<(Position, Target), HistoryError> {
+) -> Result<FrameRange, HistoryError> {
     let frame = req.frame;
-    // Seek (keyframes make it short) to the start of the frame; display transfers are logged
-    // from there on, so a screen is followed through a transfer made in this frame.
+    // Seek (keyframes make it short) to the start of the frame, then run to its end.
     if frame == 0 {
         replay.rewind();
     } else if !replay.seek(Target::Frame(frame - 1), &mut ()) {
@@ -398,8 +439,7 @@ fn range<S: TraceSource>(
         });
     }
     let start = replay.position();
-    log.writes = start.writes;
-    let closed = replay.run_until(Target::Frame(frame), log);
+    let closed = replay.run_until(Target::Frame(frame), &mut ());
     let end = replay.position();
     if !closed && frame > 0 && end.writes == start.writes {
         return Err(HistoryError::NoFrame {
@@ -416,9 +456,12 @@ fn range<S: TraceSource>(
                 last: end.writes,
             });
         }
-        return Ok((start, Target::AfterWrite(n)));
+        return Ok(FrameRange {
+            start,
+            end_target: Target::AfterWrite(n),
+        });
     }
-    let target = match req.after_draw {
+    let end_target = match req.after_draw {
         None => Target::Frame(frame),
         Some(m) => {
             let count = end.draws - start.draws;
@@ -432,7 +475,7 @@ fn range<S: TraceSource>(
             Target::AfterDraw(start.draws + m)
         }
     };
-    Ok((start, target))
+    Ok(FrameRange { start, end_target })
 }
 
 fn outside(x: u32, y: u32, what: &str, width: u32, height: u32) -> HistoryError {
@@ -518,7 +561,9 @@ fn target_config(
 /// Where a screen pixel lies in the LCD framebuffer.
 struct ScreenFramebuffer {
     name: &'static str,
-    /// Framebuffer base address (left eye).
+    /// The eye whose framebuffer this is.
+    eye: Eye,
+    /// Framebuffer base address (of the eye).
     base: u32,
     /// Address of the pixel's bytes.
     addr: u32,
@@ -528,21 +573,30 @@ struct ScreenFramebuffer {
     p: u32,
 }
 
-fn screen_name(screen: Screen) -> &'static str {
-    match screen {
-        Screen::Top => "top screen",
-        Screen::Bottom => "bottom screen",
+fn screen_name(screen: Screen, eye: Eye) -> &'static str {
+    match (screen, eye) {
+        (Screen::Top, Eye::Left) => "top screen",
+        (Screen::Top, Eye::Right) => "top screen (right eye)",
+        (Screen::Bottom, _) => "bottom screen",
     }
 }
 
-/// The framebuffer pixel the LCD shows at screen pixel (x, y) in the GPU's current state.
+/// The framebuffer pixel the LCD shows `eye` at screen pixel (x, y) in the GPU's current
+/// state.
 fn screen_framebuffer(
     gpu: &crate::command::gpu::Gpu,
     screen: Screen,
+    eye: Eye,
     x: u32,
     y: u32,
 ) -> Result<ScreenFramebuffer, HistoryError> {
-    let name = screen_name(screen);
+    // The bottom screen has one framebuffer.
+    let eye = if screen == Screen::Bottom {
+        Eye::Left
+    } else {
+        eye
+    };
+    let name = screen_name(screen, eye);
     let (w, h) = screen.size();
     if x >= w || y >= h {
         return Err(outside(x, y, name, w, h));
@@ -558,7 +612,7 @@ fn screen_framebuffer(
         HistoryError::Unmappable(format!("the {name} framebuffer format is invalid"))
     })?;
     let bpp = fmt.bytes_per_pixel() as u32;
-    let base = lcd.address(Eye::Left);
+    let base = lcd.address(eye);
     // Scan-out (`lcd::scan_out`): screen column x is memory row x (stride apart); screen row y
     // is pixel LCD_ROW_PIXELS − 1 − y of that row.
     let p = LCD_ROW_PIXELS - 1 - y;
@@ -567,6 +621,7 @@ fn screen_framebuffer(
         .wrapping_add(p * bpp);
     Ok(ScreenFramebuffer {
         name,
+        eye,
         base,
         addr,
         bpp,
@@ -585,36 +640,76 @@ fn last_transfer_into(log: &TransferLog, fb: &ScreenFramebuffer) -> Option<(usiz
         .map(|&(ordinal, at_write, _)| (ordinal, at_write))
 }
 
-/// Maps screen pixel (x, y) to the colour buffer through the LCD and the last display transfer
-/// into the framebuffer. Leaves the replay anywhere.
-fn map_screen<S: TraceSource>(
-    replay: &mut Replay<S>,
-    screen: Screen,
-    x: u32,
-    y: u32,
-    log: &TransferLog,
-) -> Result<(PixelMapping, Option<ColorFormat>), HistoryError> {
-    let fb = screen_framebuffer(replay.gpu(), screen, x, y)?;
-    let Some((ordinal, at_write)) = last_transfer_into(log, &fb) else {
-        let (name, addr, base, p) = (fb.name, fb.addr, fb.base, fb.p);
-        return Err(HistoryError::Unmappable(format!(
-            "no display transfer in this frame wrote the {name} framebuffer pixel at 0x{addr:08X} ({name} ({x},{y}) -> framebuffer 0x{base:08X} ({p},{x}))"
-        )));
-    };
-    through_transfer(replay, &fb, x, y, ordinal, at_write)
+/// The display transfer that produced a displayed framebuffer pixel.
+struct FoundTransfer {
+    /// The frame it ran in.
+    frame: u32,
+    /// Position at the start of that frame.
+    start: Position,
+    /// Ordinal among the fills, transfers and copies of the frame.
+    ordinal: usize,
+    /// The register write that ran it.
+    at_write: u64,
 }
 
-/// Inverts display transfer `ordinal` (run by register write `at_write`) for the framebuffer
-/// pixel `fb` of screen pixel (x, y). Leaves the replay right after the transfer.
+/// Looks for the last display transfer that wrote framebuffer pixel `fb`: in frame `last`
+/// from its start up to `end_in_last`, then in each of the [`MAX_FRAMES_BACK`] frames before
+/// it (newest first). Leaves the replay anywhere.
+fn find_transfer<S: TraceSource>(
+    replay: &mut Replay<S>,
+    fb: &ScreenFramebuffer,
+    last: u32,
+    end_in_last: Target,
+) -> Option<FoundTransfer> {
+    for frame in (last.saturating_sub(MAX_FRAMES_BACK)..=last).rev() {
+        if frame == 0 {
+            replay.rewind();
+        } else {
+            replay.seek(Target::Frame(frame - 1), &mut ());
+        }
+        let start = replay.position();
+        let mut log = TransferLog {
+            writes: start.writes,
+            ..TransferLog::default()
+        };
+        let end = if frame == last {
+            end_in_last
+        } else {
+            Target::Frame(frame)
+        };
+        replay.run_until(end, &mut log);
+        if let Some((ordinal, at_write)) = last_transfer_into(&log, fb) {
+            return Some(FoundTransfer {
+                frame,
+                start,
+                ordinal,
+                at_write,
+            });
+        }
+    }
+    None
+}
+
+/// The error for a screen pixel no transfer in the look-back wrote.
+fn no_transfer(fb: &ScreenFramebuffer, x: u32, y: u32, last: u32, upto: &str) -> HistoryError {
+    let (name, addr, base, p) = (fb.name, fb.addr, fb.base, fb.p);
+    let first = last.saturating_sub(MAX_FRAMES_BACK);
+    HistoryError::Unmappable(format!(
+        "no display transfer in frames {first}..={last} {upto}wrote the {name} framebuffer pixel at 0x{addr:08X} ({name} ({x},{y}) -> framebuffer 0x{base:08X} ({p},{x}))"
+    ))
+}
+
+/// Inverts display transfer `found` for the framebuffer pixel `fb` of screen pixel (x, y).
+/// Leaves the replay right after the transfer.
 fn through_transfer<S: TraceSource>(
     replay: &mut Replay<S>,
     fb: &ScreenFramebuffer,
     x: u32,
     y: u32,
-    ordinal: usize,
-    at_write: u64,
+    found: &FoundTransfer,
 ) -> Result<(PixelMapping, Option<ColorFormat>), HistoryError> {
     let (name, base, fb_addr) = (fb.name, fb.base, fb.addr);
+    let (ordinal, at_write) = (found.ordinal, found.at_write);
     replay.seek(Target::AfterWrite(at_write), &mut ());
     let Transfer::Display(cfg) = transfer_regs(&replay.gpu().ext_regs[..]).decode() else {
         return Err(HistoryError::Unmappable(
@@ -691,6 +786,8 @@ fn through_transfer<S: TraceSource>(
             addr,
             bytes: in_bpp,
             transfer: Some(TransferMapping {
+                eye: fb.eye,
+                frame: found.frame,
                 ordinal,
                 at_write,
                 config: cfg,
@@ -728,6 +825,86 @@ fn value_of<S: TraceSource>(
     }
 }
 
+/// Seeks to the start of `frame` (rewinds for frame 0).
+fn seek_frame_start<S: TraceSource>(replay: &mut Replay<S>, frame: u32) {
+    if frame == 0 {
+        replay.rewind();
+    } else {
+        replay.seek(Target::Frame(frame - 1), &mut ());
+    }
+}
+
+/// Where a screen request's history starts and ends, and the pixel it follows.
+struct ScreenRange {
+    mapping: PixelMapping,
+    input_format: Option<ColorFormat>,
+    /// The frame the transfer ran in.
+    frame: u32,
+    start: Position,
+    end_target: Target,
+}
+
+/// Maps a screen request through the transfer that produced the displayed pixel (looking
+/// back up to [`MAX_FRAMES_BACK`] frames) and narrows the range to that transfer's frame, up
+/// to the transfer.
+fn screen_range<S: TraceSource>(
+    replay: &mut Replay<S>,
+    req: &HistoryRequest,
+    frame_range: &FrameRange,
+    screen: Screen,
+    eye: Eye,
+) -> Result<ScreenRange, HistoryError> {
+    // The image shown at the end of the frame (the one the frame presents: the LCD and the
+    // transfer that feeds it usually run after the last draw), or right after `until_write`.
+    let (shown, shown_text) = match req.until_write {
+        Some(n) => (
+            Target::AfterWrite(n),
+            format!("displayed at command {n} of frame {}", req.frame),
+        ),
+        None => (
+            Target::Frame(req.frame),
+            format!("displayed at the end of frame {}", req.frame),
+        ),
+    };
+    replay.seek(shown, &mut ());
+    let fb = screen_framebuffer(replay.gpu(), screen, eye, req.x, req.y)?;
+    let upto = match req.until_write {
+        Some(n) => format!("up to command {n} "),
+        None => String::new(),
+    };
+    let found = find_transfer(replay, &fb, req.frame, shown)
+        .ok_or_else(|| no_transfer(&fb, req.x, req.y, req.frame, &upto))?;
+    let (mut mapping, input_format) = through_transfer(replay, &fb, req.x, req.y, &found)?;
+    let (ordinal, at_write, frame) = (found.ordinal, found.at_write, found.frame);
+    let (start, end_target) = if frame == req.frame {
+        // The requested range, stopped at the transfer when it ends later.
+        replay.seek(frame_range.end_target, &mut ());
+        let end_target = if at_write < replay.position().writes {
+            Target::AfterWrite(at_write)
+        } else {
+            frame_range.end_target
+        };
+        mapping.description = format!(
+            "{}; {shown_text}, rendered and transferred in the same frame by display transfer #{ordinal} at command {at_write}",
+            mapping.description
+        );
+        (frame_range.start, end_target)
+    } else {
+        mapping.description = format!(
+            "{}; {shown_text}, rendered and transferred in frame {frame} by display transfer #{ordinal} at command {at_write}: the history covers frame {frame} up to that transfer",
+            mapping.description
+        );
+        (found.start, Target::AfterWrite(at_write))
+    };
+    Ok(ScreenRange {
+        mapping,
+        input_format,
+        frame,
+        start,
+        end_target,
+    })
+}
+
 /// The history of one pixel over a frame (see the module doc). Leaves the replay at the end
 /// of the range with no probe set.
 pub fn pixel_history<S: TraceSource>(
@@ -735,44 +912,33 @@ pub fn pixel_history<S: TraceSource>(
     req: &HistoryRequest,
 ) -> Result<PixelHistory, HistoryError> {
     replay.set_pixel_probe(None);
-    let mut log = TransferLog::default();
-    let (start, end_target) = range(replay, req, &mut log)?;
-    // The end state: render target and screens.
-    replay.seek(end_target, &mut ());
-    let end_regs = *replay.gpu().regs;
-    let (mapping, in_fmt) = match req.target {
-        HistoryTarget::Color | HistoryTarget::Depth => {
-            let fb = FramebufferConfig::from_regs(&end_regs);
+    let frame_range = range(replay, req)?;
+    let (mapping, in_fmt, frame, start, end_target) = match req.target.screen_eye() {
+        None => {
+            replay.seek(frame_range.end_target, &mut ());
+            let fb = FramebufferConfig::from_regs(&replay.gpu().regs);
             (
                 buffer_pixel(&fb, req.target == HistoryTarget::Depth, req.x, req.y)?,
                 None,
+                req.frame,
+                frame_range.start,
+                frame_range.end_target,
             )
         }
-        HistoryTarget::Top | HistoryTarget::Bottom => {
-            let screen = if req.target == HistoryTarget::Top {
-                Screen::Top
-            } else {
-                Screen::Bottom
-            };
-            // Screens are mapped as they are at the end of the frame (the image the frame
-            // presents), even when the range stops earlier: the LCD and the display transfer
-            // that feed it usually run after the last draw. The log covers the trace up to the
-            // end of the frame.
-            replay.seek(Target::Frame(req.frame), &mut ());
-            map_screen(replay, screen, req.x, req.y, &log)?
+        Some((screen, eye)) => {
+            let r = screen_range(replay, req, &frame_range, screen, eye)?;
+            (r.mapping, r.input_format, r.frame, r.start, r.end_target)
         }
     };
-    let fb = target_config(&end_regs, &mapping, in_fmt);
+    // The end state: render target and value.
     replay.seek(end_target, &mut ());
+    let end_regs = *replay.gpu().regs;
+    let fb = target_config(&end_regs, &mapping, in_fmt);
     let end = replay.position();
     let after = value_of(replay, &fb, &mapping);
 
     // The start value, then the range again with the probe.
-    if req.frame == 0 {
-        replay.rewind();
-    } else {
-        replay.seek(Target::Frame(req.frame - 1), &mut ());
-    }
+    seek_frame_start(replay, frame);
     let before = value_of(replay, &fb, &mapping);
     let probe = PixelProbe::pixel(mapping.buffer, mapping.x, mapping.window_y);
     replay.set_pixel_probe(Some(probe));
@@ -790,6 +956,7 @@ pub fn pixel_history<S: TraceSource>(
     replay.set_pixel_probe(None);
     Ok(PixelHistory {
         request: *req,
+        frame,
         mapping,
         start,
         end,
@@ -800,9 +967,10 @@ pub fn pixel_history<S: TraceSource>(
     })
 }
 
-/// How many frames before the one containing the position [`identify_screen_pixel`] looks back
-/// for the display transfer that produced a screen pixel (double-buffered programs present
-/// the previous frame's image while they render the next).
+/// How many frames before the requested one (or the one containing the position, for
+/// [`identify_screen_pixel`]) are searched for the display transfer that produced a screen
+/// pixel: double- and triple-buffered programs present an earlier frame's image while they
+/// render the next. Bounds the work of a screen query to this many frames plus one.
 pub const MAX_FRAMES_BACK: u32 = 4;
 
 /// Where a screen pixel, as the LCD shows it after a command, was rendered: the colour-buffer
@@ -823,12 +991,13 @@ pub struct ScreenPick {
     pub recorded: bool,
 }
 
-/// Identifies screen pixel (x, y) (`target` is [`HistoryTarget::Top`] or
-/// [`HistoryTarget::Bottom`]) as the LCD shows it right after register write `at`: the LCD
-/// configuration there gives the framebuffer pixel; the last display transfer at or before
-/// `at` that wrote it (in the frame of `at` or up to [`MAX_FRAMES_BACK`] frames earlier) gives
-/// the colour-buffer pixel (its flip and box filter inverted); the primitive-ID buffer recorded
-/// from the start of that transfer's frame up to the transfer gives the primitive.
+/// Identifies screen pixel (x, y) (`target` is [`HistoryTarget::Top`],
+/// [`HistoryTarget::TopRight`] or [`HistoryTarget::Bottom`]) as the LCD shows it right after
+/// register write `at`: the LCD configuration there gives the framebuffer pixel (of the
+/// target's eye); the last display transfer at or before `at` that wrote it (in the frame of
+/// `at` or up to [`MAX_FRAMES_BACK`] frames earlier) gives the colour-buffer pixel (its flip
+/// and box filter inverted); the primitive-ID buffer recorded from the start of that
+/// transfer's frame up to the transfer gives the primitive.
 ///
 /// Cost: a few seeks and one replay of the transfer's frame with the debug buffers (reference
 /// pixel path). Leaves the replay right after the transfer.
@@ -839,53 +1008,22 @@ pub fn identify_screen_pixel<S: TraceSource>(
     y: u32,
     at: u64,
 ) -> Result<ScreenPick, HistoryError> {
-    let screen = match target {
-        HistoryTarget::Top => Screen::Top,
-        HistoryTarget::Bottom => Screen::Bottom,
-        HistoryTarget::Color | HistoryTarget::Depth => {
-            return Err(HistoryError::Unmappable(
-                "only the top and bottom screens go through a display transfer".into(),
-            ));
-        }
+    let Some((screen, eye)) = target.screen_eye() else {
+        return Err(HistoryError::Unmappable(
+            "only the top and bottom screens go through a display transfer".into(),
+        ));
     };
     replay.set_pixel_probe(None);
     // A seek may land after frame markers that follow write `at` (no write separates them);
     // the search below starts from that frame and steps back, so both give the same answer.
     replay.seek(Target::AfterWrite(at), &mut ());
     let here = replay.position();
-    let fb = screen_framebuffer(replay.gpu(), screen, x, y)?;
-    let mut found = None;
+    let fb = screen_framebuffer(replay.gpu(), screen, eye, x, y)?;
     let last = here.frame;
-    for frame in (last.saturating_sub(MAX_FRAMES_BACK)..=last).rev() {
-        if frame == 0 {
-            replay.rewind();
-        } else {
-            replay.seek(Target::Frame(frame - 1), &mut ());
-        }
-        let start = replay.position();
-        let mut log = TransferLog {
-            writes: start.writes,
-            ..TransferLog::default()
-        };
-        let end = if frame == last {
-            Target::AfterWrite(at)
-        } else {
-            Target::Frame(frame)
-        };
-        replay.run_until(end, &mut log);
-        if let Some((ordinal, at_write)) = last_transfer_into(&log, &fb) {
-            found = Some((frame, start, ordinal, at_write));
-            break;
-        }
-    }
-    let Some((frame, start, ordinal, at_write)) = found else {
-        let (name, addr) = (fb.name, fb.addr);
-        let first = last.saturating_sub(MAX_FRAMES_BACK);
-        return Err(HistoryError::Unmappable(format!(
-            "no display transfer in frames {first}..={last} up to command {at} wrote the {name} framebuffer pixel at 0x{addr:08X}"
-        )));
-    };
-    let (mut mapping, _) = through_transfer(replay, &fb, x, y, ordinal, at_write)?;
+    let found = find_transfer(replay, &fb, last, Target::AfterWrite(at))
+        .ok_or_else(|| no_transfer(&fb, x, y, last, &format!("up to command {at} ")))?;
+    let (mut mapping, _) = through_transfer(replay, &fb, x, y, &found)?;
+    let (frame, start, at_write) = (found.frame, found.start, found.at_write);
     mapping.description = format!(
         "{} (the transfer ran in frame {frame}, command {at_write})",
         mapping.description

@@ -4,3 +4,4 @@ pub mod bench_scenes;
 pub mod frames;
 pub mod image_compare;
 pub mod scene;
+pub mod screen_scenes;

@@ -63,7 +63,7 @@ pub use texture::{Image, Sampler, Texture};
 
 use std::sync::Arc;
 
-use gpu_core::lcd::{Screen, pdc};
+use gpu_core::lcd::{Eye, Screen, pdc};
 use pica_cmd::citrace::{
     BuildError, CiTraceBuilder, CiTraceError, InitialState, PA_CMDLIST_ADDR, PA_CMDLIST_SIZE,
     PA_CMDLIST_TRIGGER,
@@ -156,6 +156,10 @@ struct ScreenBuffers {
     screen: Screen,
     /// The two framebuffers (linear RGB8, 240 pixels per row).
     fb: [u32; 2],
+    /// The right eye's two framebuffers (B), once [`Scene::set_stereo`] turned 3D on.
+    right: Option<[u32; 2]>,
+    /// 3D on: swaps write framebuffer B = `right` and interlace mode 2 ("AB").
+    stereo: bool,
     /// Index of the framebuffer being displayed.
     shown: usize,
     /// A transfer into the back buffer happened this frame.
@@ -164,6 +168,9 @@ struct ScreenBuffers {
 
 /// LCD framebuffer format: external colour format id 1 = RGB8 (`pica-raster.md` §10.1).
 const LCD_FORMAT_RGB8: u32 = 1;
+/// LCD format bits 4-5 = 2: interlace mode "AB", stereoscopic 3D (libctru sets bit 5 when 3D
+/// is on).
+const LCD_FORMAT_STEREO: u32 = 0x20;
 /// Bytes per LCD framebuffer pixel (RGB8).
 const LCD_BYTES: u32 = 3;
 /// LCD framebuffer row stride (240 pixels of RGB8).
@@ -215,6 +222,8 @@ impl Scene {
         let mut screens = [Screen::Top, Screen::Bottom].map(|screen| ScreenBuffers {
             screen,
             fb: [0; 2],
+            right: None,
+            stereo: false,
             shown: 0,
             pending: false,
         });
@@ -472,8 +481,37 @@ impl Scene {
     /// Registers (PA): input/output address (PA >> 3), output/input dimensions (width | height
     /// << 16), flags (input format bits 8-10, output format bits 12-14), trigger.
     pub fn present(&mut self, target: &RenderTarget, screen: Screen) {
+        self.present_eye(target, screen, Eye::Left);
+    }
+
+    /// Turns stereoscopic 3D on or off for the top screen (libctru `gfxSet3D`): the first time
+    /// it is turned on, two right-eye framebuffers are allocated. From the next swap on
+    /// ([`Scene::end_frame`]) the PDC writes put them in framebuffer B and set interlace mode 2
+    /// ("AB"); with 3D off, framebuffer B = A and mode 0, as libctru writes them.
+    pub fn set_stereo(&mut self, on: bool) -> Result<(), SceneError> {
+        let s = &mut self.screens[screen_index(Screen::Top)];
+        if on && s.right.is_none() {
+            let (w, h) = Screen::Top.size();
+            let mut right = [0; 2];
+            for fb in &mut right {
+                *fb = self
+                    .mem
+                    .alloc(Pool::Linear, w * h * LCD_BYTES, 0x80, None)?;
+            }
+            s.right = Some(right);
+        }
+        s.stereo = on;
+        Ok(())
+    }
+
+    /// As [`Scene::present`], into `eye`'s back framebuffer: the right eye's (B) when 3D is on
+    /// ([`Scene::set_stereo`]) and `screen` is the top screen, else the left one (A).
+    pub fn present_eye(&mut self, target: &RenderTarget, screen: Screen, eye: Eye) {
         let s = &mut self.screens[screen_index(screen)];
-        let back = s.fb[1 - s.shown];
+        let back = match (eye, s.right) {
+            (Eye::Right, Some(right)) if s.stereo => right[1 - s.shown],
+            _ => s.fb[1 - s.shown],
+        };
         s.pending = true;
         let dim = (target.height << 16) | target.width;
         let flags = (external_format(target.color_format) << 8) | (LCD_FORMAT_RGB8 << 12);
@@ -504,11 +542,15 @@ impl Scene {
                 (pdc::A_SECOND, pdc::B_SECOND)
             };
             let fb = s.fb[s.shown];
+            let (fb_b, format) = match s.right {
+                Some(r) if s.stereo => (r[s.shown], LCD_FORMAT_RGB8 | LCD_FORMAT_STEREO),
+                _ => (fb, LCD_FORMAT_RGB8),
+            };
             self.trace
                 .register_write(base + left, fb)
-                .register_write(base + right, fb)
+                .register_write(base + right, fb_b)
                 .register_write(base + pdc::STRIDE, LCD_STRIDE)
-                .register_write(base + pdc::FORMAT, LCD_FORMAT_RGB8)
+                .register_write(base + pdc::FORMAT, format)
                 .register_write(base + pdc::SELECT, s.shown as u32);
         }
         self.trace.frame_marker();

@@ -6,7 +6,8 @@
 //! top row first), [`PixelInfo`] and [`Thumb`]. Registers read: the render-target registers
 //! through `FramebufferConfig::from_regs` (0x112-0x11E), the texture-unit registers through
 //! `TextureConfig::from_regs` (0x080-0x0A7), the LCD framebuffer registers through
-//! `gpu_core::replay::screen_image` (PDC blocks at PA 0x10400400 / 0x10400500).
+//! `LcdFramebufferConfig` and `gpu_core::lcd::scan_out` (PDC blocks at PA 0x10400400 /
+//! 0x10400500; the top screen's right eye reads framebuffer B when 3D is on).
 //!
 //! Orientation: every image is stored top row first. The colour and depth buffers are shown with
 //! memory row 0 at the top (window y grows upwards, so window row `h − 1 − r` is image row `r`),
@@ -16,10 +17,9 @@
 
 use gpu_core::framebuffer::FramebufferConfig;
 use gpu_core::gpu::Gpu;
-use gpu_core::lcd::{Eye, LCD_ROW_PIXELS, LcdColorFill, LcdFramebufferConfig, Screen};
+use gpu_core::lcd::{Eye, LCD_ROW_PIXELS, LcdColorFill, LcdFramebufferConfig, Screen, scan_out};
 use gpu_core::memory::PhysMem;
 use gpu_core::pixel::Rgba;
-use gpu_core::replay::screen_image;
 use gpu_core::texture::config::CubeFace;
 use gpu_core::texture::{TextureConfig, TextureFormat, decode_at, decode_texture};
 
@@ -52,30 +52,51 @@ fn check_target(fb: &FramebufferConfig) -> Result<(), String> {
     Ok(())
 }
 
+/// The screen and eye a screen source shows; `None` for the other sources.
+pub fn screen_eye(source: ImageSource) -> Option<(Screen, Eye)> {
+    match source {
+        ImageSource::TopScreen => Some((Screen::Top, Eye::Left)),
+        ImageSource::TopScreenRight => Some((Screen::Top, Eye::Right)),
+        ImageSource::BottomScreen => Some((Screen::Bottom, Eye::Left)),
+        _ => None,
+    }
+}
+
+/// True when the top screen shows each eye a different framebuffer in `ext_regs` (the
+/// external register file, PA 0x10400000 + 4·i): 3D on and framebuffer B set.
+pub fn top_screen_stereo(ext_regs: &[u32]) -> bool {
+    let cfg =
+        LcdFramebufferConfig::from_ext_regs(Screen::Top, ext_regs, gpu_core::gpu::EXT_REG_BASE);
+    cfg.stereo() && cfg.address(Eye::Right) != cfg.address(Eye::Left)
+}
+
 /// Decodes `source` from a GPU state.
 pub fn extract(gpu: &Gpu, mem: &PhysMem, source: ImageSource) -> Result<ImageData, String> {
     match source {
-        ImageSource::TopScreen | ImageSource::BottomScreen => {
-            let screen = if source == ImageSource::TopScreen {
-                Screen::Top
-            } else {
-                Screen::Bottom
-            };
-            let img = screen_image(gpu, mem, screen).map_err(|e| e.to_string())?;
+        ImageSource::TopScreen | ImageSource::TopScreenRight | ImageSource::BottomScreen => {
+            let (screen, eye) = screen_eye(source).unwrap_or((Screen::Top, Eye::Left));
             let cfg = LcdFramebufferConfig::from_ext_regs(
                 screen,
                 &gpu.ext_regs[..],
                 gpu_core::gpu::EXT_REG_BASE,
             );
+            let fill =
+                LcdColorFill::from_lcd_regs(screen, &gpu.lcd_regs[..], gpu_core::gpu::LCD_REG_BASE);
+            let img = scan_out(mem, &cfg, eye, fill).map_err(|e| e.to_string())?;
+            let eye_text = match (screen, eye) {
+                (Screen::Top, Eye::Right) if cfg.stereo() => " (right eye, 3D on)",
+                (Screen::Top, Eye::Right) => " (right eye: 3D off, framebuffer A)",
+                _ => "",
+            };
             let description = match cfg.format {
                 Some(f) => format!(
-                    "{:?} screen: framebuffer 0x{:08X}, {}, stride {} bytes, scanned out upright",
+                    "{:?} screen{eye_text}: framebuffer 0x{:08X}, {}, stride {} bytes, scanned out upright",
                     screen,
-                    cfg.address(Eye::Left),
+                    cfg.address(eye),
                     f.name(),
                     cfg.stride
                 ),
-                None => format!("{screen:?} screen"),
+                None => format!("{screen:?} screen{eye_text}"),
             };
             Ok(ImageData {
                 width: img.width,
@@ -296,12 +317,8 @@ pub fn pick(gpu: &Gpu, mem: &PhysMem, source: ImageSource, x: u32, y: u32) -> Pi
                 }
             }
         }
-        ImageSource::TopScreen | ImageSource::BottomScreen => {
-            let screen = if source == ImageSource::TopScreen {
-                Screen::Top
-            } else {
-                Screen::Bottom
-            };
+        ImageSource::TopScreen | ImageSource::TopScreenRight | ImageSource::BottomScreen => {
+            let (screen, eye) = screen_eye(source).unwrap_or((Screen::Top, Eye::Left));
             let fill =
                 LcdColorFill::from_lcd_regs(screen, &gpu.lcd_regs[..], gpu_core::gpu::LCD_REG_BASE);
             if fill.enabled {
@@ -326,7 +343,7 @@ pub fn pick(gpu: &Gpu, mem: &PhysMem, source: ImageSource, x: u32, y: u32) -> Pi
             }
             // scan_out: screen column x is framebuffer row x; screen row y is pixel 239 − y.
             let bpp = f.bytes_per_pixel() as u64;
-            let addr = u64::from(cfg.address(Eye::Left))
+            let addr = u64::from(cfg.address(eye))
                 + u64::from(x) * u64::from(cfg.stride)
                 + u64::from(LCD_ROW_PIXELS - 1 - y) * bpp;
             match u32::try_from(addr) {

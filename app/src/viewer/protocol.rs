@@ -24,8 +24,11 @@ use super::provenance::Provenance;
 /// What an image view shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ImageSource {
-    /// The top LCD as a person sees it (upright, 400×240).
+    /// The top LCD as a person sees it (upright, 400×240), left eye.
     TopScreen,
+    /// The top LCD's right eye (framebuffer B when 3D is on, else the same image as
+    /// [`ImageSource::TopScreen`]).
+    TopScreenRight,
     /// The bottom LCD (upright, 320×240).
     BottomScreen,
     /// The PICA colour buffer (COLORBUFFER_LOC/FORMAT, FRAMEBUFFER_DIM), rows top first.
@@ -48,10 +51,19 @@ pub enum ImageSource {
 }
 
 impl ImageSource {
+    /// True for the LCD screens (their pixels are followed through the display transfer).
+    pub fn is_screen(self) -> bool {
+        matches!(
+            self,
+            ImageSource::TopScreen | ImageSource::TopScreenRight | ImageSource::BottomScreen
+        )
+    }
+
     /// Short label for menus and tabs.
     pub fn label(&self) -> String {
         match self {
             ImageSource::TopScreen => "Top screen".into(),
+            ImageSource::TopScreenRight => "Top screen (right eye)".into(),
             ImageSource::BottomScreen => "Bottom screen".into(),
             ImageSource::Color => "Colour buffer".into(),
             ImageSource::Depth => "Depth buffer".into(),

@@ -518,11 +518,12 @@ impl<S: TraceSource> Worker<S> {
         if let Some((at, source, x, y)) = screen_pick {
             let target = match source {
                 ImageSource::BottomScreen => gpu_core::history::HistoryTarget::Bottom,
+                ImageSource::TopScreenRight => gpu_core::history::HistoryTarget::TopRight,
                 _ => gpu_core::history::HistoryTarget::Top,
             };
             // The identification moves the replay: forget where it was.
             self.at = None;
-            let result = if matches!(source, ImageSource::TopScreen | ImageSource::BottomScreen) {
+            let result = if source.is_screen() {
                 gpu_core::history::identify_screen_pixel(&mut self.replay, target, x, y, at)
                     .map(Arc::new)
                     .map_err(|e| e.to_string())
@@ -674,6 +675,7 @@ impl<S: TraceSource> Worker<S> {
         use gpu_core::history::{HistoryRequest, HistoryTarget};
         let target = match source {
             ImageSource::TopScreen => HistoryTarget::Top,
+            ImageSource::TopScreenRight => HistoryTarget::TopRight,
             ImageSource::BottomScreen => HistoryTarget::Bottom,
             ImageSource::Color => HistoryTarget::Color,
             ImageSource::Depth | ImageSource::Stencil => HistoryTarget::Depth,

@@ -88,8 +88,19 @@ impl Screen {
 pub enum Eye {
     /// Framebuffer A.
     Left,
-    /// Framebuffer B (falls back to A when both B addresses are 0, like \[C\]).
+    /// Framebuffer B when the screen is in stereo mode (interlace mode 2, "AB") and a B
+    /// address is set; otherwise framebuffer A (see [`LcdFramebufferConfig::address`]).
     Right,
+}
+
+impl Eye {
+    /// Lower-case name for messages and JSON ("left", "right").
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Left => "left",
+            Self::Right => "right",
+        }
+    }
 }
 
 /// The LCD colour-fill register (bits 0-7 R, 8-15 G, 16-23 B, bit 24 enable).
@@ -187,10 +198,24 @@ impl LcdFramebufferConfig {
         }
     }
 
-    /// The physical address scanned out for `eye`: the first or second address by `select`.
+    /// True when the screen shows a different framebuffer to each eye: interlace mode 2
+    /// ("AB", format bit 5) with a framebuffer B address set.
+    ///
+    /// UNVERIFIED \[LC gfx.c\]: libctru sets format bit 5 exactly when 3D is on and writes
+    /// framebuffer B = A when it is off, so both rules agree on its output; for hand-made
+    /// traces that leave stale B addresses with 3D off, the bit decides. Citra ignores the bit
+    /// and shows B for the right eye whenever both B addresses are non-zero. Mode 3 ("BA")
+    /// is treated as 2D here (not produced by libctru; what the panel does with it is not
+    /// known).
+    pub fn stereo(&self) -> bool {
+        self.interlace == 2 && self.right != [0, 0]
+    }
+
+    /// The physical address scanned out for `eye`: the first or second address by `select`,
+    /// of framebuffer A (left eye, and the right eye when [`Self::stereo`] is false) or B.
     pub fn address(&self, eye: Eye) -> u32 {
         let pair = match eye {
-            Eye::Right if self.right != [0, 0] => self.right,
+            Eye::Right if self.stereo() => self.right,
             _ => self.left,
         };
         pair[usize::from(self.select & 1)]
@@ -308,6 +333,13 @@ mod tests {
             0x1800_0000,
             "no right buffer: falls back to left"
         );
+        // 3D off (interlace mode 0) with stale B addresses: the right eye sees A.
+        let mut b2 = b.clone();
+        b2[pdc::FORMAT as usize / 4] = 3;
+        let c = LcdFramebufferConfig::from_words(Screen::Top, &b2);
+        assert!(!c.stereo());
+        assert_eq!(c.address(Eye::Right), 0x1810_0000);
+        assert_eq!(Eye::Right.name(), "right");
     }
 
     #[test]
@@ -359,12 +391,18 @@ mod tests {
         cfg.format = Some(ColorFormat::Rgb565);
         cfg.stride = 480;
         cfg.select = 1;
+        // Stereo (interlace mode 2, "AB").
+        cfg.interlace = 2;
         mem.write(cfg.right[1], &0xF800u16.to_le_bytes()).unwrap();
         mem.write(cfg.left[1], &0x07E0u16.to_le_bytes()).unwrap();
         let right = scan_out(&mem, &cfg, Eye::Right, LcdColorFill::default()).unwrap();
         assert_eq!(right.get(0, 239).unwrap(), [255, 0, 0, 255]);
         let left = scan_out(&mem, &cfg, Eye::Left, LcdColorFill::default()).unwrap();
         assert_eq!(left.get(0, 239).unwrap(), [0, 255, 0, 255]);
+        // 3D off (Citra's power-on interlace mode 0): both eyes see framebuffer A.
+        cfg.interlace = 0;
+        let right = scan_out(&mem, &cfg, Eye::Right, LcdColorFill::default()).unwrap();
+        assert_eq!(right.get(0, 239).unwrap(), [0, 255, 0, 255]);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Image view: the top and bottom screens, the colour/depth/stencil buffers, the texture units
+//! Image view: the top (either eye) and bottom screens, the colour/depth/stencil buffers, the texture units
 //! and any physical address as an image in any format, as of the selected command; zoom and
 //! pan, a pixel picker with raw and decoded values, channel isolation and PNG export.
 //!
@@ -7,7 +7,8 @@
 //! records on request) and selects it. On the screens, the click is followed through the LCD
 //! rotation and the display transfer that wrote the framebuffer back to the colour-buffer pixel
 //! (`gpu_core::history::identify_screen_pixel`, the mapping `picaview pixel --target top`
-//! prints), whose primitive is identified the same way; the panel shows the mapping and offers
+//! prints; the transfer may have run up to `MAX_FRAMES_BACK` frames earlier), whose primitive
+//! is identified the same way; the panel shows the mapping and offers
 //! to select it (not done on the click: the screen would then show the state at that draw). Overlays
 //! show the selected draw's triangles as a wireframe (drawn, partially clipped, culled and
 //! clipped-away triangles distinctly), the overdraw heat map, depth as grey over an adjustable
@@ -109,7 +110,7 @@ pub fn is_render_target(source: ImageSource) -> bool {
 
 /// True for the LCD screens (picking follows the display transfer to the colour buffer).
 pub fn is_screen(source: ImageSource) -> bool {
-    matches!(source, ImageSource::TopScreen | ImageSource::BottomScreen)
+    source.is_screen()
 }
 
 /// Heat-map colour of `n` fragments out of `max`: black for none, then blue → green → yellow
@@ -269,7 +270,17 @@ impl ImageView {
         command: u64,
         queue: &mut Vec<AppCommand>,
     ) {
-        self.source_bar(ui, &mut prefs.image);
+        // Whether the top screen shows each eye its own framebuffer (3D on) at this command.
+        let stereo = if matches!(
+            prefs.image.source,
+            ImageSource::TopScreen | ImageSource::TopScreenRight
+        ) {
+            s.want_state(command)
+                .map(|st| crate::viewer::images::top_screen_stereo(&st.ext_regs[..]))
+        } else {
+            None
+        };
+        self.source_bar(ui, &mut prefs.image, stereo);
         let ip = &mut prefs.image;
         let source = ip.source;
         ui.horizontal_wrapped(|ui| {
@@ -665,7 +676,9 @@ impl ImageView {
         primitive_actions(ui, s, p, key, true, queue);
     }
 
-    fn source_bar(&mut self, ui: &mut egui::Ui, ip: &mut ImagePrefs) {
+    /// The source choices; for the top screen, the eye (`stereo`: whether the right eye shows
+    /// its own framebuffer at the selected command, `None` while unknown).
+    fn source_bar(&mut self, ui: &mut egui::Ui, ip: &mut ImagePrefs, stereo: Option<bool>) {
         ui.horizontal_wrapped(|ui| {
             for choice in source_choices() {
                 let selected = match (choice, ip.source) {
@@ -673,6 +686,7 @@ impl ImageView {
                         ImageSource::Texture { unit: a, .. },
                         ImageSource::Texture { unit: b, .. },
                     ) => a == b,
+                    (ImageSource::TopScreen, ImageSource::TopScreenRight) => true,
                     (a, b) => a == b,
                 };
                 if ui
@@ -688,6 +702,36 @@ impl ImageView {
                 ip.source = ImageSource::Custom(ip.custom);
             }
         });
+        if matches!(
+            ip.source,
+            ImageSource::TopScreen | ImageSource::TopScreenRight
+        ) {
+            ui.horizontal(|ui| {
+                ui.label("Eye:");
+                let left = ip.source == ImageSource::TopScreen;
+                if ui
+                    .add(egui::Button::selectable(left, "Left"))
+                    .on_hover_text("Framebuffer A")
+                    .clicked()
+                {
+                    ip.source = ImageSource::TopScreen;
+                }
+                // Offered when the right eye shows its own image (or is already shown).
+                let differs = stereo.unwrap_or(false);
+                let r = ui.add_enabled(differs || !left, egui::Button::selectable(!left, "Right"));
+                let r = r
+                    .on_hover_text("Framebuffer B (3D on)")
+                    .on_disabled_hover_text(
+                        "3D is off at this command: both eyes show framebuffer A",
+                    );
+                if r.clicked() {
+                    ip.source = ImageSource::TopScreenRight;
+                }
+                if !left && stereo == Some(false) {
+                    ui.weak("(3D off: the same image as the left eye)");
+                }
+            });
+        }
         if let ImageSource::Texture { unit, face, level } = &mut ip.source {
             ui.horizontal(|ui| {
                 let l = ui.label(format!("Texture unit {unit}: face"));
@@ -1198,6 +1242,7 @@ pub fn unique_export_path(trace: &Path, source: &ImageSource, at: u64) -> PathBu
 pub fn default_export_name(source: &ImageSource, at: u64) -> PathBuf {
     let name = match source {
         ImageSource::TopScreen => "top".to_string(),
+        ImageSource::TopScreenRight => "top-right".to_string(),
         ImageSource::BottomScreen => "bottom".to_string(),
         ImageSource::Color => "color".to_string(),
         ImageSource::Depth => "depth".to_string(),

@@ -35,6 +35,7 @@ pub fn has_history(source: &ImageSource) -> bool {
     matches!(
         source,
         ImageSource::TopScreen
+            | ImageSource::TopScreenRight
             | ImageSource::BottomScreen
             | ImageSource::Color
             | ImageSource::Depth
@@ -63,7 +64,7 @@ impl PixelHistoryView {
                 // identifies the draw and triangle in the Image view, whose "Pixel history ▶"
                 // opens this window ([`PixelHistoryView::open_for`]); opening it on every click
                 // would cover that panel.
-                if matches!(source, ImageSource::TopScreen | ImageSource::BottomScreen) {
+                if source.is_screen() {
                     self.open = true;
                     self.shown = Some(key);
                 }
@@ -114,6 +115,15 @@ impl PixelHistoryView {
 /// The body of a history: mapping, values, events.
 fn history_ui(ui: &mut egui::Ui, h: &PixelHistory, queue: &mut Vec<AppCommand>) {
     ui.add(egui::Label::new(RichText::new(&h.mapping.description).monospace()).wrap());
+    let of_frame = if h.frame == h.request.frame {
+        "the frame".to_string()
+    } else {
+        ui.label(format!(
+            "The screen shows an image rendered and transferred in frame {}: its events up to that transfer.",
+            h.frame
+        ));
+        format!("frame {}", h.frame)
+    };
     ui.monospace(format!(
         "before: {}   after: {}",
         value_text(&h.before),
@@ -152,7 +162,7 @@ fn history_ui(ui: &mut egui::Ui, h: &PixelHistory, queue: &mut Vec<AppCommand>) 
                     .map(|f| f.fate.map_or("?", FragmentFate::label))
                     .collect();
                 let title = format!(
-                    "draw {draw} (draw {in_frame} of the frame): {} fragment(s): {}",
+                    "draw {draw} (draw {in_frame} of {of_frame}): {} fragment(s): {}",
                     fragments.len(),
                     fates.join(", ")
                 );

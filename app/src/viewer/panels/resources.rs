@@ -70,7 +70,7 @@ pub fn image_range(state: &StateSnapshot, source: ImageSource) -> Option<AddrRan
             };
             Some(AddrRange { start: c.addr, len })
         }
-        ImageSource::TopScreen | ImageSource::BottomScreen => None,
+        ImageSource::TopScreen | ImageSource::TopScreenRight | ImageSource::BottomScreen => None,
     }
 }
 

@@ -1,5 +1,6 @@
 //! Screens panel: the top and bottom LCDs and the PICA colour buffer as of the selected
-//! command, at a glance; a click opens the image view.
+//! command, at a glance (the top screen's right eye too when 3D is on and it shows its own
+//! framebuffer); a click opens the image view.
 //!
 //! Stage: presentation. Inputs: images from the session. Output: image-view commands.
 
@@ -19,15 +20,23 @@ pub fn ui(
     command: u64,
     queue: &mut Vec<AppCommand>,
 ) {
+    let stereo = s
+        .want_state(command)
+        .is_some_and(|st| crate::viewer::images::top_screen_stereo(&st.ext_regs[..]));
+    let mut sources = vec![(ImageSource::TopScreen, "Top screen")];
+    if stereo {
+        sources = vec![
+            (ImageSource::TopScreen, "Top screen (left eye)"),
+            (ImageSource::TopScreenRight, "Top screen (right eye)"),
+        ];
+    }
+    sources.push((ImageSource::BottomScreen, "Bottom screen"));
+    sources.push((ImageSource::Color, "Colour buffer"));
     egui::ScrollArea::vertical()
         .id_salt("screens_scroll")
         .auto_shrink([false, false])
         .show(ui, |ui| {
-            for (source, title) in [
-                (ImageSource::TopScreen, "Top screen"),
-                (ImageSource::BottomScreen, "Bottom screen"),
-                (ImageSource::Color, "Colour buffer"),
-            ] {
+            for (source, title) in sources {
                 ui.label(RichText::new(title).strong());
                 let entry = s.want_image(command, source);
                 let at = match &entry {
