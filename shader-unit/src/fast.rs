@@ -366,12 +366,13 @@ impl<const N: usize> FastEngineN<N> {
         let out_mask = outputs.mask();
         let budget = self.config.budget;
         let round = self.config.round_f24;
+        let wide = self.simd != Simd::Portable;
         lanes.begin_batch(prog, uniforms, &self.state, inputs.mask(), out_mask);
         let mut stats = ChunkStats::default();
         let mut first = 0;
         while first < total {
             let n = (total - first).min(N);
-            lanes.load_inputs(prog, inputs, first, n);
+            lanes.load_inputs(prog, inputs, first, n, wide);
             let trace = if prog.uniform_flow {
                 let key = TraceKey {
                     entry,
@@ -407,7 +408,7 @@ impl<const N: usize> FastEngineN<N> {
             self.stats.traced_chunks += u64::from(trace.is_some());
             self.stats.pass_outputs += u64::from(lanes.pass_done().count_ones());
             lanes.finish_chunk(prog, &mut self.state, n, out_mask, inputs, first, round);
-            lanes.store_outputs(prog, inputs, &self.state, round, outputs, first, n);
+            lanes.store_outputs(prog, inputs, &self.state, round, outputs, first, n, wide);
             first += n;
         }
         if total > 0 {

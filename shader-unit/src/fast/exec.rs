@@ -30,6 +30,8 @@ use super::compile::{
 };
 use super::trace::Trace;
 
+mod micro;
+
 /// Why a chunk could not be finished on the fast path (the caller re-runs the batch serially).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Abort {
@@ -103,6 +105,8 @@ pub(crate) struct Lanes<const N: usize> {
     first_done: (u128, u8, i32),
     /// Output registers whose [`Op::Pass`] ran in the current chunk (bit K = oK).
     pass_done: u16,
+    /// The current trace's steps resolved for this batch.
+    micro: micro::MicroList,
 }
 
 impl<const N: usize> Lanes<N> {
@@ -129,6 +133,7 @@ impl<const N: usize> Lanes<N> {
             split_chunk: false,
             first_done: (0, 0, 0),
             pass_done: 0,
+            micro: micro::MicroList::default(),
         }
     }
 
@@ -199,6 +204,8 @@ impl<const N: usize> Lanes<N> {
         }
         self.a0 = [[state.a0[0]; N], [state.a0[1]; N]];
         self.cmp = [[state.cmp[0]; N], [state.cmp[1]; N]];
+        // Uniform classes and the program may have changed: resolve the trace again.
+        self.micro.key = None;
     }
 
     /// Transposes `n` vertices' input registers (those the program reads) into the planes.
@@ -209,13 +216,17 @@ impl<const N: usize> Lanes<N> {
         inputs: &crate::interp::VertexBatch,
         first: usize,
         n: usize,
+        wide: bool,
     ) {
-        for r in 0..16 {
+        // Only the registers the program reads (a chunk is short: a loop over all 16 with
+        // their lookups cost more than a one-register transposition).
+        let read = prog.v_raw_read | prog.v_fl_read;
+        let mut regs = (0..16).fold(0u16, |m, r| m | (u16::from(read >> (r * 4) & 15 != 0) << r));
+        while regs != 0 {
+            let r = regs.trailing_zeros() as usize;
+            regs &= regs - 1;
             let raw = (prog.v_raw_read >> (r * 4)) & 15;
             let fl = (prog.v_fl_read >> (r * 4)) & 15;
-            if raw | fl == 0 {
-                continue;
-            }
             let Some(vs) = inputs.reg(r).and_then(|v| v.get(first..first + n)) else {
                 continue;
             };
@@ -230,7 +241,7 @@ impl<const N: usize> Lanes<N> {
                 ) else {
                     continue;
                 };
-                if raw != 0 {
+                if raw != 0 && !wide_in(wide, vs, rp, false) {
                     for l in 0..N {
                         let v = vs[l];
                         rp[0][l] = v[0];
@@ -239,7 +250,7 @@ impl<const N: usize> Lanes<N> {
                         rp[3][l] = v[3];
                     }
                 }
-                if fl != 0 {
+                if fl != 0 && !wide_in(wide, vs, fp, true) {
                     for l in 0..N {
                         let v = vs[l];
                         fp[0][l] = alu::flush(v[0]);
@@ -279,8 +290,12 @@ impl<const N: usize> Lanes<N> {
         outputs: &mut crate::interp::VertexBatch,
         first: usize,
         n: usize,
+        wide: bool,
     ) {
-        for r in 0..16 {
+        let mut regs = outputs.mask();
+        while regs != 0 {
+            let r = regs.trailing_zeros() as usize;
+            regs &= regs - 1;
             let Some(dst) = outputs.reg_mut(r).and_then(|v| v.get_mut(first..first + n)) else {
                 continue;
             };
@@ -297,13 +312,10 @@ impl<const N: usize> Lanes<N> {
                         match (fl, fin) {
                             // The usual case (flush mode, MOV): one flush per component.
                             (true, Fin::Plain) => {
-                                for (d, s) in dst.iter_mut().zip(src) {
-                                    *d = [
-                                        alu::flush(s[0]),
-                                        alu::flush(s[1]),
-                                        alu::flush(s[2]),
-                                        alu::flush(s[3]),
-                                    ];
+                                // Flat float slices: a plain element-wise loop that vectorises.
+                                let d = dst.as_flattened_mut();
+                                for (d, s) in d.iter_mut().zip(src.as_flattened()) {
+                                    *d = alu::flush(*s);
                                 }
                             }
                             (false, Fin::Plain) => dst.copy_from_slice(src),
@@ -326,6 +338,9 @@ impl<const N: usize> Lanes<N> {
                 continue;
             };
             if let Ok(dst) = <&mut [[f32; 4]; N]>::try_from(&mut *dst) {
+                if wide_out(wide, src, dst) {
+                    continue;
+                }
                 for l in 0..N {
                     dst[l] = [src[0][l], src[1][l], src[2][l], src[3][l]];
                 }
@@ -524,20 +539,10 @@ impl<const N: usize> Lanes<N> {
         if let Some(abort) = t.outcome {
             return Err(abort);
         }
-        for &(pc, al) in &t.steps {
-            let Some(op) = prog.ops.get(pc as usize) else {
-                return Err(Abort::Error);
-            };
-            match op {
-                Op::Bin { op, dst, a, b } => self.binary(*op, dst, a, b, init, true, al, round),
-                Op::Mad { dst, a, b, c } => self.mad(dst, a, b, c, init, true, al, round),
-                Op::Un { op, dst, a } => self.unary(*op, dst, a, init, true, al, round),
-                Op::Mova { a, mask } => self.mova(a, *mask, init, true, al),
-                Op::Cmp { a, b, ops } => self.compare(a, b, *ops, init, true, al),
-                &Op::Pass { reg, .. } => self.pass_done |= 1 << (reg & 15),
-                _ => {}
-            }
+        if self.micro.key != Some(t.key) {
+            self.build_micro(prog, t, round);
         }
+        self.run_micro(prog, round, init);
         let lanes = u64::from(init.count_ones());
         stats.instructions += t.count * lanes;
         stats.unknown += t.unknown * lanes;
@@ -1481,6 +1486,34 @@ fn mova_bits(x: f32) -> i32 {
     } else {
         v
     }
+}
+
+/// The input transposition of a full chunk with AVX2 when `wide` (the engine runs at an AVX2 or
+/// AVX-512 level); `false` when it did nothing (the caller's portable loop runs instead).
+#[inline(always)]
+fn wide_in<const N: usize>(
+    wide: bool,
+    src: &[[f32; 4]; N],
+    dst: &mut [[f32; N]; 4],
+    flush: bool,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if wide {
+        return super::simd::transpose_in(src, dst, flush);
+    }
+    let _ = (wide, src, dst, flush);
+    false
+}
+
+/// The output transposition of a full chunk with AVX2 when `wide` (see [`wide_in`]).
+#[inline(always)]
+fn wide_out<const N: usize>(wide: bool, src: &[[f32; N]; 4], dst: &mut [[f32; 4]; N]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if wide {
+        return super::simd::transpose_out(src, dst);
+    }
+    let _ = (wide, src, dst);
+    false
 }
 
 /// The finishing step of pass-through output `r` (from its first [`Op::Pass`]).
