@@ -367,29 +367,42 @@ impl<const N: usize> FastEngineN<N> {
         let budget = self.config.budget;
         let round = self.config.round_f24;
         let wide = self.simd != Simd::Portable;
-        lanes.begin_batch(prog, uniforms, &self.state, inputs.mask(), out_mask);
+        lanes.wide = wide;
+        lanes.begin_batch(prog, uniforms, &self.state, inputs.mask(), out_mask, round);
         let mut stats = ChunkStats::default();
+        let bools = uniforms.bools();
+        // The trace of the previous chunk: (carried aL it was looked up for, index in `traces`).
+        let mut last: Option<(i32, usize)> = None;
         let mut first = 0;
         while first < total {
             let n = (total - first).min(N);
             lanes.load_inputs(prog, inputs, first, n, wide);
             let trace = if prog.uniform_flow {
-                let key = TraceKey {
-                    entry,
-                    bools: uniforms.bools(),
-                    ints: uniforms.i,
-                    al0: self.state.al,
-                    budget,
-                };
-                match traces.iter().position(|t| t.key == key) {
-                    Some(i) => Some(i),
-                    None => trace::build(prog, uniforms, key).map(|t| {
-                        if traces.len() == TRACES_PER_PROGRAM {
-                            traces.pop();
-                        }
-                        traces.insert(0, t);
-                        0
-                    }),
+                // Within a batch only the carried aL can change the key: the last chunk's trace
+                // is reused when it is the same.
+                match last {
+                    Some((al, i)) if al == self.state.al => Some(i),
+                    _ => {
+                        let key = TraceKey {
+                            entry,
+                            bools,
+                            ints: uniforms.i,
+                            al0: self.state.al,
+                            budget,
+                        };
+                        let found = match traces.iter().position(|t| t.key == key) {
+                            Some(i) => Some(i),
+                            None => trace::build(prog, uniforms, key).map(|t| {
+                                if traces.len() == TRACES_PER_PROGRAM {
+                                    traces.pop();
+                                }
+                                traces.insert(0, t);
+                                0
+                            }),
+                        };
+                        last = found.map(|i| (self.state.al, i));
+                        found
+                    }
                 }
             } else {
                 None
@@ -407,8 +420,8 @@ impl<const N: usize> FastEngineN<N> {
             )?;
             self.stats.traced_chunks += u64::from(trace.is_some());
             self.stats.pass_outputs += u64::from(lanes.pass_done().count_ones());
-            lanes.finish_chunk(prog, &mut self.state, n, out_mask, inputs, first, round);
-            lanes.store_outputs(prog, inputs, &self.state, round, outputs, first, n, wide);
+            lanes.finish_chunk(prog, &mut self.state, n, out_mask, inputs, first);
+            lanes.store_outputs(prog, inputs, &self.state, outputs, first, n, wide);
             first += n;
         }
         if total > 0 {

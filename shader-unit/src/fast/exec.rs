@@ -107,6 +107,10 @@ pub(crate) struct Lanes<const N: usize> {
     pass_done: u16,
     /// The current trace's steps resolved for this batch.
     micro: micro::MicroList,
+    /// Transpositions may use AVX2 (the engine runs at the AVX2 or AVX-512 level).
+    pub wide: bool,
+    /// Finishing step of each pass-through output (set per batch).
+    pass_fins: [Fin; 16],
 }
 
 impl<const N: usize> Lanes<N> {
@@ -134,6 +138,8 @@ impl<const N: usize> Lanes<N> {
             first_done: (0, 0, 0),
             pass_done: 0,
             micro: micro::MicroList::default(),
+            wide: false,
+            pass_fins: [Fin::Plain; 16],
         }
     }
 
@@ -149,7 +155,11 @@ impl<const N: usize> Lanes<N> {
         state: &UnitState,
         in_mask: u16,
         out_mask: u16,
+        round: bool,
     ) {
+        for (r, f) in self.pass_fins.iter_mut().enumerate() {
+            *f = pass_fin(prog, r, round);
+        }
         let count = prog.plane_count();
         if self.planes.len() != count {
             self.planes.resize(count, [0.0; N]);
@@ -192,7 +202,8 @@ impl<const N: usize> Lanes<N> {
                 .map(|p| p[0].is_finite() && p[0] != 0.0),
         );
         if prog.uses_rel {
-            for (i, (t, f)) in self.rows.iter_mut().zip(&mut self.rows_fl).enumerate() {
+            let used_rows = self.rows.iter_mut().zip(&mut self.rows_fl).take(ROWS_USED);
+            for (i, (t, f)) in used_rows.enumerate() {
                 *t = match uniforms.f.get(i) {
                     Some(v) => *v,
                     None if i < 128 => OUT_OF_RANGE_UNIFORM,
@@ -286,7 +297,6 @@ impl<const N: usize> Lanes<N> {
         prog: &Compiled,
         inputs: &crate::interp::VertexBatch,
         state: &UnitState,
-        round: bool,
         outputs: &mut crate::interp::VertexBatch,
         first: usize,
         n: usize,
@@ -302,7 +312,7 @@ impl<const N: usize> Lanes<N> {
             if self.pass_done & (1 << r) != 0
                 && let Some(j) = prog.pass[r]
             {
-                let fin = pass_fin(prog, r, round);
+                let fin = self.pass_fins[r];
                 let fl = prog.flush;
                 match inputs
                     .reg(usize::from(j))
@@ -696,14 +706,16 @@ impl<const N: usize> Lanes<N> {
                             ix[l] = rel_index(base, a[l]) as u32;
                         }
                         for l in 0..N {
-                            tmp[l] = rows[(ix[l] as usize).min(ROWS - 1)];
+                            tmp[l] = rows[ix[l] as usize & (ROWS - 1)];
                         }
-                        for l in 0..N {
-                            let row = tmp[l];
-                            g[0][l] = row[0];
-                            g[1][l] = row[1];
-                            g[2][l] = row[2];
-                            g[3][l] = row[3];
+                        if !wide_in(self.wide, tmp, g, false) {
+                            for l in 0..N {
+                                let row = tmp[l];
+                                g[0][l] = row[0];
+                                g[1][l] = row[1];
+                                g[2][l] = row[2];
+                                g[3][l] = row[3];
+                            }
                         }
                         if direct {
                             return;
@@ -1118,7 +1130,6 @@ impl<const N: usize> Lanes<N> {
         out_mask: u16,
         inputs: &crate::interp::VertexBatch,
         first_vertex: usize,
-        round: bool,
     ) {
         if n == 0 {
             return;
@@ -1133,7 +1144,7 @@ impl<const N: usize> Lanes<N> {
             let Some(j) = prog.pass[r] else {
                 continue;
             };
-            let (fl, fin) = (prog.flush, pass_fin(prog, r, round));
+            let (fl, fin) = (prog.flush, self.pass_fins[r]);
             let v = inputs
                 .reg(usize::from(j))
                 .and_then(|v| v.get(first_vertex + n - 1))
@@ -1150,6 +1161,45 @@ impl<const N: usize> Lanes<N> {
             self.lane_al[n - 1] = self.first_done.2;
         }
         let mut bits = prog.maywrite_ro & !pass_bits;
+        if uniform {
+            // Every lane wrote the same components: the last vertex's value of each written
+            // component is carried, and stored output components the chunk did not write keep
+            // the carried value (two tight loops over bit sets instead of one branchy one).
+            let written = bits & first.0;
+            let li = n - 1;
+            let r_base = usize::from(R_BASE);
+            let mut w = written as u64;
+            let temps = state.temps.as_flattened_mut();
+            while w != 0 {
+                let k = w.trailing_zeros() as usize;
+                w &= w - 1;
+                if let (Some(c), Some(p)) = (temps.get_mut(k), self.planes.get(r_base + k)) {
+                    *c = p[li];
+                }
+            }
+            let mut w = (written >> 64) as u64;
+            let outs = state.outputs.as_flattened_mut();
+            while w != 0 {
+                let k = w.trailing_zeros() as usize;
+                w &= w - 1;
+                if let (Some(c), Some(p)) = (outs.get_mut(k), self.planes.get(r_base + 64 + k)) {
+                    *c = p[li];
+                }
+            }
+            let stored = (0..16).fold(0u64, |m, r| {
+                m | (u64::from(out_mask >> r & 1) * 15) << (r * 4)
+            });
+            let mut f = ((bits & !first.0) >> 64) as u64 & stored;
+            while f != 0 {
+                let k = f.trailing_zeros() as usize;
+                f &= f - 1;
+                if let (Some(c), Some(p)) = (outs.get(k), self.planes.get_mut(r_base + 64 + k)) {
+                    p[..n].fill(*c);
+                }
+            }
+            bits = 0;
+        }
+        // Divergent chunks: per lane, in vertex order.
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
@@ -1161,23 +1211,15 @@ impl<const N: usize> Lanes<N> {
                 &mut state.outputs[reg][c]
             };
             let p = &mut self.planes[usize::from(R_BASE) + k];
-            if uniform {
-                if first.0 >> k & 1 != 0 {
-                    *carry = p[n - 1];
+            let mut prev = *carry;
+            for l in 0..n {
+                if self.lane_ro[l] >> k & 1 != 0 {
+                    prev = p[l];
                 } else if stored {
-                    p[..n].fill(*carry);
+                    p[l] = prev;
                 }
-            } else {
-                let mut prev = *carry;
-                for l in 0..n {
-                    if self.lane_ro[l] >> k & 1 != 0 {
-                        prev = p[l];
-                    } else if stored {
-                        p[l] = prev;
-                    }
-                }
-                *carry = prev;
             }
+            *carry = prev;
         }
         let lane_m = &self.lane_m[..n];
         let last = |bit: u8| {
@@ -1217,8 +1259,12 @@ impl<const N: usize> Lanes<N> {
 
 /// Rows of the relative-read table: c0–c127 as the reference reads them under
 /// [`RelativeUniformRule::WrapMod128`] (96–127 read as 1.0), and row 128 = (0, 0, 0, 0) for
-/// [`RelativeUniformRule::ZeroOutside`].
-const ROWS: usize = 129;
+/// [`RelativeUniformRule::ZeroOutside`]. Rows 129–255 are never read ([`rel_index`] returns at
+/// most 128) and stay zero: they pad the table to a power of two so that a masked index needs
+/// no bounds check.
+const ROWS: usize = 256;
+/// Rows of the table that [`rel_index`] can return.
+const ROWS_USED: usize = 129;
 
 /// The table row a relative read of `c[base + offset]` reads, by [`RELATIVE_UNIFORM_RULE`] (the
 /// reference's rule).

@@ -127,19 +127,25 @@ fn get<'a, const N: usize>(
     }
 }
 
-/// The four planes of an operand.
+/// The four planes of an operand: all scratch (one slot) or all register planes, see
+/// [`operand`].
 #[inline(always)]
 fn refs<'a, const N: usize>(
     planes: &'a [[f32; N]],
     scr: &'a [[[f32; N]; 4]; 3],
     p: [u16; 4],
 ) -> [&'a [f32; N]; 4] {
-    [
-        get(planes, scr, p[0]),
-        get(planes, scr, p[1]),
-        get(planes, scr, p[2]),
-        get(planes, scr, p[3]),
-    ]
+    if p[0] >= SCR {
+        let [a, b, c, d] = &scr[usize::from((p[0] - SCR) / 4).min(2)];
+        [a, b, c, d]
+    } else {
+        [
+            &planes[usize::from(p[0])],
+            &planes[usize::from(p[1])],
+            &planes[usize::from(p[2])],
+            &planes[usize::from(p[3])],
+        ]
+    }
 }
 
 impl<const N: usize> Lanes<N> {
