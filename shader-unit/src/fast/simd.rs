@@ -97,7 +97,7 @@ pub(crate) fn transpose_in<const N: usize>(
     dst: &mut [[f32; N]; 4],
     flush: bool,
 ) -> bool {
-    if N % 8 != 0 || !std::arch::is_x86_feature_detected!("avx2") {
+    if !N.is_multiple_of(8) || !std::arch::is_x86_feature_detected!("avx2") {
         return false;
     }
     // SAFETY: `transpose_in_avx2` requires AVX2, and the check above proved this CPU has it.
@@ -108,7 +108,7 @@ pub(crate) fn transpose_in<const N: usize>(
 /// Output transposition of a full chunk with AVX2: `dst[l][c] = src[c][l]`. Returns `false`
 /// without touching `dst` when the CPU lacks AVX2 or `N` is not a multiple of 8.
 pub(crate) fn transpose_out<const N: usize>(src: &[[f32; N]; 4], dst: &mut [[f32; 4]; N]) -> bool {
-    if N % 8 != 0 || !std::arch::is_x86_feature_detected!("avx2") {
+    if !N.is_multiple_of(8) || !std::arch::is_x86_feature_detected!("avx2") {
         return false;
     }
     // SAFETY: `transpose_out_avx2` requires AVX2, and the check above proved this CPU has it.
