@@ -31,6 +31,11 @@
 //!   the budget. That path (the arithmetic operations with the aL in effect, the counts, the
 //!   written sets, the outcome) is simulated once with the reference's sequencer and cached per
 //!   program (4 keys); chunks then run it without per-instruction sequencing or hazard checks.
+//!   Within a batch the trace of the previous chunk is reused while the carried aL is unchanged.
+//! - **Micro-operations** (`exec::micro`): a trace's steps are resolved once per batch into
+//!   operations that name their operand planes directly (negated/flushed/gathered operands as a
+//!   separate preparation step into scratch planes), with the finishing step and the 0·inf
+//!   fix-up decision fixed; each chunk then runs that list with one lane loop per result.
 //! - **Pass-through outputs**: in such programs, `MOV oK.xyzw, vJ` (identity swizzle, no
 //!   negation) where every writer of oK is that same MOV is not executed on planes; the chunk
 //!   records that it ran and the outputs are written straight from the input batch
@@ -68,7 +73,10 @@
 //! (the per-instruction dispatch is amortised over more vertices while a chunk's planes still fit
 //! in L1), see the `shader` criterion bench (`fast8/…`–`fast32/…`). The lane loops are compiled
 //! three times, for the target's baseline, AVX2 and AVX-512, and [`Simd::detect`] picks one at
-//! run time (module `simd`, the crate's only `unsafe`).
+//! run time (module `simd`, the crate's only `unsafe`). At the AVX2 and AVX-512 levels the
+//! transpositions between vertex-major registers and lane planes (inputs with their flush,
+//! outputs, gathered uniform rows) use AVX2 shuffles from `simd` (8 vertices per step); the
+//! baseline level keeps the portable loops, and both give the same bits.
 //!
 //! # Bit-exactness
 //!

@@ -9,6 +9,10 @@
 //! without those features. The arithmetic is unchanged (no FMA contraction: LLVM never fuses
 //! separate Rust `*` and `+`; no approximate instructions), so every level is bit-exact with the
 //! reference; the differential tests run every level the machine supports.
+//!
+//! It also holds the AVX2 transpositions of a full chunk (`transpose_in`, `transpose_out`):
+//! pure data movement (plus the flush's compare-and-clear on inputs), used by the AVX2 and
+//! AVX-512 levels; the baseline level runs the portable loops instead.
 #![allow(unsafe_code)]
 
 use crate::interp::{BatchStats, Uniforms, VertexBatch};
