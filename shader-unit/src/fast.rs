@@ -31,6 +31,11 @@
 //!   the budget. That path (the arithmetic operations with the aL in effect, the counts, the
 //!   written sets, the outcome) is simulated once with the reference's sequencer and cached per
 //!   program (4 keys); chunks then run it without per-instruction sequencing or hazard checks.
+//!   Within a batch the trace of the previous chunk is reused while the carried aL is unchanged.
+//! - **Micro-operations** (`exec::micro`): a trace's steps are resolved once per batch into
+//!   operations that name their operand planes directly (negated/flushed/gathered operands as a
+//!   separate preparation step into scratch planes), with the finishing step and the 0·inf
+//!   fix-up decision fixed; each chunk then runs that list with one lane loop per result.
 //! - **Pass-through outputs**: in such programs, `MOV oK.xyzw, vJ` (identity swizzle, no
 //!   negation) where every writer of oK is that same MOV is not executed on planes; the chunk
 //!   records that it ran and the outputs are written straight from the input batch
@@ -68,7 +73,10 @@
 //! (the per-instruction dispatch is amortised over more vertices while a chunk's planes still fit
 //! in L1), see the `shader` criterion bench (`fast8/…`–`fast32/…`). The lane loops are compiled
 //! three times, for the target's baseline, AVX2 and AVX-512, and [`Simd::detect`] picks one at
-//! run time (module `simd`, the crate's only `unsafe`).
+//! run time (module `simd`, the crate's only `unsafe`). At the AVX2 and AVX-512 levels the
+//! transpositions between vertex-major registers and lane planes (inputs with their flush,
+//! outputs, gathered uniform rows) use AVX2 shuffles from `simd` (8 vertices per step); the
+//! baseline level keeps the portable loops, and both give the same bits.
 //!
 //! # Bit-exactness
 //!
@@ -366,29 +374,43 @@ impl<const N: usize> FastEngineN<N> {
         let out_mask = outputs.mask();
         let budget = self.config.budget;
         let round = self.config.round_f24;
-        lanes.begin_batch(prog, uniforms, &self.state, inputs.mask(), out_mask);
+        let wide = self.simd != Simd::Portable;
+        lanes.wide = wide;
+        lanes.begin_batch(prog, uniforms, &self.state, inputs.mask(), out_mask, round);
         let mut stats = ChunkStats::default();
+        let bools = uniforms.bools();
+        // The trace of the previous chunk: (carried aL it was looked up for, index in `traces`).
+        let mut last: Option<(i32, usize)> = None;
         let mut first = 0;
         while first < total {
             let n = (total - first).min(N);
-            lanes.load_inputs(prog, inputs, first, n);
+            lanes.load_inputs(prog, inputs, first, n, wide);
             let trace = if prog.uniform_flow {
-                let key = TraceKey {
-                    entry,
-                    bools: uniforms.bools(),
-                    ints: uniforms.i,
-                    al0: self.state.al,
-                    budget,
-                };
-                match traces.iter().position(|t| t.key == key) {
-                    Some(i) => Some(i),
-                    None => trace::build(prog, uniforms, key).map(|t| {
-                        if traces.len() == TRACES_PER_PROGRAM {
-                            traces.pop();
-                        }
-                        traces.insert(0, t);
-                        0
-                    }),
+                // Within a batch only the carried aL can change the key: the last chunk's trace
+                // is reused when it is the same.
+                match last {
+                    Some((al, i)) if al == self.state.al => Some(i),
+                    _ => {
+                        let key = TraceKey {
+                            entry,
+                            bools,
+                            ints: uniforms.i,
+                            al0: self.state.al,
+                            budget,
+                        };
+                        let found = match traces.iter().position(|t| t.key == key) {
+                            Some(i) => Some(i),
+                            None => trace::build(prog, uniforms, key).map(|t| {
+                                if traces.len() == TRACES_PER_PROGRAM {
+                                    traces.pop();
+                                }
+                                traces.insert(0, t);
+                                0
+                            }),
+                        };
+                        last = found.map(|i| (self.state.al, i));
+                        found
+                    }
                 }
             } else {
                 None
@@ -406,8 +428,8 @@ impl<const N: usize> FastEngineN<N> {
             )?;
             self.stats.traced_chunks += u64::from(trace.is_some());
             self.stats.pass_outputs += u64::from(lanes.pass_done().count_ones());
-            lanes.finish_chunk(prog, &mut self.state, n, out_mask, inputs, first, round);
-            lanes.store_outputs(prog, inputs, &self.state, round, outputs, first, n);
+            lanes.finish_chunk(prog, &mut self.state, n, out_mask, inputs, first);
+            lanes.store_outputs(prog, inputs, &self.state, outputs, first, n, wide);
             first += n;
         }
         if total > 0 {

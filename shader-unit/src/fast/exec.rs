@@ -30,6 +30,8 @@ use super::compile::{
 };
 use super::trace::Trace;
 
+mod micro;
+
 /// Why a chunk could not be finished on the fast path (the caller re-runs the batch serially).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Abort {
@@ -103,6 +105,12 @@ pub(crate) struct Lanes<const N: usize> {
     first_done: (u128, u8, i32),
     /// Output registers whose [`Op::Pass`] ran in the current chunk (bit K = oK).
     pass_done: u16,
+    /// The current trace's steps resolved for this batch.
+    micro: micro::MicroList,
+    /// Transpositions may use AVX2 (the engine runs at the AVX2 or AVX-512 level).
+    pub wide: bool,
+    /// Finishing step of each pass-through output (set per batch).
+    pass_fins: [Fin; 16],
 }
 
 impl<const N: usize> Lanes<N> {
@@ -129,6 +137,9 @@ impl<const N: usize> Lanes<N> {
             split_chunk: false,
             first_done: (0, 0, 0),
             pass_done: 0,
+            micro: micro::MicroList::default(),
+            wide: false,
+            pass_fins: [Fin::Plain; 16],
         }
     }
 
@@ -144,7 +155,11 @@ impl<const N: usize> Lanes<N> {
         state: &UnitState,
         in_mask: u16,
         out_mask: u16,
+        round: bool,
     ) {
+        for (r, f) in self.pass_fins.iter_mut().enumerate() {
+            *f = pass_fin(prog, r, round);
+        }
         let count = prog.plane_count();
         if self.planes.len() != count {
             self.planes.resize(count, [0.0; N]);
@@ -187,7 +202,8 @@ impl<const N: usize> Lanes<N> {
                 .map(|p| p[0].is_finite() && p[0] != 0.0),
         );
         if prog.uses_rel {
-            for (i, (t, f)) in self.rows.iter_mut().zip(&mut self.rows_fl).enumerate() {
+            let used_rows = self.rows.iter_mut().zip(&mut self.rows_fl).take(ROWS_USED);
+            for (i, (t, f)) in used_rows.enumerate() {
                 *t = match uniforms.f.get(i) {
                     Some(v) => *v,
                     None if i < 128 => OUT_OF_RANGE_UNIFORM,
@@ -199,6 +215,8 @@ impl<const N: usize> Lanes<N> {
         }
         self.a0 = [[state.a0[0]; N], [state.a0[1]; N]];
         self.cmp = [[state.cmp[0]; N], [state.cmp[1]; N]];
+        // Uniform classes and the program may have changed: resolve the trace again.
+        self.micro.key = None;
     }
 
     /// Transposes `n` vertices' input registers (those the program reads) into the planes.
@@ -209,13 +227,17 @@ impl<const N: usize> Lanes<N> {
         inputs: &crate::interp::VertexBatch,
         first: usize,
         n: usize,
+        wide: bool,
     ) {
-        for r in 0..16 {
+        // Only the registers the program reads (a chunk is short: a loop over all 16 with
+        // their lookups cost more than a one-register transposition).
+        let read = prog.v_raw_read | prog.v_fl_read;
+        let mut regs = (0..16).fold(0u16, |m, r| m | (u16::from(read >> (r * 4) & 15 != 0) << r));
+        while regs != 0 {
+            let r = regs.trailing_zeros() as usize;
+            regs &= regs - 1;
             let raw = (prog.v_raw_read >> (r * 4)) & 15;
             let fl = (prog.v_fl_read >> (r * 4)) & 15;
-            if raw | fl == 0 {
-                continue;
-            }
             let Some(vs) = inputs.reg(r).and_then(|v| v.get(first..first + n)) else {
                 continue;
             };
@@ -230,7 +252,7 @@ impl<const N: usize> Lanes<N> {
                 ) else {
                     continue;
                 };
-                if raw != 0 {
+                if raw != 0 && !wide_in(wide, vs, rp, false) {
                     for l in 0..N {
                         let v = vs[l];
                         rp[0][l] = v[0];
@@ -239,7 +261,7 @@ impl<const N: usize> Lanes<N> {
                         rp[3][l] = v[3];
                     }
                 }
-                if fl != 0 {
+                if fl != 0 && !wide_in(wide, vs, fp, true) {
                     for l in 0..N {
                         let v = vs[l];
                         fp[0][l] = alu::flush(v[0]);
@@ -275,19 +297,22 @@ impl<const N: usize> Lanes<N> {
         prog: &Compiled,
         inputs: &crate::interp::VertexBatch,
         state: &UnitState,
-        round: bool,
         outputs: &mut crate::interp::VertexBatch,
         first: usize,
         n: usize,
+        wide: bool,
     ) {
-        for r in 0..16 {
+        let mut regs = outputs.mask();
+        while regs != 0 {
+            let r = regs.trailing_zeros() as usize;
+            regs &= regs - 1;
             let Some(dst) = outputs.reg_mut(r).and_then(|v| v.get_mut(first..first + n)) else {
                 continue;
             };
             if self.pass_done & (1 << r) != 0
                 && let Some(j) = prog.pass[r]
             {
-                let fin = pass_fin(prog, r, round);
+                let fin = self.pass_fins[r];
                 let fl = prog.flush;
                 match inputs
                     .reg(usize::from(j))
@@ -297,13 +322,10 @@ impl<const N: usize> Lanes<N> {
                         match (fl, fin) {
                             // The usual case (flush mode, MOV): one flush per component.
                             (true, Fin::Plain) => {
-                                for (d, s) in dst.iter_mut().zip(src) {
-                                    *d = [
-                                        alu::flush(s[0]),
-                                        alu::flush(s[1]),
-                                        alu::flush(s[2]),
-                                        alu::flush(s[3]),
-                                    ];
+                                // Flat float slices: a plain element-wise loop that vectorises.
+                                let d = dst.as_flattened_mut();
+                                for (d, s) in d.iter_mut().zip(src.as_flattened()) {
+                                    *d = alu::flush(*s);
                                 }
                             }
                             (false, Fin::Plain) => dst.copy_from_slice(src),
@@ -326,6 +348,9 @@ impl<const N: usize> Lanes<N> {
                 continue;
             };
             if let Ok(dst) = <&mut [[f32; 4]; N]>::try_from(&mut *dst) {
+                if wide_out(wide, src, dst) {
+                    continue;
+                }
                 for l in 0..N {
                     dst[l] = [src[0][l], src[1][l], src[2][l], src[3][l]];
                 }
@@ -524,20 +549,10 @@ impl<const N: usize> Lanes<N> {
         if let Some(abort) = t.outcome {
             return Err(abort);
         }
-        for &(pc, al) in &t.steps {
-            let Some(op) = prog.ops.get(pc as usize) else {
-                return Err(Abort::Error);
-            };
-            match op {
-                Op::Bin { op, dst, a, b } => self.binary(*op, dst, a, b, init, true, al, round),
-                Op::Mad { dst, a, b, c } => self.mad(dst, a, b, c, init, true, al, round),
-                Op::Un { op, dst, a } => self.unary(*op, dst, a, init, true, al, round),
-                Op::Mova { a, mask } => self.mova(a, *mask, init, true, al),
-                Op::Cmp { a, b, ops } => self.compare(a, b, *ops, init, true, al),
-                &Op::Pass { reg, .. } => self.pass_done |= 1 << (reg & 15),
-                _ => {}
-            }
+        if self.micro.key != Some(t.key) {
+            self.build_micro(prog, t, round);
         }
+        self.run_micro(prog, round, init);
         let lanes = u64::from(init.count_ones());
         stats.instructions += t.count * lanes;
         stats.unknown += t.unknown * lanes;
@@ -691,14 +706,16 @@ impl<const N: usize> Lanes<N> {
                             ix[l] = rel_index(base, a[l]) as u32;
                         }
                         for l in 0..N {
-                            tmp[l] = rows[(ix[l] as usize).min(ROWS - 1)];
+                            tmp[l] = rows[ix[l] as usize & (ROWS - 1)];
                         }
-                        for l in 0..N {
-                            let row = tmp[l];
-                            g[0][l] = row[0];
-                            g[1][l] = row[1];
-                            g[2][l] = row[2];
-                            g[3][l] = row[3];
+                        if !wide_in(self.wide, tmp, g, false) {
+                            for l in 0..N {
+                                let row = tmp[l];
+                                g[0][l] = row[0];
+                                g[1][l] = row[1];
+                                g[2][l] = row[2];
+                                g[3][l] = row[3];
+                            }
                         }
                         if direct {
                             return;
@@ -1113,7 +1130,6 @@ impl<const N: usize> Lanes<N> {
         out_mask: u16,
         inputs: &crate::interp::VertexBatch,
         first_vertex: usize,
-        round: bool,
     ) {
         if n == 0 {
             return;
@@ -1128,7 +1144,7 @@ impl<const N: usize> Lanes<N> {
             let Some(j) = prog.pass[r] else {
                 continue;
             };
-            let (fl, fin) = (prog.flush, pass_fin(prog, r, round));
+            let (fl, fin) = (prog.flush, self.pass_fins[r]);
             let v = inputs
                 .reg(usize::from(j))
                 .and_then(|v| v.get(first_vertex + n - 1))
@@ -1145,6 +1161,45 @@ impl<const N: usize> Lanes<N> {
             self.lane_al[n - 1] = self.first_done.2;
         }
         let mut bits = prog.maywrite_ro & !pass_bits;
+        if uniform {
+            // Every lane wrote the same components: the last vertex's value of each written
+            // component is carried, and stored output components the chunk did not write keep
+            // the carried value (two tight loops over bit sets instead of one branchy one).
+            let written = bits & first.0;
+            let li = n - 1;
+            let r_base = usize::from(R_BASE);
+            let mut w = written as u64;
+            let temps = state.temps.as_flattened_mut();
+            while w != 0 {
+                let k = w.trailing_zeros() as usize;
+                w &= w - 1;
+                if let (Some(c), Some(p)) = (temps.get_mut(k), self.planes.get(r_base + k)) {
+                    *c = p[li];
+                }
+            }
+            let mut w = (written >> 64) as u64;
+            let outs = state.outputs.as_flattened_mut();
+            while w != 0 {
+                let k = w.trailing_zeros() as usize;
+                w &= w - 1;
+                if let (Some(c), Some(p)) = (outs.get_mut(k), self.planes.get(r_base + 64 + k)) {
+                    *c = p[li];
+                }
+            }
+            let stored = (0..16).fold(0u64, |m, r| {
+                m | (u64::from(out_mask >> r & 1) * 15) << (r * 4)
+            });
+            let mut f = ((bits & !first.0) >> 64) as u64 & stored;
+            while f != 0 {
+                let k = f.trailing_zeros() as usize;
+                f &= f - 1;
+                if let (Some(c), Some(p)) = (outs.get(k), self.planes.get_mut(r_base + 64 + k)) {
+                    p[..n].fill(*c);
+                }
+            }
+            bits = 0;
+        }
+        // Divergent chunks: per lane, in vertex order.
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             bits &= bits - 1;
@@ -1156,23 +1211,15 @@ impl<const N: usize> Lanes<N> {
                 &mut state.outputs[reg][c]
             };
             let p = &mut self.planes[usize::from(R_BASE) + k];
-            if uniform {
-                if first.0 >> k & 1 != 0 {
-                    *carry = p[n - 1];
+            let mut prev = *carry;
+            for l in 0..n {
+                if self.lane_ro[l] >> k & 1 != 0 {
+                    prev = p[l];
                 } else if stored {
-                    p[..n].fill(*carry);
+                    p[l] = prev;
                 }
-            } else {
-                let mut prev = *carry;
-                for l in 0..n {
-                    if self.lane_ro[l] >> k & 1 != 0 {
-                        prev = p[l];
-                    } else if stored {
-                        p[l] = prev;
-                    }
-                }
-                *carry = prev;
             }
+            *carry = prev;
         }
         let lane_m = &self.lane_m[..n];
         let last = |bit: u8| {
@@ -1212,8 +1259,12 @@ impl<const N: usize> Lanes<N> {
 
 /// Rows of the relative-read table: c0–c127 as the reference reads them under
 /// [`RelativeUniformRule::WrapMod128`] (96–127 read as 1.0), and row 128 = (0, 0, 0, 0) for
-/// [`RelativeUniformRule::ZeroOutside`].
-const ROWS: usize = 129;
+/// [`RelativeUniformRule::ZeroOutside`]. Rows 129–255 are never read ([`rel_index`] returns at
+/// most 128) and stay zero: they pad the table to a power of two so that a masked index needs
+/// no bounds check.
+const ROWS: usize = 256;
+/// Rows of the table that [`rel_index`] can return.
+const ROWS_USED: usize = 129;
 
 /// The table row a relative read of `c[base + offset]` reads, by [`RELATIVE_UNIFORM_RULE`] (the
 /// reference's rule).
@@ -1481,6 +1532,34 @@ fn mova_bits(x: f32) -> i32 {
     } else {
         v
     }
+}
+
+/// The input transposition of a full chunk with AVX2 when `wide` (the engine runs at an AVX2 or
+/// AVX-512 level); `false` when it did nothing (the caller's portable loop runs instead).
+#[inline(always)]
+fn wide_in<const N: usize>(
+    wide: bool,
+    src: &[[f32; 4]; N],
+    dst: &mut [[f32; N]; 4],
+    flush: bool,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if wide {
+        return super::simd::transpose_in(src, dst, flush);
+    }
+    let _ = (wide, src, dst, flush);
+    false
+}
+
+/// The output transposition of a full chunk with AVX2 when `wide` (see [`wide_in`]).
+#[inline(always)]
+fn wide_out<const N: usize>(wide: bool, src: &[[f32; N]; 4], dst: &mut [[f32; 4]; N]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if wide {
+        return super::simd::transpose_out(src, dst);
+    }
+    let _ = (wide, src, dst);
+    false
 }
 
 /// The finishing step of pass-through output `r` (from its first [`Op::Pass`]).

@@ -9,6 +9,10 @@
 //! without those features. The arithmetic is unchanged (no FMA contraction: LLVM never fuses
 //! separate Rust `*` and `+`; no approximate instructions), so every level is bit-exact with the
 //! reference; the differential tests run every level the machine supports.
+//!
+//! It also holds the AVX2 transpositions of a full chunk (`transpose_in`, `transpose_out`):
+//! pure data movement (plus the flush's compare-and-clear on inputs), used by the AVX2 and
+//! AVX-512 levels; the baseline level runs the portable loops instead.
 #![allow(unsafe_code)]
 
 use crate::interp::{BatchStats, Uniforms, VertexBatch};
@@ -85,4 +89,133 @@ pub(crate) fn fold_bits_avx2(bits: &mut [[u32; 4]; 16], outputs: &VertexBatch) {
     }
     // SAFETY: `fold_avx2` requires AVX2, and the check above proved this CPU has it.
     unsafe { fold_avx2(bits, outputs) }
+}
+
+/// Input transposition of a full chunk with AVX2: `dst[c][l] = f(src[l][c])` where `f` flushes
+/// f24 subnormals (as [`crate::interp::alu::flush`]) when `flush` is set. Returns `false`
+/// without touching `dst` when the CPU lacks AVX2 or `N` is not a multiple of 8 (the caller then
+/// runs its portable loop). Pure data movement plus the flush's compare-and-clear, so the result
+/// is bit-identical to the portable loop.
+pub(crate) fn transpose_in<const N: usize>(
+    src: &[[f32; 4]; N],
+    dst: &mut [[f32; N]; 4],
+    flush: bool,
+) -> bool {
+    if !N.is_multiple_of(8) || !std::arch::is_x86_feature_detected!("avx2") {
+        return false;
+    }
+    // SAFETY: `transpose_in_avx2` requires AVX2, and the check above proved this CPU has it.
+    unsafe { transpose_in_avx2(src, dst, flush) };
+    true
+}
+
+/// Output transposition of a full chunk with AVX2: `dst[l][c] = src[c][l]`. Returns `false`
+/// without touching `dst` when the CPU lacks AVX2 or `N` is not a multiple of 8.
+pub(crate) fn transpose_out<const N: usize>(src: &[[f32; N]; 4], dst: &mut [[f32; 4]; N]) -> bool {
+    if !N.is_multiple_of(8) || !std::arch::is_x86_feature_detected!("avx2") {
+        return false;
+    }
+    // SAFETY: `transpose_out_avx2` requires AVX2, and the check above proved this CPU has it.
+    unsafe { transpose_out_avx2(src, dst) };
+    true
+}
+
+#[target_feature(enable = "avx2")]
+fn transpose_in_avx2<const N: usize>(src: &[[f32; 4]; N], dst: &mut [[f32; N]; 4], flush: bool) {
+    use std::arch::x86_64::*;
+    // Lane order after the two unpack stages is 0 2 4 6 | 1 3 5 7; this restores 0..7.
+    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    let sign = _mm256_set1_ps(-0.0);
+    let min_normal = _mm256_set1_ps(crate::interp::alu::F24_MIN_NORMAL);
+    let [d0, d1, d2, d3] = dst;
+    for b in 0..N / 8 {
+        let l = b * 8;
+        // Vertices l..l+8 are 32 contiguous floats; `l + 8 <= N` because N is a multiple of 8.
+        let s = &src[l..l + 8];
+        let p = s.as_ptr().cast::<f32>();
+        // SAFETY: `s` holds 8 vertices = 32 f32, so the four unaligned 8-float loads at offsets
+        // 0, 8, 16 and 24 stay inside it.
+        let (a0, a1, a2, a3) = unsafe {
+            (
+                _mm256_loadu_ps(p),
+                _mm256_loadu_ps(p.add(8)),
+                _mm256_loadu_ps(p.add(16)),
+                _mm256_loadu_ps(p.add(24)),
+            )
+        };
+        let t0 = _mm256_unpacklo_ps(a0, a1);
+        let t1 = _mm256_unpackhi_ps(a0, a1);
+        let t2 = _mm256_unpacklo_ps(a2, a3);
+        let t3 = _mm256_unpackhi_ps(a2, a3);
+        let x = _mm256_castpd_ps(_mm256_unpacklo_pd(
+            _mm256_castps_pd(t0),
+            _mm256_castps_pd(t2),
+        ));
+        let y = _mm256_castpd_ps(_mm256_unpackhi_pd(
+            _mm256_castps_pd(t0),
+            _mm256_castps_pd(t2),
+        ));
+        let z = _mm256_castpd_ps(_mm256_unpacklo_pd(
+            _mm256_castps_pd(t1),
+            _mm256_castps_pd(t3),
+        ));
+        let w = _mm256_castpd_ps(_mm256_unpackhi_pd(
+            _mm256_castps_pd(t1),
+            _mm256_castps_pd(t3),
+        ));
+        let fix = |v: __m256| {
+            let v = _mm256_permutevar8x32_ps(v, order);
+            if flush {
+                // |v| < F24_MIN_NORMAL (ordered: NaN keeps its value) -> +0.
+                let small = _mm256_cmp_ps::<_CMP_LT_OQ>(_mm256_andnot_ps(sign, v), min_normal);
+                _mm256_andnot_ps(small, v)
+            } else {
+                v
+            }
+        };
+        let out = [fix(x), fix(y), fix(z), fix(w)];
+        for (d, v) in [&mut *d0, &mut *d1, &mut *d2, &mut *d3]
+            .into_iter()
+            .zip(out)
+        {
+            let dd = &mut d[l..l + 8];
+            // SAFETY: `dd` is 8 f32, exactly one unaligned 8-float store.
+            unsafe { _mm256_storeu_ps(dd.as_mut_ptr(), v) };
+        }
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn transpose_out_avx2<const N: usize>(src: &[[f32; N]; 4], dst: &mut [[f32; 4]; N]) {
+    use std::arch::x86_64::*;
+    // Lanes 0..7 to the order 0 2 4 6 | 1 3 5 7 that the unpack stages invert.
+    let order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    for b in 0..N / 8 {
+        let l = b * 8;
+        let mut v = [_mm256_setzero_ps(); 4];
+        for (v, s) in v.iter_mut().zip(src) {
+            let ss = &s[l..l + 8];
+            // SAFETY: `ss` is 8 f32, exactly one unaligned 8-float load.
+            *v = _mm256_permutevar8x32_ps(unsafe { _mm256_loadu_ps(ss.as_ptr()) }, order);
+        }
+        let pd = _mm256_castps_pd;
+        let t0 = _mm256_castpd_ps(_mm256_unpacklo_pd(pd(v[0]), pd(v[1])));
+        let t2 = _mm256_castpd_ps(_mm256_unpackhi_pd(pd(v[0]), pd(v[1])));
+        let t1 = _mm256_castpd_ps(_mm256_unpacklo_pd(pd(v[2]), pd(v[3])));
+        let t3 = _mm256_castpd_ps(_mm256_unpackhi_pd(pd(v[2]), pd(v[3])));
+        let a0 = _mm256_shuffle_ps::<0b10_00_10_00>(t0, t1);
+        let a1 = _mm256_shuffle_ps::<0b11_01_11_01>(t0, t1);
+        let a2 = _mm256_shuffle_ps::<0b10_00_10_00>(t2, t3);
+        let a3 = _mm256_shuffle_ps::<0b11_01_11_01>(t2, t3);
+        let d = &mut dst[l..l + 8];
+        let p = d.as_mut_ptr().cast::<f32>();
+        // SAFETY: `d` holds 8 vertices = 32 f32, so the four 8-float stores at offsets 0, 8, 16
+        // and 24 stay inside it.
+        unsafe {
+            _mm256_storeu_ps(p, a0);
+            _mm256_storeu_ps(p.add(8), a1);
+            _mm256_storeu_ps(p.add(16), a2);
+            _mm256_storeu_ps(p.add(24), a3);
+        }
+    }
 }

@@ -1,0 +1,429 @@
+//! Trace steps resolved once per batch into micro-operations.
+//!
+//! Stage: vertex shading (the straight-line path of [`super::Lanes::run_chunk`]). Inputs: a
+//! [`Trace`] of a compiled program, the batch's uniform classes (which splatted uniform planes
+//! are finite and non-zero) and the rounding mode. Outputs: a list of [`Micro`] operations that
+//! every chunk of the batch then runs. Registers read: none.
+//!
+//! The generic operation handlers (`binary`, `mad`, `unary`, …) decide per operation and chunk
+//! what the compiled operands are (plain planes or prepared scratch), which products need the
+//! 0·inf fix-up, how the result is finished (f24 rounding/flushing) and how it is stored. On a
+//! trace all of that is the same for every chunk of a batch, so it is decided once here: each
+//! micro-operation names its operand planes directly (scratch planes included), carries its
+//! finishing step and fix-up flags, and its handler is one lane loop per result plus copies.
+//! Operands that need negation, flushing or a relative gather become a separate
+//! [`Micro::Prep`] step before their operation (the generic `prep`, so gathers and flushing are
+//! the generic engine's own code). Rare operations (LITP, CMP) stay on the generic handlers
+//! ([`Micro::Slow`]). Results are computed with the same per-lane functions in the same order as
+//! the generic handlers, so both give identical bits.
+
+// Lane loops index several planes with one lane index.
+#![allow(clippy::needless_range_loop)]
+
+use crate::decode::{BinaryOp, UnaryOp};
+use crate::interp::alu;
+
+use super::super::compile::{Compiled, Op, SrcSpec};
+use super::super::trace::{Trace, TraceKey};
+use super::{Fin, Lanes, copy_plane, dot, elementwise, fill, is_safe, mova_bits};
+
+/// Plane references at or above this value name scratch planes (`SCR + slot·4 + lane`).
+const SCR: u16 = 0xF000;
+
+/// One resolved trace step (see the module docs).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Micro {
+    /// Fill scratch slot `slot` from an operand that needs negation, flushing or a gather.
+    Prep { src: SrcSpec, slot: u8, al: i32 },
+    /// DP3/DP4/DPH into `dst` planes of `mask`.
+    Dot {
+        op: BinaryOp,
+        x: [u16; 4],
+        y: [u16; 4],
+        /// Every product is with a finite non-zero uniform (no 0·inf fix-up).
+        safe: bool,
+        fin: Fin,
+        dst: [u16; 4],
+        mask: u8,
+    },
+    /// Component-wise two-source operation (ADD, MUL, SGE, SLT, MAX, MIN, DST).
+    Elem {
+        op: BinaryOp,
+        x: [u16; 4],
+        y: [u16; 4],
+        /// Per component: the product needs no 0·inf fix-up.
+        safe: u8,
+        fin: Fin,
+        dst: [u16; 4],
+        mask: u8,
+    },
+    /// MAD.
+    Mad {
+        x: [u16; 4],
+        y: [u16; 4],
+        z: [u16; 4],
+        safe: u8,
+        fin: Fin,
+        dst: [u16; 4],
+        mask: u8,
+    },
+    /// MOV/FLR (per component) and RCP/RSQ/EX2/LG2 (of x, to every written component).
+    Un {
+        op: UnaryOp,
+        x: [u16; 4],
+        fin: Fin,
+        dst: [u16; 4],
+        mask: u8,
+        /// Components can be stored one at a time (no later one reads an earlier one's plane).
+        direct: bool,
+    },
+    /// MOVA (`mask` bit 0 = a0.x, bit 1 = a0.y).
+    Mova { x: [u16; 4], mask: u8 },
+    /// A pass-through output ran.
+    Pass { reg: u8 },
+    /// Any other operation, on the generic handler.
+    Slow { pc: u32, al: i32 },
+}
+
+/// The micro-operations of one trace (reused between batches; rebuilt when the trace or the
+/// batch changes).
+#[derive(Debug, Default)]
+pub(super) struct MicroList {
+    /// The trace key they were built for, in the current batch (`None` after `begin_batch`).
+    pub key: Option<TraceKey>,
+    /// The operations.
+    pub ops: Vec<Micro>,
+}
+
+/// Operand planes of `s`: its own planes, or scratch slot `slot` after a [`Micro::Prep`].
+fn operand(s: &SrcSpec, slot: u8, al: i32, out: &mut Vec<Micro>) -> [u16; 4] {
+    match *s {
+        SrcSpec::Planes {
+            planes,
+            neg: false,
+            flush: false,
+            ..
+        } => planes,
+        _ => {
+            out.push(Micro::Prep { src: *s, slot, al });
+            let b = SCR + u16::from(slot) * 4;
+            [b, b + 1, b + 2, b + 3]
+        }
+    }
+}
+
+/// The plane a reference names.
+#[inline(always)]
+fn get<'a, const N: usize>(
+    planes: &'a [[f32; N]],
+    scr: &'a [[[f32; N]; 4]; 3],
+    i: u16,
+) -> &'a [f32; N] {
+    if i >= SCR {
+        let j = usize::from(i - SCR);
+        &scr[(j / 4).min(2)][j % 4]
+    } else {
+        &planes[usize::from(i)]
+    }
+}
+
+/// The four planes of an operand: all scratch (one slot) or all register planes, see
+/// [`operand`].
+#[inline(always)]
+fn refs<'a, const N: usize>(
+    planes: &'a [[f32; N]],
+    scr: &'a [[[f32; N]; 4]; 3],
+    p: [u16; 4],
+) -> [&'a [f32; N]; 4] {
+    if p[0] >= SCR {
+        let [a, b, c, d] = &scr[usize::from((p[0] - SCR) / 4).min(2)];
+        [a, b, c, d]
+    } else {
+        [
+            &planes[usize::from(p[0])],
+            &planes[usize::from(p[1])],
+            &planes[usize::from(p[2])],
+            &planes[usize::from(p[3])],
+        ]
+    }
+}
+
+impl<const N: usize> Lanes<N> {
+    /// Resolves `t`'s steps for the current batch into `self.micro`.
+    pub(super) fn build_micro(&mut self, prog: &Compiled, t: &Trace, round: bool) {
+        let mut ops = std::mem::take(&mut self.micro.ops);
+        ops.clear();
+        let cs = &self.const_safe;
+        for &(pc, al) in &t.steps {
+            let Some(op) = prog.ops.get(pc as usize) else {
+                ops.push(Micro::Slow { pc, al });
+                continue;
+            };
+            match *op {
+                Op::Bin { op, dst, a, b } => {
+                    let safe = |k: usize| is_safe(&a, k, cs) || is_safe(&b, k, cs);
+                    let x = operand(&a, 0, al, &mut ops);
+                    let y = operand(&b, 1, al, &mut ops);
+                    let fin = Fin::of(&dst, round);
+                    if matches!(op, BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph) {
+                        let safe_all =
+                            safe(0) && safe(1) && safe(2) && (op != BinaryOp::Dp4 || safe(3));
+                        ops.push(Micro::Dot {
+                            op,
+                            x,
+                            y,
+                            safe: safe_all,
+                            fin,
+                            dst: dst.planes,
+                            mask: dst.mask,
+                        });
+                    } else {
+                        let s = (0..4).fold(0u8, |m, k| m | (u8::from(safe(k)) << k));
+                        ops.push(Micro::Elem {
+                            op,
+                            x,
+                            y,
+                            safe: s,
+                            fin,
+                            dst: dst.planes,
+                            mask: dst.mask,
+                        });
+                    }
+                }
+                Op::Mad { dst, a, b, c } => {
+                    let s = (0..4).fold(0u8, |m, k| {
+                        m | (u8::from(is_safe(&a, k, cs) || is_safe(&b, k, cs)) << k)
+                    });
+                    let x = operand(&a, 0, al, &mut ops);
+                    let y = operand(&b, 1, al, &mut ops);
+                    let z = operand(&c, 2, al, &mut ops);
+                    ops.push(Micro::Mad {
+                        x,
+                        y,
+                        z,
+                        safe: s,
+                        fin: Fin::of(&dst, round),
+                        dst: dst.planes,
+                        mask: dst.mask,
+                    });
+                }
+                Op::Un { op, dst, a } if op != UnaryOp::Litp => {
+                    let x = operand(&a, 0, al, &mut ops);
+                    ops.push(Micro::Un {
+                        op,
+                        x,
+                        fin: Fin::of(&dst, round),
+                        dst: dst.planes,
+                        mask: dst.mask,
+                        direct: dst.direct,
+                    });
+                }
+                Op::Mova { a, mask } => {
+                    let x = operand(&a, 0, al, &mut ops);
+                    ops.push(Micro::Mova { x, mask });
+                }
+                Op::Pass { reg, .. } => ops.push(Micro::Pass { reg }),
+                Op::Nop | Op::Unknown => {}
+                _ => ops.push(Micro::Slow { pc, al }),
+            }
+        }
+        self.micro.ops = ops;
+        self.micro.key = Some(t.key);
+    }
+
+    /// Runs the resolved steps on every lane of the chunk (`init` = the lane mask).
+    #[inline(always)]
+    pub(super) fn run_micro(&mut self, prog: &Compiled, round: bool, init: u64) {
+        let ops = std::mem::take(&mut self.micro.ops);
+        for m in &ops {
+            match *m {
+                Micro::Prep { ref src, slot, al } => self.prep(src, usize::from(slot), al),
+                Micro::Dot {
+                    op,
+                    x,
+                    y,
+                    safe,
+                    fin,
+                    dst,
+                    mask,
+                } => {
+                    let Self {
+                        planes, scr, out, ..
+                    } = self;
+                    {
+                        let (xs, ys) = (refs(planes, scr, x), refs(planes, scr, y));
+                        dot(op, &mut out[0], xs, ys, fin, safe);
+                    }
+                    for c in 0..4 {
+                        if mask & (1 << c) != 0 {
+                            planes[usize::from(dst[c])] = out[0];
+                        }
+                    }
+                }
+                Micro::Elem {
+                    op,
+                    x,
+                    y,
+                    safe,
+                    fin,
+                    dst,
+                    mask,
+                } => {
+                    let Self {
+                        planes, scr, out, ..
+                    } = self;
+                    {
+                        let (xs, ys) = (refs(planes, scr, x), refs(planes, scr, y));
+                        for c in 0..4 {
+                            if mask & (1 << c) != 0 {
+                                let s = safe & (1 << c) != 0;
+                                elementwise(op, c, &mut out[c], xs[c], ys[c], fin, s);
+                            }
+                        }
+                    }
+                    store(planes, out, dst, mask);
+                }
+                Micro::Mad {
+                    x,
+                    y,
+                    z,
+                    safe,
+                    fin,
+                    dst,
+                    mask,
+                } => {
+                    let Self {
+                        planes, scr, out, ..
+                    } = self;
+                    {
+                        let xs = refs(planes, scr, x);
+                        let ys = refs(planes, scr, y);
+                        let zs = refs(planes, scr, z);
+                        for c in 0..4 {
+                            if mask & (1 << c) == 0 {
+                                continue;
+                            }
+                            let (a, b, d) = (xs[c], ys[c], zs[c]);
+                            if safe & (1 << c) != 0 {
+                                fill(&mut out[c], fin, |l| a[l] * b[l] + d[l]);
+                            } else {
+                                fill(&mut out[c], fin, |l| alu::mul(a[l], b[l]) + d[l]);
+                            }
+                        }
+                    }
+                    store(planes, out, dst, mask);
+                }
+                Micro::Un {
+                    op,
+                    x,
+                    fin,
+                    dst,
+                    mask,
+                    direct,
+                } => {
+                    let Self {
+                        planes, scr, out, ..
+                    } = self;
+                    match op {
+                        UnaryOp::Mov if fin == Fin::Plain && direct => {
+                            // Plane copies, component by component.
+                            for c in 0..4 {
+                                if mask & (1 << c) == 0 {
+                                    continue;
+                                }
+                                let d = usize::from(dst[c]);
+                                if x[c] >= SCR {
+                                    planes[d] = *get(planes, scr, x[c]);
+                                } else {
+                                    copy_plane(planes, usize::from(x[c]), d, 0, true);
+                                }
+                            }
+                        }
+                        UnaryOp::Mov if fin == Fin::Plain => {
+                            {
+                                let xs = refs(planes, scr, x);
+                                for c in 0..4 {
+                                    if mask & (1 << c) != 0 {
+                                        out[c] = *xs[c];
+                                    }
+                                }
+                            }
+                            store(planes, out, dst, mask);
+                        }
+                        UnaryOp::Mov | UnaryOp::Flr => {
+                            {
+                                let xs = refs(planes, scr, x);
+                                for c in 0..4 {
+                                    if mask & (1 << c) == 0 {
+                                        continue;
+                                    }
+                                    let a = xs[c];
+                                    if op == UnaryOp::Mov {
+                                        fill(&mut out[c], fin, |l| a[l]);
+                                    } else {
+                                        fill(&mut out[c], fin, |l| alu::flr(a[l]));
+                                    }
+                                }
+                            }
+                            store(planes, out, dst, mask);
+                        }
+                        _ => {
+                            {
+                                let a = get(planes, scr, x[0]);
+                                let o = &mut out[0];
+                                match op {
+                                    UnaryOp::Rcp => fill(o, fin, |l| alu::rcp(a[l])),
+                                    UnaryOp::Rsq => fill(o, fin, |l| alu::rsq(a[l])),
+                                    UnaryOp::Ex2 => fill(o, fin, |l| alu::ex2(a[l])),
+                                    _ => fill(o, fin, |l| alu::lg2(a[l])),
+                                }
+                            }
+                            for c in 0..4 {
+                                if mask & (1 << c) != 0 {
+                                    planes[usize::from(dst[c])] = out[0];
+                                }
+                            }
+                        }
+                    }
+                }
+                Micro::Mova { x, mask } => {
+                    let Self {
+                        planes, scr, a0, ..
+                    } = self;
+                    let xs = refs(planes, scr, x);
+                    for k in 0..2 {
+                        if mask & (1 << k) != 0 {
+                            let (d, s) = (&mut a0[k], xs[k]);
+                            for l in 0..N {
+                                d[l] = mova_bits(s[l]);
+                            }
+                        }
+                    }
+                }
+                Micro::Pass { reg } => self.pass_done |= 1 << (reg & 15),
+                Micro::Slow { pc, al } => match prog.ops.get(pc as usize) {
+                    Some(Op::Bin { op, dst, a, b }) => {
+                        self.binary(*op, dst, a, b, init, true, al, round)
+                    }
+                    Some(Op::Mad { dst, a, b, c }) => self.mad(dst, a, b, c, init, true, al, round),
+                    Some(Op::Un { op, dst, a }) => self.unary(*op, dst, a, init, true, al, round),
+                    Some(Op::Mova { a, mask }) => self.mova(a, *mask, init, true, al),
+                    Some(Op::Cmp { a, b, ops }) => self.compare(a, b, *ops, init, true, al),
+                    Some(&Op::Pass { reg, .. }) => self.pass_done |= 1 << (reg & 15),
+                    _ => {}
+                },
+            }
+        }
+        self.micro.ops = ops;
+    }
+}
+
+/// Copies the computed components of `mask` from `out` into their destination planes.
+#[inline(always)]
+fn store<const N: usize>(planes: &mut [[f32; N]], out: &[[f32; N]; 4], dst: [u16; 4], mask: u8) {
+    for c in 0..4 {
+        if mask & (1 << c) != 0 {
+            planes[usize::from(dst[c])] = out[c];
+        }
+    }
+}
