@@ -234,7 +234,7 @@ fn div255_lanes(x: u64) -> u64 {
 
 /// All four channels `(s·αs + d·(255 − αs)) / 255`, the four channels at once in 16-bit lanes
 /// of a u64 (each product sum is at most 255·255, so lanes never carry).
-#[inline]
+#[inline(always)]
 fn alpha_over_all(src: Rgba, dst: Rgba) -> Rgba {
     let a = u64::from(src[3]);
     gather(div255_lanes(spread(src) * a + spread(dst) * (255 - a)))

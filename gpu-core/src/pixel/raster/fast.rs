@@ -24,6 +24,8 @@
 //! * Interpolation is monomorphised on the number of interpolated attributes and on whether
 //!   gradients are needed, so the per-attribute loop has a constant trip count (the compiler
 //!   unrolls and vectorises it) and nothing about the attribute set is decided per fragment.
+//!   With [`super::Varyings::texcoord0_only`] only the colour and texcoord 0 are interpolated
+//!   (the sprite shape: one texture unit and/or the procedural texture on texcoord 0).
 //!   The floating-point operations are the reference's, in the same order (no reassociation,
 //!   no fused multiply-add: Rust never contracts), so every value is bit-identical; the tests
 //!   check it over random triangles.
@@ -48,11 +50,18 @@ pub(super) fn traverse<F: FnMut(&Fragment)>(
         (N_ATTR, true) => blocks::<N_ATTR, true, F>(cfg, p, &setup, bands, emit),
         (N_ATTR, false) => blocks::<N_ATTR, false, F>(cfg, p, &setup, bands, emit),
         (A_QUAT, true) => blocks::<A_QUAT, true, F>(cfg, p, &setup, bands, emit),
+        // Colour and texcoord 0 only (the other coordinates are read by no stage).
+        (A_QUAT, false) if cfg.varyings.texcoord0_only => {
+            blocks::<A_TC0_END, false, F>(cfg, p, &setup, bands, emit)
+        }
         (A_QUAT, false) => blocks::<A_QUAT, false, F>(cfg, p, &setup, bands, emit),
         _ => blocks::<A_TC, false, F>(cfg, p, &setup, bands, emit),
     };
     TriangleOutcome::Drawn { fragments }
 }
+
+/// One past the last attribute of the colour + texcoord 0 set ([`super::Varyings::texcoord0_only`]).
+const A_TC0_END: usize = A_TC + 2;
 
 /// The block walk, monomorphised on the attribute count `NA` and gradients `GRAD`. Returns the
 /// number of fragments emitted.
@@ -195,7 +204,9 @@ fn interpolate<const NA: usize, const GRAD: bool>(
         rgba |= round_to_u8_branchless(out[A_COLOR + c] * 255.0) << (8 * c);
     }
     f.color = rgba.to_le_bytes();
-    if NA > A_TC {
+    if NA == A_TC0_END {
+        f.tc[0] = [out[A_TC], out[A_TC + 1]];
+    } else if NA > A_TC {
         f.tc = [
             [out[A_TC], out[A_TC + 1]],
             [out[A_TC + 2], out[A_TC + 3]],
