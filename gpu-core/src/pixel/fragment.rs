@@ -35,7 +35,7 @@
 
 use crate::debug::{DebugBuffers, DiagKind, Diagnostic};
 use crate::memory::PhysMem;
-use crate::pixel::color::{ColorFormat, DepthFormat, Rgba, decode_rgba8, encode_rgba8};
+use crate::pixel::color::{ColorFormat, DepthFormat, Rgba};
 use crate::pixel::framebuffer::{FramebufferConfig, TileCache};
 use crate::pixel::raster::{
     Fragment, RasterConfig, TriangleOutcome, rasterize_triangle, rasterize_triangle_reference,
@@ -1639,7 +1639,10 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         };
         let old = TileCache::load_word(px, mask);
         let enc = if cf == ColorFormat::Rgba8 {
-            encode_rgba8(plan.stage.apply(color, decode_rgba8(old)))
+            // RGBA8 is stored A, B, G, R: decoding and encoding are a byte swap of the word.
+            let dst = u32::from_le_bytes(old).swap_bytes();
+            let out = plan.stage.apply_word(u32::from_le_bytes(color), dst);
+            out.swap_bytes().to_le_bytes()
         } else {
             cf.encode_word(plan.stage.apply(color, cf.decode_word(old)))
         };
