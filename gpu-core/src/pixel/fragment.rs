@@ -860,14 +860,21 @@ struct FastPlan {
     default_mode: bool,
 }
 
+/// True if the stencil/depth stage of `cfg` reads or writes the depth buffer (see
+/// [`FastPlan::depth_stencil`]).
+fn depth_stencil_active(cfg: &PipelineConfig) -> bool {
+    let ops = &cfg.ops;
+    cfg.fb.depth_format.is_some_and(|df| {
+        (ops.stencil.enabled && df == DepthFormat::D24S8) || ops.depth.enabled || ops.depth.write
+    })
+}
+
 impl FastPlan {
     /// The plan of `cfg` on the specialised path (`stage` is the pipeline's colour stage).
     fn new(cfg: &PipelineConfig, stage: ColorStage) -> Self {
         let ops = &cfg.ops;
         let fb = &cfg.fb;
-        let depth_stencil = fb.depth_format.is_some_and(|df| {
-            (ops.stencil.enabled && df == DepthFormat::D24S8) || ops.depth.enabled || ops.depth.write
-        });
+        let depth_stencil = depth_stencil_active(cfg);
         let color = fb
             .color_format
             .filter(|_| fb.color_write && ops.color_mask != [false; 4]);
@@ -1018,6 +1025,12 @@ impl<S: TextureSampler> PixelPipeline<S> {
             || (needs.proctex && crate::pixel::stages::proctex::needs_gradients(regs));
         cfg.raster.varyings.lighting = needs.lighting;
         cfg.raster.varyings.texcoord0_only = texcoord0_only(regs, &cfg, &needs);
+        // The depth is read by the stencil/depth stage, fog, gas and shadow rendering only.
+        cfg.raster.varyings.skip_depth = matches!(
+            cfg.ops.mode,
+            FragmentMode::Default | FragmentMode::Reserved2
+        ) && matches!(cfg.ops.fog, FogMode::Off | FogMode::Other(_))
+            && !depth_stencil_active(&cfg);
 
         let color_bpp = match cfg.ops.mode {
             // Shadow rendering treats the colour buffer as 4 bytes per pixel (§9.2).

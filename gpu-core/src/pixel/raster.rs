@@ -159,6 +159,10 @@ pub struct Varyings {
     /// it (it interpolates what `texcoords` asks for). Set by the pixel pipeline only when no
     /// stage of the draw reads the other coordinates.
     pub texcoord0_only: bool,
+    /// No stage reads the fragment's depth (no depth or stencil buffer access, no fog, normal
+    /// fragment mode): the fast traversal leaves [`Fragment::depth`] at 0. The reference
+    /// traversal ignores it.
+    pub skip_depth: bool,
 }
 
 impl Varyings {
@@ -168,6 +172,7 @@ impl Varyings {
         texcoord_gradients: true,
         lighting: true,
         texcoord0_only: false,
+        skip_depth: false,
     };
 }
 

@@ -642,18 +642,21 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
             texcoord_gradients: false,
             lighting: false,
             texcoord0_only: false,
+            skip_depth: false,
         },
         Varyings {
             texcoords: true,
             texcoord_gradients: true,
             lighting: false,
             texcoord0_only: false,
+            skip_depth: false,
         },
         Varyings {
             texcoords: false,
             texcoord_gradients: false,
             lighting: true,
             texcoord0_only: false,
+            skip_depth: false,
         },
         // Texcoord 0 alone (the sprite shape): the other coordinates stay 0.
         Varyings {
@@ -661,6 +664,7 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
             texcoord_gradients: false,
             lighting: false,
             texcoord0_only: true,
+            skip_depth: false,
         },
         // `texcoord0_only` is ignored with gradients or lighting on.
         Varyings {
@@ -668,12 +672,14 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
             texcoord_gradients: true,
             lighting: false,
             texcoord0_only: true,
+            skip_depth: false,
         },
         Varyings {
             texcoords: true,
             texcoord_gradients: false,
             lighting: true,
             texcoord0_only: true,
+            skip_depth: false,
         },
     ];
     let mut tc0_only_fragments = 0u64;
@@ -687,6 +693,8 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
         };
         let mut c = cfg(w, h);
         c.varyings = vary_sets[(case as usize / 4) % vary_sets.len()];
+        // Depth skipped in a fifth of the cases (the fast traversal leaves it at 0).
+        c.varyings.skip_depth = case % 5 == 2;
         c.cull = CullMode::from_bits(rng.next() as u32);
         c.depth.mode = if rng.next().is_multiple_of(2) {
             DepthMode::ZBuffer
@@ -749,6 +757,9 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
                 f.tc[1] = [0.0; 2];
                 f.tc[2] = [0.0; 2];
                 f.tc0_w = 0.0;
+            }
+            if c.varyings.skip_depth {
+                f.depth = 0.0;
             }
             want.push(frag_bits(&f))
         });
