@@ -856,6 +856,8 @@ struct FastPlan {
     color: Option<ColorFormat>,
     /// The specialised blend / logic op and write mask.
     stage: ColorStage,
+    /// [`TileCache::word_mask`] of the colour buffer's pixel size.
+    color_word_mask: u32,
     /// Normal fragment mode (not shadow or gas rendering).
     default_mode: bool,
 }
@@ -871,7 +873,7 @@ fn depth_stencil_active(cfg: &PipelineConfig) -> bool {
 
 impl FastPlan {
     /// The plan of `cfg` on the specialised path (`stage` is the pipeline's colour stage).
-    fn new(cfg: &PipelineConfig, stage: ColorStage) -> Self {
+    fn new(cfg: &PipelineConfig, stage: ColorStage, color_word_mask: u32) -> Self {
         let ops = &cfg.ops;
         let fb = &cfg.fb;
         let depth_stencil = depth_stencil_active(cfg);
@@ -882,6 +884,7 @@ impl FastPlan {
             depth_stencil,
             color,
             stage,
+            color_word_mask,
             default_mode: matches!(ops.mode, FragmentMode::Default | FragmentMode::Reserved2),
         }
     }
@@ -1272,7 +1275,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 timer.texture += PixelTimer::scaled(ctx.input_time);
                 o
             } else if let Some(stage) = self.color_stage.filter(|_| self.solo.is_none()) {
-                let plan = FastPlan::new(&cfg, stage);
+                let plan = FastPlan::new(&cfg, stage, ctx.color_cache.word_mask());
                 rasterize_for_path(fast, &cfg.raster, tri, |f| ctx.process_fast(f, &plan))
             } else {
                 rasterize_for_path(fast, &cfg.raster, tri, |f| ctx.process(f, ()))
@@ -1643,7 +1646,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             return;
         };
         let fb = &cfg.fb;
-        let mask = self.color_cache.word_mask();
+        let mask = plan.color_word_mask;
         let Some(px) = self
             .color_cache
             .pixel4(self.mem, fb, fb.color_addr, frag.x, frag.y)

@@ -225,7 +225,7 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
         // the reference path); the plan is `None` only if that ever changes.
         let plan = color_stage
             .filter(|_| self.solo.is_none())
-            .map(|stage| FastPlan::new(&cfg, stage));
+            .map(|stage| FastPlan::new(&cfg, stage, TileCache::new(color_bpp).word_mask()));
         let results: Vec<(ShareOut, Option<PhysMem>)> = jobs
             .into_par_iter()
             .enumerate()

@@ -235,8 +235,10 @@ fn spread(c: Rgba) -> u64 {
 /// [`spread`] of a colour as a little-endian word.
 #[inline(always)]
 fn spread_word(c: u32) -> u64 {
+    // Halves to 32-bit lanes, then bytes to 16-bit lanes.
     let w = u64::from(c);
-    (w & 0xFF) | ((w & 0xFF00) << 8) | ((w & 0xFF_0000) << 16) | ((w & 0xFF00_0000) << 24)
+    let t = (w | (w << 16)) & 0x0000_FFFF_0000_FFFF;
+    (t | (t << 8)) & 0x00FF_00FF_00FF_00FF
 }
 
 /// The inverse of [`spread`] for lanes holding values 0..=255.
@@ -248,7 +250,9 @@ fn gather(q: u64) -> Rgba {
 /// [`gather`] to a little-endian word.
 #[inline(always)]
 fn gather_word(q: u64) -> u32 {
-    ((q & 0xFF) | ((q >> 8) & 0xFF00) | ((q >> 16) & 0xFF_0000) | ((q >> 24) & 0xFF00_0000)) as u32
+    // The inverse steps of `spread_word` (the lanes' high bytes are zero).
+    let t = (q | (q >> 8)) & 0x0000_FFFF_0000_FFFF;
+    (t | (t >> 16)) as u32
 }
 
 /// `x / 255` (truncating) in each 16-bit lane of `x`, every lane at most 255·255:
