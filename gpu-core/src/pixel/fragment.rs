@@ -991,8 +991,7 @@ fn texcoord0_only(regs: &[u32; 0x300], cfg: &PipelineConfig, needs: &Needs) -> b
         && !needs.tex[2]
         && !needs.lighting
         && (!needs.tex[0] || TextureConfig::from_regs(regs, 0).texture_type == TextureType::Tex2D)
-        && (!needs.proctex
-            || Regs::new(regs).texunit_config().tex3_coords == Tex3Coords::Texcoord0)
+        && (!needs.proctex || Regs::new(regs).texunit_config().tex3_coords == Tex3Coords::Texcoord0)
         && matches!(
             cfg.ops.mode,
             FragmentMode::Default | FragmentMode::Reserved2
@@ -1029,11 +1028,12 @@ impl<S: TextureSampler> PixelPipeline<S> {
         cfg.raster.varyings.lighting = needs.lighting;
         cfg.raster.varyings.texcoord0_only = texcoord0_only(regs, &cfg, &needs);
         // The depth is read by the stencil/depth stage, fog, gas and shadow rendering only.
-        cfg.raster.varyings.skip_depth = matches!(
-            cfg.ops.mode,
-            FragmentMode::Default | FragmentMode::Reserved2
-        ) && matches!(cfg.ops.fog, FogMode::Off | FogMode::Other(_))
-            && !depth_stencil_active(&cfg);
+        cfg.raster.varyings.skip_depth =
+            matches!(
+                cfg.ops.mode,
+                FragmentMode::Default | FragmentMode::Reserved2
+            ) && matches!(cfg.ops.fog, FogMode::Off | FogMode::Other(_))
+                && !depth_stencil_active(&cfg);
 
         let color_bpp = match cfg.ops.mode {
             // Shadow rendering treats the colour buffer as 4 bytes per pixel (§9.2).

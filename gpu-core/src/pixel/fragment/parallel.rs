@@ -33,8 +33,7 @@
 use rayon::prelude::*;
 
 use super::{
-    FastPlan, Feature, FragCtx, FragmentHooks, PixelPath, PixelPipeline, PixelStats,
-    TextureSampler,
+    FastPlan, Feature, FragCtx, FragmentHooks, PixelPath, PixelPipeline, PixelStats, TextureSampler,
 };
 use crate::memory::PhysMem;
 use crate::pixel::framebuffer::{FramebufferConfig, TileCache};

@@ -135,7 +135,9 @@ impl ColorStage {
             Kind::Copy => src,
             Kind::AlphaOverAll => {
                 let a = u64::from(src >> 24);
-                gather_word(div255_lanes(spread_word(src) * a + spread_word(dst) * (255 - a)))
+                gather_word(div255_lanes(
+                    spread_word(src) * a + spread_word(dst) * (255 - a),
+                ))
             }
             _ => {
                 return u32::from_le_bytes(self.apply(src.to_le_bytes(), dst.to_le_bytes()));

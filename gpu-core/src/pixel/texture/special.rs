@@ -295,7 +295,10 @@ fn wrap_pair<const K: u8>(mode: WrapMode, c: i64, n: u32) -> (Option<u32>, Optio
     if K == EDGE {
         // n ≤ 2047: `n − 1` fits an i64 (and n ≥ 1 for every valid layout).
         let hi = i64::from(n.max(1) - 1);
-        return (Some(c.clamp(0, hi) as u32), Some((c + 1).clamp(0, hi) as u32));
+        return (
+            Some(c.clamp(0, hi) as u32),
+            Some((c + 1).clamp(0, hi) as u32),
+        );
     }
     let c = c.clamp(i32::MIN as i64, i32::MAX as i64 - 1) as i32;
     (wrap::<K>(mode, c, n), wrap::<K>(mode, c + 1, n))
