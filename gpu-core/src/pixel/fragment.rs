@@ -860,6 +860,9 @@ struct FastPlan {
     color_word_mask: u32,
     /// Normal fragment mode (not shadow or gas rendering).
     default_mode: bool,
+    /// RGBA8 colour buffer, alpha over on all channels, every channel written: the colour
+    /// write of [`FragCtx::process_fast::<true>`].
+    over_rgba8: bool,
 }
 
 /// True if the stencil/depth stage of `cfg` reads or writes the depth buffer (see
@@ -885,6 +888,7 @@ impl FastPlan {
             color,
             stage,
             color_word_mask,
+            over_rgba8: color == Some(ColorFormat::Rgba8) && stage.is_alpha_over_all_unmasked(),
             default_mode: matches!(ops.mode, FragmentMode::Default | FragmentMode::Reserved2),
         }
     }
@@ -1276,7 +1280,15 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 o
             } else if let Some(stage) = self.color_stage.filter(|_| self.solo.is_none()) {
                 let plan = FastPlan::new(&cfg, stage, ctx.color_cache.word_mask());
-                rasterize_for_path(fast, &cfg.raster, tri, |f| ctx.process_fast(f, &plan))
+                if plan.over_rgba8 {
+                    rasterize_for_path(fast, &cfg.raster, tri, |f| {
+                        ctx.process_fast::<true>(f, &plan)
+                    })
+                } else {
+                    rasterize_for_path(fast, &cfg.raster, tri, |f| {
+                        ctx.process_fast::<false>(f, &plan)
+                    })
+                }
             } else {
                 rasterize_for_path(fast, &cfg.raster, tri, |f| ctx.process(f, ()))
             }
@@ -1575,8 +1587,11 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     /// the same counters and memory writes, but no call into the stencil/depth stage when it
     /// cannot do anything, no checks of the colour-write state per fragment, and the RGBA8
     /// colour format's decode/encode inlined.
+    ///
+    /// `OVER_RGBA8` must equal [`FastPlan::over_rgba8`]: with it the colour write is alpha over
+    /// on the RGBA8 word, with no per-fragment choice of blend, mask or format.
     #[inline(always)]
-    fn process_fast(&mut self, frag: &Fragment, plan: &FastPlan) {
+    fn process_fast<const OVER_RGBA8: bool>(&mut self, frag: &Fragment, plan: &FastPlan) {
         let cfg = self.cfg;
         let ops = &cfg.ops;
         let early = self.early_depth;
@@ -1654,7 +1669,13 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             return;
         };
         let old = TileCache::load_word(px, mask);
-        let enc = if cf == ColorFormat::Rgba8 {
+        let enc = if OVER_RGBA8 {
+            // RGBA8 is stored A, B, G, R: decoding and encoding are a byte swap of the word.
+            let dst = u32::from_le_bytes(old).swap_bytes();
+            specialized::alpha_over_word(u32::from_le_bytes(color), dst)
+                .swap_bytes()
+                .to_le_bytes()
+        } else if cf == ColorFormat::Rgba8 {
             // RGBA8 is stored A, B, G, R: decoding and encoding are a byte swap of the word.
             let dst = u32::from_le_bytes(old).swap_bytes();
             let out = plan.stage.apply_word(u32::from_le_bytes(color), dst);

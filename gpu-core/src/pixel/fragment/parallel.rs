@@ -278,7 +278,8 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
                                 r.1 = r.1.max(col);
                             }
                             match &plan {
-                                Some(plan) => ctx.process_fast(f, plan),
+                                Some(plan) if plan.over_rgba8 => ctx.process_fast::<true>(f, plan),
+                                Some(plan) => ctx.process_fast::<false>(f, plan),
                                 None => ctx.process(f, ()),
                             }
                         })

@@ -126,6 +126,12 @@ impl ColorStage {
 }
 
 impl ColorStage {
+    /// True if this stage is alpha over on all four channels with every channel written
+    /// (then [`alpha_over_word`] is the whole stage).
+    pub fn is_alpha_over_all_unmasked(&self) -> bool {
+        self.kind == Kind::AlphaOverAll && self.mask == u32::MAX
+    }
+
     /// [`ColorStage::apply`] on colours as little-endian words (R in the low byte): the same
     /// result (`apply_word(s, d) == u32::from_le_bytes(apply(s, d))` for the byte forms), with
     /// copy and alpha over computed on the words directly (no byte-array round trip).
@@ -133,18 +139,23 @@ impl ColorStage {
     pub fn apply_word(&self, src: u32, dst: u32) -> u32 {
         let out = match self.kind {
             Kind::Copy => src,
-            Kind::AlphaOverAll => {
-                let a = u64::from(src >> 24);
-                gather_word(div255_lanes(
-                    spread_word(src) * a + spread_word(dst) * (255 - a),
-                ))
-            }
+            Kind::AlphaOverAll => alpha_over_word(src, dst),
             _ => {
                 return u32::from_le_bytes(self.apply(src.to_le_bytes(), dst.to_le_bytes()));
             }
         };
         (out & self.mask) | (dst & !self.mask)
     }
+}
+
+/// Alpha over on all four channels of little-endian colour words (R in the low byte): the
+/// word form of [`alpha_over_all`].
+#[inline(always)]
+pub fn alpha_over_word(src: u32, dst: u32) -> u32 {
+    let a = u64::from(src >> 24);
+    gather_word(div255_lanes(
+        spread_word(src) * a + spread_word(dst) * (255 - a),
+    ))
 }
 
 /// One channel of a blend equation on precomputed factors (the generic [`Blend::apply`]'s
@@ -410,6 +421,13 @@ mod tests {
             let b = Blend::from_words(func, 0);
             let stage = ColorStage::new(ColorOutput::Blend(b), [true; 4]);
             assert_eq!(stage.kind, kind);
+            assert_eq!(
+                stage.is_alpha_over_all_unmasked(),
+                kind == Kind::AlphaOverAll
+            );
+            // A write mask leaves channels alone: not the unmasked form.
+            let masked = ColorStage::new(ColorOutput::Blend(b), [true, true, true, false]);
+            assert!(!masked.is_alpha_over_all_unmasked());
             for a in 0..=255u8 {
                 for s in (0..=255u8).step_by(3) {
                     for d in (0..=255u8).step_by(5) {
@@ -419,6 +437,12 @@ mod tests {
                             stage.apply_word(u32::from_le_bytes(src), u32::from_le_bytes(dst)),
                             u32::from_le_bytes(b.apply(src, dst))
                         );
+                        if kind == Kind::AlphaOverAll {
+                            assert_eq!(
+                                alpha_over_word(u32::from_le_bytes(src), u32::from_le_bytes(dst)),
+                                u32::from_le_bytes(b.apply(src, dst))
+                            );
+                        }
                     }
                 }
             }
