@@ -35,7 +35,7 @@
 
 use crate::debug::{DebugBuffers, DiagKind, Diagnostic};
 use crate::memory::PhysMem;
-use crate::pixel::color::{DepthFormat, Rgba};
+use crate::pixel::color::{ColorFormat, DepthFormat, Rgba};
 use crate::pixel::framebuffer::{FramebufferConfig, TileCache};
 use crate::pixel::raster::{
     Fragment, RasterConfig, TriangleOutcome, rasterize_triangle, rasterize_triangle_reference,
@@ -843,6 +843,57 @@ struct Needs {
     lighting: bool,
 }
 
+/// The per-fragment decisions of the specialised path that depend only on the draw's state,
+/// resolved once per triangle batch (see [`FragCtx::process_fast`]).
+#[derive(Clone, Copy, Debug)]
+struct FastPlan {
+    /// The stencil/depth stage reads or writes the depth buffer (a depth format is known and a
+    /// stencil test on a D24S8 buffer, the depth test or depth writes are on); otherwise it
+    /// passes every fragment without touching memory.
+    depth_stencil: bool,
+    /// The colour format when the colour write can change memory (format known, colour
+    /// writes allowed, some channel enabled); `None`: nothing is written.
+    color: Option<ColorFormat>,
+    /// The specialised blend / logic op and write mask.
+    stage: ColorStage,
+    /// [`TileCache::word_mask`] of the colour buffer's pixel size.
+    color_word_mask: u32,
+    /// Normal fragment mode (not shadow or gas rendering).
+    default_mode: bool,
+    /// RGBA8 colour buffer, alpha over on all channels, every channel written: the colour
+    /// write of [`FragCtx::process_fast::<true>`].
+    over_rgba8: bool,
+}
+
+/// True if the stencil/depth stage of `cfg` reads or writes the depth buffer (see
+/// [`FastPlan::depth_stencil`]).
+fn depth_stencil_active(cfg: &PipelineConfig) -> bool {
+    let ops = &cfg.ops;
+    cfg.fb.depth_format.is_some_and(|df| {
+        (ops.stencil.enabled && df == DepthFormat::D24S8) || ops.depth.enabled || ops.depth.write
+    })
+}
+
+impl FastPlan {
+    /// The plan of `cfg` on the specialised path (`stage` is the pipeline's colour stage).
+    fn new(cfg: &PipelineConfig, stage: ColorStage, color_word_mask: u32) -> Self {
+        let ops = &cfg.ops;
+        let fb = &cfg.fb;
+        let depth_stencil = depth_stencil_active(cfg);
+        let color = fb
+            .color_format
+            .filter(|_| fb.color_write && ops.color_mask != [false; 4]);
+        FastPlan {
+            depth_stencil,
+            color,
+            stage,
+            color_word_mask,
+            over_rgba8: color == Some(ColorFormat::Rgba8) && stage.is_alpha_over_all_unmasked(),
+            default_mode: matches!(ops.mode, FragmentMode::Default | FragmentMode::Reserved2),
+        }
+    }
+}
+
 /// The pixel pipeline of one draw: configuration decoded once, tile caches, counters and
 /// diagnostics. Build it with [`PixelPipeline::new`] at the start of a draw, feed every triangle
 /// to [`PixelPipeline::draw_triangle`] (or `_with`), then read [`PixelPipeline::stats`] and
@@ -932,6 +983,26 @@ fn lighting_texture_units(regs: &[u32; 0x300], tev: &TevConfig) -> [bool; 4] {
     }
 }
 
+/// True if of the texture coordinates only texcoord 0 (u, v) is read by this draw's fragment
+/// stages ([`crate::pixel::raster::Varyings::texcoord0_only`]): units 1 and 2 unread, unit 0
+/// (if read) a plain 2D texture (no texcoord0.w), the procedural texture (if read) on texcoord
+/// 0, no fragment lighting, and the normal fragment mode with fog off or plain fog (the hooks of
+/// shadow, gas and gas fog are not restricted to the values they read today).
+fn texcoord0_only(regs: &[u32; 0x300], cfg: &PipelineConfig, needs: &Needs) -> bool {
+    use crate::pixel::texture::config::{TextureConfig, TextureType};
+    use pica_cmd::regs::texturing::Tex3Coords;
+    !needs.tex[1]
+        && !needs.tex[2]
+        && !needs.lighting
+        && (!needs.tex[0] || TextureConfig::from_regs(regs, 0).texture_type == TextureType::Tex2D)
+        && (!needs.proctex || Regs::new(regs).texunit_config().tex3_coords == Tex3Coords::Texcoord0)
+        && matches!(
+            cfg.ops.mode,
+            FragmentMode::Default | FragmentMode::Reserved2
+        )
+        && matches!(cfg.ops.fog, FogMode::Off | FogMode::Fog | FogMode::Other(_))
+}
+
 fn tex_source(unit: usize) -> TevSource {
     match unit {
         0 => TevSource::Texture0,
@@ -959,6 +1030,14 @@ impl<S: TextureSampler> PixelPipeline<S> {
             && sampler.needs_gradients())
             || (needs.proctex && crate::pixel::stages::proctex::needs_gradients(regs));
         cfg.raster.varyings.lighting = needs.lighting;
+        cfg.raster.varyings.texcoord0_only = texcoord0_only(regs, &cfg, &needs);
+        // The depth is read by the stencil/depth stage, fog, gas and shadow rendering only.
+        cfg.raster.varyings.skip_depth =
+            matches!(
+                cfg.ops.mode,
+                FragmentMode::Default | FragmentMode::Reserved2
+            ) && matches!(cfg.ops.fog, FogMode::Off | FogMode::Other(_))
+                && !depth_stencil_active(&cfg);
 
         let color_bpp = match cfg.ops.mode {
             // Shadow rendering treats the colour buffer as 4 bytes per pixel (§9.2).
@@ -1199,6 +1278,17 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 });
                 timer.texture += PixelTimer::scaled(ctx.input_time);
                 o
+            } else if let Some(stage) = self.color_stage.filter(|_| self.solo.is_none()) {
+                let plan = FastPlan::new(&cfg, stage, ctx.color_cache.word_mask());
+                if plan.over_rgba8 {
+                    rasterize_for_path(fast, &cfg.raster, tri, |f| {
+                        ctx.process_fast::<true>(f, &plan)
+                    })
+                } else {
+                    rasterize_for_path(fast, &cfg.raster, tri, |f| {
+                        ctx.process_fast::<false>(f, &plan)
+                    })
+                }
             } else {
                 rasterize_for_path(fast, &cfg.raster, tri, |f| ctx.process(f, ()))
             }
@@ -1490,6 +1580,112 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         }
         self.stats.fragments_passed += 1;
         self.color_write(frag, color, &mut rec);
+    }
+
+    /// [`FragCtx::process`] on the specialised path without recording, solo or stage timing,
+    /// with the draw-constant decisions taken from `plan`: the same stages in the same order,
+    /// the same counters and memory writes, but no call into the stencil/depth stage when it
+    /// cannot do anything, no checks of the colour-write state per fragment, and the RGBA8
+    /// colour format's decode/encode inlined.
+    ///
+    /// `OVER_RGBA8` must equal [`FastPlan::over_rgba8`]: with it the colour write is alpha over
+    /// on the RGBA8 word, with no per-fragment choice of blend, mask or format.
+    #[inline(always)]
+    fn process_fast<const OVER_RGBA8: bool>(&mut self, frag: &Fragment, plan: &FastPlan) {
+        let cfg = self.cfg;
+        let ops = &cfg.ops;
+        let early = self.early_depth;
+        if early && plan.depth_stencil && !self.depth_stencil_fast(frag) {
+            // As `process`: the killed fragment's texel lookups are still counted.
+            for unit in 0..3 {
+                if self.needs.tex[unit] {
+                    let (_, texels) = self.sampler.sample_counted(self.mem, unit, frag);
+                    self.stats.texels += u64::from(texels);
+                }
+            }
+            return;
+        }
+        let mut t: [Rgba; 16] = [[0; 4]; 16];
+        t[0] = frag.color;
+        for unit in 0..3 {
+            if self.needs.tex[unit] {
+                let (c, texels) = self.sampler.sample_counted(self.mem, unit, frag);
+                t[3 + unit] = c;
+                self.stats.texels += u64::from(texels);
+            }
+        }
+        if self.needs.proctex {
+            match self.hooks.procedural_texture(frag) {
+                Some(c) => t[6] = c,
+                None => self.miss(Feature::ProceduralTexture),
+            }
+        }
+        if self.needs.lighting {
+            let tex = [t[3], t[4], t[5], t[6]];
+            match self.hooks.lighting(frag, &tex) {
+                Some([p, s]) => {
+                    t[1] = p;
+                    t[2] = s;
+                }
+                None => self.miss(Feature::Lighting),
+            }
+        }
+        let mut color = self.tev.run_table(&mut t);
+        if !plan.default_mode {
+            self.special_mode(frag, color, ops.mode);
+            return;
+        }
+        if ops.alpha_test.enabled && !ops.alpha_test.func.test(color[3], ops.alpha_test.reference) {
+            self.stats.alpha_failed += 1;
+            return;
+        }
+        match ops.fog {
+            FogMode::Fog => {
+                if !self.hooks.fog(frag, &mut color) {
+                    self.miss(Feature::Fog);
+                }
+            }
+            FogMode::Gas => {
+                if !self.hooks.gas_fog(frag, &mut color) {
+                    self.miss(Feature::Gas);
+                    return;
+                }
+            }
+            FogMode::Off | FogMode::Other(_) => {}
+        }
+        if !early && plan.depth_stencil && !self.depth_stencil_fast(frag) {
+            return;
+        }
+        self.stats.fragments_passed += 1;
+        let Some(cf) = plan.color else {
+            return;
+        };
+        let fb = &cfg.fb;
+        let mask = plan.color_word_mask;
+        let Some(px) = self
+            .color_cache
+            .pixel4(self.mem, fb, fb.color_addr, frag.x, frag.y)
+        else {
+            return;
+        };
+        let old = TileCache::load_word(px, mask);
+        let enc = if OVER_RGBA8 {
+            // RGBA8 is stored A, B, G, R: decoding and encoding are a byte swap of the word.
+            let dst = u32::from_le_bytes(old).swap_bytes();
+            specialized::alpha_over_word(u32::from_le_bytes(color), dst)
+                .swap_bytes()
+                .to_le_bytes()
+        } else if cf == ColorFormat::Rgba8 {
+            // RGBA8 is stored A, B, G, R: decoding and encoding are a byte swap of the word.
+            let dst = u32::from_le_bytes(old).swap_bytes();
+            let out = plan.stage.apply_word(u32::from_le_bytes(color), dst);
+            out.swap_bytes().to_le_bytes()
+        } else {
+            cf.encode_word(plan.stage.apply(color, cf.decode_word(old)))
+        };
+        if TileCache::store_word(px, enc, mask) {
+            self.color_cache.mark_dirty();
+        }
     }
 
     /// Stencil test, depth test, depth write and stencil operations (§9.5). Returns false if

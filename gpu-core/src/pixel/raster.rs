@@ -153,6 +153,16 @@ pub struct Varyings {
     pub texcoord_gradients: bool,
     /// Normal quaternion and view vector (fragment lighting).
     pub lighting: bool,
+    /// Of the texture coordinates only texcoord 0 (u, v) is read: with `texcoords` on and
+    /// gradients and lighting off, the fast traversal interpolates the colour and texcoord 0
+    /// alone and leaves texcoords 1 and 2 and texcoord0.w at 0. The reference traversal ignores
+    /// it (it interpolates what `texcoords` asks for). Set by the pixel pipeline only when no
+    /// stage of the draw reads the other coordinates.
+    pub texcoord0_only: bool,
+    /// No stage reads the fragment's depth (no depth or stencil buffer access, no fog, normal
+    /// fragment mode): the fast traversal leaves [`Fragment::depth`] at 0. The reference
+    /// traversal ignores it.
+    pub skip_depth: bool,
 }
 
 impl Varyings {
@@ -161,6 +171,8 @@ impl Varyings {
         texcoords: true,
         texcoord_gradients: true,
         lighting: true,
+        texcoord0_only: false,
+        skip_depth: false,
     };
 }
 

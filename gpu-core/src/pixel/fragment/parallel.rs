@@ -33,7 +33,7 @@
 use rayon::prelude::*;
 
 use super::{
-    Feature, FragCtx, FragmentHooks, PixelPath, PixelPipeline, PixelStats, TextureSampler,
+    FastPlan, Feature, FragCtx, FragmentHooks, PixelPath, PixelPipeline, PixelStats, TextureSampler,
 };
 use crate::memory::PhysMem;
 use crate::pixel::framebuffer::{FramebufferConfig, TileCache};
@@ -220,6 +220,11 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
         let color_stage = self.color_stage;
         let early_depth = self.early_depth(&*hooks);
         let cfg_ref = &cfg;
+        // The parallel path runs only on the specialised path, without a solo (which selects
+        // the reference path); the plan is `None` only if that ever changes.
+        let plan = color_stage
+            .filter(|_| self.solo.is_none())
+            .map(|stage| FastPlan::new(&cfg, stage, TileCache::new(color_bpp).word_mask()));
         let results: Vec<(ShareOut, Option<PhysMem>)> = jobs
             .into_par_iter()
             .enumerate()
@@ -272,7 +277,11 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
                                 r.0 = r.0.min(col);
                                 r.1 = r.1.max(col);
                             }
-                            ctx.process(f, ());
+                            match &plan {
+                                Some(plan) if plan.over_rgba8 => ctx.process_fast::<true>(f, plan),
+                                Some(plan) => ctx.process_fast::<false>(f, plan),
+                                None => ctx.process(f, ()),
+                            }
                         })
                     };
                     color_cache.flush(m);

@@ -125,6 +125,39 @@ impl ColorStage {
     }
 }
 
+impl ColorStage {
+    /// True if this stage is alpha over on all four channels with every channel written
+    /// (then [`alpha_over_word`] is the whole stage).
+    pub fn is_alpha_over_all_unmasked(&self) -> bool {
+        self.kind == Kind::AlphaOverAll && self.mask == u32::MAX
+    }
+
+    /// [`ColorStage::apply`] on colours as little-endian words (R in the low byte): the same
+    /// result (`apply_word(s, d) == u32::from_le_bytes(apply(s, d))` for the byte forms), with
+    /// copy and alpha over computed on the words directly (no byte-array round trip).
+    #[inline(always)]
+    pub fn apply_word(&self, src: u32, dst: u32) -> u32 {
+        let out = match self.kind {
+            Kind::Copy => src,
+            Kind::AlphaOverAll => alpha_over_word(src, dst),
+            _ => {
+                return u32::from_le_bytes(self.apply(src.to_le_bytes(), dst.to_le_bytes()));
+            }
+        };
+        (out & self.mask) | (dst & !self.mask)
+    }
+}
+
+/// Alpha over on all four channels of little-endian colour words (R in the low byte): the
+/// word form of [`alpha_over_all`].
+#[inline(always)]
+pub fn alpha_over_word(src: u32, dst: u32) -> u32 {
+    let a = u64::from(src >> 24);
+    gather_word(div255_lanes(
+        spread_word(src) * a + spread_word(dst) * (255 - a),
+    ))
+}
+
 /// One channel of a blend equation on precomputed factors (the generic [`Blend::apply`]'s
 /// arithmetic: products divided by 255 truncating toward zero, then clamped).
 #[inline(always)]
@@ -209,15 +242,30 @@ fn alpha_over(b: &Blend, src: Rgba, dst: Rgba) -> Rgba {
 /// The four channels of `c` in the low bytes of four 16-bit lanes.
 #[inline(always)]
 fn spread(c: Rgba) -> u64 {
-    let w = u64::from(u32::from_le_bytes(c));
-    (w & 0xFF) | ((w & 0xFF00) << 8) | ((w & 0xFF_0000) << 16) | ((w & 0xFF00_0000) << 24)
+    spread_word(u32::from_le_bytes(c))
+}
+
+/// [`spread`] of a colour as a little-endian word.
+#[inline(always)]
+fn spread_word(c: u32) -> u64 {
+    // Halves to 32-bit lanes, then bytes to 16-bit lanes.
+    let w = u64::from(c);
+    let t = (w | (w << 16)) & 0x0000_FFFF_0000_FFFF;
+    (t | (t << 8)) & 0x00FF_00FF_00FF_00FF
 }
 
 /// The inverse of [`spread`] for lanes holding values 0..=255.
 #[inline(always)]
 fn gather(q: u64) -> Rgba {
-    let w = (q & 0xFF) | ((q >> 8) & 0xFF00) | ((q >> 16) & 0xFF_0000) | ((q >> 24) & 0xFF00_0000);
-    (w as u32).to_le_bytes()
+    gather_word(q).to_le_bytes()
+}
+
+/// [`gather`] to a little-endian word.
+#[inline(always)]
+fn gather_word(q: u64) -> u32 {
+    // The inverse steps of `spread_word` (the lanes' high bytes are zero).
+    let t = (q | (q >> 8)) & 0x0000_FFFF_0000_FFFF;
+    (t | (t >> 16)) as u32
 }
 
 /// `x / 255` (truncating) in each 16-bit lane of `x`, every lane at most 255·255:
@@ -234,7 +282,7 @@ fn div255_lanes(x: u64) -> u64 {
 
 /// All four channels `(s·αs + d·(255 − αs)) / 255`, the four channels at once in 16-bit lanes
 /// of a u64 (each product sum is at most 255·255, so lanes never carry).
-#[inline]
+#[inline(always)]
 fn alpha_over_all(src: Rgba, dst: Rgba) -> Rgba {
     let a = u64::from(src[3]);
     gather(div255_lanes(spread(src) * a + spread(dst) * (255 - a)))
@@ -337,10 +385,19 @@ mod tests {
                             kinds.insert(format!("{:?}", stage.kind));
                             for _ in 0..24 {
                                 let (src, dst) = (rng.rgba(), rng.rgba());
+                                let want = reference(ColorOutput::Blend(b), mask, src, dst);
                                 assert_eq!(
                                     stage.apply(src, dst),
-                                    reference(ColorOutput::Blend(b), mask, src, dst),
+                                    want,
                                     "{b:?} {mask:?} {src:?} {dst:?}"
+                                );
+                                assert_eq!(
+                                    stage.apply_word(
+                                        u32::from_le_bytes(src),
+                                        u32::from_le_bytes(dst)
+                                    ),
+                                    u32::from_le_bytes(want),
+                                    "word form: {b:?} {mask:?} {src:?} {dst:?}"
                                 );
                             }
                         }
@@ -364,11 +421,28 @@ mod tests {
             let b = Blend::from_words(func, 0);
             let stage = ColorStage::new(ColorOutput::Blend(b), [true; 4]);
             assert_eq!(stage.kind, kind);
+            assert_eq!(
+                stage.is_alpha_over_all_unmasked(),
+                kind == Kind::AlphaOverAll
+            );
+            // A write mask leaves channels alone: not the unmasked form.
+            let masked = ColorStage::new(ColorOutput::Blend(b), [true, true, true, false]);
+            assert!(!masked.is_alpha_over_all_unmasked());
             for a in 0..=255u8 {
                 for s in (0..=255u8).step_by(3) {
                     for d in (0..=255u8).step_by(5) {
                         let (src, dst) = ([s, 255 - s, s / 2, a], [d, d / 3, 255 - d, d]);
                         assert_eq!(stage.apply(src, dst), b.apply(src, dst));
+                        assert_eq!(
+                            stage.apply_word(u32::from_le_bytes(src), u32::from_le_bytes(dst)),
+                            u32::from_le_bytes(b.apply(src, dst))
+                        );
+                        if kind == Kind::AlphaOverAll {
+                            assert_eq!(
+                                alpha_over_word(u32::from_le_bytes(src), u32::from_le_bytes(dst)),
+                                u32::from_le_bytes(b.apply(src, dst))
+                            );
+                        }
                     }
                 }
             }
@@ -411,9 +485,11 @@ mod tests {
                 let stage = ColorStage::new(ColorOutput::Logic(op), mask);
                 for _ in 0..64 {
                     let (src, dst) = (rng.rgba(), rng.rgba());
+                    let want = reference(ColorOutput::Logic(op), mask, src, dst);
+                    assert_eq!(stage.apply(src, dst), want);
                     assert_eq!(
-                        stage.apply(src, dst),
-                        reference(ColorOutput::Logic(op), mask, src, dst)
+                        stage.apply_word(u32::from_le_bytes(src), u32::from_le_bytes(dst)),
+                        u32::from_le_bytes(want)
                     );
                 }
             }

@@ -1051,3 +1051,81 @@ fn random_register_files_and_triangles_never_panic() {
         let _ = p.take_diagnostics();
     }
 }
+
+/// The rasteriser's attribute choices follow what the draw's stages read: texcoord 0 alone
+/// when no stage reads texcoords 1/2 or texcoord0.w, and no depth when neither the
+/// stencil/depth stage nor fog reads it (the fast traversal leaves the rest at 0, so a
+/// condition dropped here would hand a stage zeros).
+#[test]
+fn interpolated_attributes_follow_what_the_stages_read() {
+    struct Units;
+    impl TextureSampler for Units {
+        fn enabled(&self, _unit: usize) -> bool {
+            true
+        }
+        fn needs_gradients(&self) -> bool {
+            false
+        }
+        fn sample(&self, _m: &PhysMem, _unit: usize, _f: &Fragment) -> Rgba {
+            [0; 4]
+        }
+    }
+    let vary = |s: &Scene| {
+        PixelPipeline::with_sampler(&s.regs, Units)
+            .config()
+            .raster
+            .varyings
+    };
+    let sprite = || {
+        let mut s = Scene::new(ColorFormat::Rgba8, DepthFormat::D24S8);
+        s.regs[0x080] = 1; // unit 0 on
+        s.regs[0x0C0] = 3 | (3 << 16); // stage 0 reads texture 0
+        s
+    };
+    // The sprite shape: texture 0 only, no depth test or write, no fog.
+    let v = vary(&sprite());
+    assert!(v.texcoords && v.texcoord0_only && v.skip_depth, "{v:?}");
+
+    // Texture 1 read: its coordinate is needed.
+    let mut s = sprite();
+    s.regs[0x080] = 3;
+    s.regs[0x0C0] = 4 | (4 << 16);
+    assert!(!vary(&s).texcoord0_only);
+    // Texture 2 on texcoord 2.
+    let mut s = sprite();
+    s.regs[0x080] = 5;
+    s.regs[0x0C0] = 5 | (5 << 16);
+    assert!(!vary(&s).texcoord0_only);
+    // Unit 0 as a projective texture reads texcoord0.w.
+    let mut s = sprite();
+    s.regs[0x083] |= 3 << 28;
+    assert!(!vary(&s).texcoord0_only);
+    // The procedural texture on texcoord 1 (0x080 bits 8-9) or on texcoord 0.
+    let mut s = sprite();
+    s.regs[0x080] = (1 << 10) | (1 << 8);
+    s.regs[0x0C0] = 6 | (6 << 16);
+    assert!(!vary(&s).texcoord0_only);
+    s.regs[0x080] = 1 << 10;
+    assert!(vary(&s).texcoord0_only);
+    // Shadow rendering mode: neither shortcut.
+    let mut s = sprite();
+    s.regs[0x100] |= 3;
+    let v = vary(&s);
+    assert!(!v.texcoord0_only && !v.skip_depth, "{v:?}");
+
+    // Depth read by the depth test, depth writes, the stencil test and fog.
+    for (reg, value) in [
+        (0x107, (0xF << 8) | 1),
+        (0x107, (0xF << 8) | (1 << 12)),
+        (0x105, 1),
+        (0x0E0, 5),
+    ] {
+        let mut s = sprite();
+        s.regs[reg] = value;
+        assert!(!vary(&s).skip_depth, "reg {reg:#x} = {value:#x}");
+    }
+    // A stencil test without a stencil buffer reads nothing.
+    let mut s = Scene::new(ColorFormat::Rgba8, DepthFormat::D16);
+    s.regs[0x105] = 1;
+    assert!(vary(&s).skip_depth);
+}

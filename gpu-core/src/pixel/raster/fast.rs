@@ -24,6 +24,9 @@
 //! * Interpolation is monomorphised on the number of interpolated attributes and on whether
 //!   gradients are needed, so the per-attribute loop has a constant trip count (the compiler
 //!   unrolls and vectorises it) and nothing about the attribute set is decided per fragment.
+//!   With [`super::Varyings::texcoord0_only`] only the colour and texcoord 0 are interpolated
+//!   (the sprite shape: one texture unit and/or the procedural texture on texcoord 0); with
+//!   [`super::Varyings::skip_depth`] the depth is not computed.
 //!   The floating-point operations are the reference's, in the same order (no reassociation,
 //!   no fused multiply-add: Rust never contracts), so every value is bit-identical; the tests
 //!   check it over random triangles.
@@ -41,23 +44,46 @@ pub(super) fn traverse<F: FnMut(&Fragment)>(
     emit: F,
 ) -> TriangleOutcome {
     let setup = make_setup(cfg, &p.sv, &p.e);
-    // The reference computes gradients only when texture coordinates are interpolated at all
-    // (`n_attr > A_TC`); `make_setup` never combines gradients with `n_attr == A_TC`.
-    let grad = cfg.varyings.texcoord_gradients;
-    let fragments = match (setup.n_attr, grad) {
-        (N_ATTR, true) => blocks::<N_ATTR, true, F>(cfg, p, &setup, bands, emit),
-        (N_ATTR, false) => blocks::<N_ATTR, false, F>(cfg, p, &setup, bands, emit),
-        (A_QUAT, true) => blocks::<A_QUAT, true, F>(cfg, p, &setup, bands, emit),
-        (A_QUAT, false) => blocks::<A_QUAT, false, F>(cfg, p, &setup, bands, emit),
-        _ => blocks::<A_TC, false, F>(cfg, p, &setup, bands, emit),
+    let fragments = if cfg.varyings.skip_depth {
+        by_attributes::<false, F>(cfg, p, &setup, bands, emit)
+    } else {
+        by_attributes::<true, F>(cfg, p, &setup, bands, emit)
     };
     TriangleOutcome::Drawn { fragments }
 }
 
-/// The block walk, monomorphised on the attribute count `NA` and gradients `GRAD`. Returns the
-/// number of fragments emitted.
+/// [`blocks`] for the triangle's attribute set, depth computed if `DEPTH`.
 #[inline(always)]
-fn blocks<const NA: usize, const GRAD: bool, F: FnMut(&Fragment)>(
+fn by_attributes<const DEPTH: bool, F: FnMut(&Fragment)>(
+    cfg: &RasterConfig,
+    p: &Prepared<'_>,
+    setup: &Setup,
+    bands: Option<RowBands>,
+    emit: F,
+) -> u64 {
+    // The reference computes gradients only when texture coordinates are interpolated at all
+    // (`n_attr > A_TC`); `make_setup` never combines gradients with `n_attr == A_TC`.
+    let grad = cfg.varyings.texcoord_gradients;
+    match (setup.n_attr, grad) {
+        (N_ATTR, true) => blocks::<N_ATTR, true, DEPTH, F>(cfg, p, setup, bands, emit),
+        (N_ATTR, false) => blocks::<N_ATTR, false, DEPTH, F>(cfg, p, setup, bands, emit),
+        (A_QUAT, true) => blocks::<A_QUAT, true, DEPTH, F>(cfg, p, setup, bands, emit),
+        // Colour and texcoord 0 only (the other coordinates are read by no stage).
+        (A_QUAT, false) if cfg.varyings.texcoord0_only => {
+            blocks::<A_TC0_END, false, DEPTH, F>(cfg, p, setup, bands, emit)
+        }
+        (A_QUAT, false) => blocks::<A_QUAT, false, DEPTH, F>(cfg, p, setup, bands, emit),
+        _ => blocks::<A_TC, false, DEPTH, F>(cfg, p, setup, bands, emit),
+    }
+}
+
+/// One past the last attribute of the colour + texcoord 0 set ([`super::Varyings::texcoord0_only`]).
+const A_TC0_END: usize = A_TC + 2;
+
+/// The block walk, monomorphised on the attribute count `NA`, gradients `GRAD` and depth
+/// `DEPTH`. Returns the number of fragments emitted.
+#[inline(always)]
+fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&Fragment)>(
     cfg: &RasterConfig,
     p: &Prepared<'_>,
     s: &Setup,
@@ -130,7 +156,7 @@ fn blocks<const NA: usize, const GRAD: bool, F: FnMut(&Fragment)>(
                     frag.y = py as u32;
                     for px in bx_lo..=bx_hi {
                         frag.x = px as u32;
-                        interpolate::<NA, GRAD>(cfg, wbuffer, s, b, &mut frag);
+                        interpolate::<NA, GRAD, DEPTH>(cfg, wbuffer, s, b, &mut frag);
                         emit(&frag);
                         b[0] += e[0].cx;
                         b[1] += e[1].cx;
@@ -151,7 +177,7 @@ fn blocks<const NA: usize, const GRAD: bool, F: FnMut(&Fragment)>(
                         && !(scissor && sc.contains(px as u32, py as u32))
                     {
                         frag.x = px as u32;
-                        interpolate::<NA, GRAD>(cfg, wbuffer, s, b, &mut frag);
+                        interpolate::<NA, GRAD, DEPTH>(cfg, wbuffer, s, b, &mut frag);
                         emit(&frag);
                         count += 1;
                     }
@@ -169,7 +195,7 @@ fn blocks<const NA: usize, const GRAD: bool, F: FnMut(&Fragment)>(
 /// [`super::interpolate`] with the attribute count and the gradient switch fixed at compile
 /// time: the same operations in the same order, so the same bits.
 #[inline(always)]
-fn interpolate<const NA: usize, const GRAD: bool>(
+fn interpolate<const NA: usize, const GRAD: bool, const DEPTH: bool>(
     cfg: &RasterConfig,
     wbuffer: bool,
     s: &Setup,
@@ -181,9 +207,11 @@ fn interpolate<const NA: usize, const GRAD: bool>(
     let d = w[0] * s.inv_w[0] + w[1] * s.inv_w[1] + w[2] * s.inv_w[2];
     let inv_d = 1.0 / d;
 
-    let zw = (s.z[0] * w[0] + s.z[1] * w[1] + s.z[2] * w[2]) / wsum;
-    let w_pix = if wbuffer { inv_d * wsum } else { 1.0 };
-    f.depth = cfg.depth.depth(zw, w_pix);
+    if DEPTH {
+        let zw = (s.z[0] * w[0] + s.z[1] * w[1] + s.z[2] * w[2]) / wsum;
+        let w_pix = if wbuffer { inv_d * wsum } else { 1.0 };
+        f.depth = cfg.depth.depth(zw, w_pix);
+    }
 
     let mut out = [0f32; N_ATTR];
     let (a0, a1, a2) = (&s.attr_w[0], &s.attr_w[1], &s.attr_w[2]);
@@ -195,7 +223,9 @@ fn interpolate<const NA: usize, const GRAD: bool>(
         rgba |= round_to_u8_branchless(out[A_COLOR + c] * 255.0) << (8 * c);
     }
     f.color = rgba.to_le_bytes();
-    if NA > A_TC {
+    if NA == A_TC0_END {
+        f.tc[0] = [out[A_TC], out[A_TC + 1]];
+    } else if NA > A_TC {
         f.tc = [
             [out[A_TC], out[A_TC + 1]],
             [out[A_TC + 2], out[A_TC + 3]],

@@ -641,18 +641,48 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
             texcoords: true,
             texcoord_gradients: false,
             lighting: false,
+            texcoord0_only: false,
+            skip_depth: false,
         },
         Varyings {
             texcoords: true,
             texcoord_gradients: true,
             lighting: false,
+            texcoord0_only: false,
+            skip_depth: false,
         },
         Varyings {
             texcoords: false,
             texcoord_gradients: false,
             lighting: true,
+            texcoord0_only: false,
+            skip_depth: false,
+        },
+        // Texcoord 0 alone (the sprite shape): the other coordinates stay 0.
+        Varyings {
+            texcoords: true,
+            texcoord_gradients: false,
+            lighting: false,
+            texcoord0_only: true,
+            skip_depth: false,
+        },
+        // `texcoord0_only` is ignored with gradients or lighting on.
+        Varyings {
+            texcoords: true,
+            texcoord_gradients: true,
+            lighting: false,
+            texcoord0_only: true,
+            skip_depth: false,
+        },
+        Varyings {
+            texcoords: true,
+            texcoord_gradients: false,
+            lighting: true,
+            texcoord0_only: true,
+            skip_depth: false,
         },
     ];
+    let mut tc0_only_fragments = 0u64;
     let mut emitted = 0u64;
     for case in 0..6000u32 {
         let (w, h) = match case % 4 {
@@ -663,6 +693,8 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
         };
         let mut c = cfg(w, h);
         c.varyings = vary_sets[(case as usize / 4) % vary_sets.len()];
+        // Depth skipped in a fifth of the cases (the fast traversal leaves it at 0).
+        c.varyings.skip_depth = case % 5 == 2;
         c.cull = CullMode::from_bits(rng.next() as u32);
         c.depth.mode = if rng.next().is_multiple_of(2) {
             DepthMode::ZBuffer
@@ -716,7 +748,24 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
             ]
         };
         let mut want = Vec::new();
-        let ro = rasterize_triangle_reference(&c, &tri, |f| want.push(frag_bits(f)));
+        let tc0_only =
+            c.varyings.texcoord0_only && !c.varyings.texcoord_gradients && !c.varyings.lighting;
+        let ro = rasterize_triangle_reference(&c, &tri, |f| {
+            let mut f = *f;
+            if tc0_only {
+                // What the fast traversal leaves at 0 (nothing reads it in such draws).
+                f.tc[1] = [0.0; 2];
+                f.tc[2] = [0.0; 2];
+                f.tc0_w = 0.0;
+            }
+            if c.varyings.skip_depth {
+                f.depth = 0.0;
+            }
+            want.push(frag_bits(&f))
+        });
+        if tc0_only {
+            tc0_only_fragments += want.len() as u64;
+        }
         let mut got = Vec::new();
         let fo = rasterize_triangle(&c, &tri, |f| got.push(frag_bits(f)));
         assert_eq!(fo, ro, "case {case}");
@@ -751,6 +800,7 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
     }
     // The cases really draw (most triangles cover pixels).
     assert!(emitted > 200_000, "{emitted}");
+    assert!(tc0_only_fragments > 20_000, "{tc0_only_fragments}");
 }
 
 /// The branch-free rounding of the fast traversal equals the reference's `round_to_u8` on every

@@ -243,14 +243,11 @@ impl UnitLookup {
         let tf = floor_i64((v * h as f32 - 0.5) * one as f32);
         let (s0, t0) = (sf >> FILTER_FRAC_BITS, tf >> FILTER_FRAC_BITS);
         let (fs, ft) = ((sf & (one - 1)) as u32, (tf & (one - 1)) as u32);
-        let s0 = s0.clamp(i32::MIN as i64, i32::MAX as i64 - 1) as i32;
-        let t0 = t0.clamp(i32::MIN as i64, i32::MAX as i64 - 1) as i32;
-        let x0 = wrap::<WS>(self.wrap_s, s0, w);
-        let x1 = wrap::<WS>(self.wrap_s, s0 + 1, w);
         // Memory rows of the two texel rows.
         let row = |t: Option<u32>| t.map(|t| h.wrapping_sub(1).wrapping_sub(t));
-        let y0 = row(wrap::<WT>(self.wrap_t, t0, h));
-        let y1 = row(wrap::<WT>(self.wrap_t, t0 + 1, h));
+        let (x0, x1) = wrap_pair::<WS>(self.wrap_s, s0, w);
+        let (y0, y1) = wrap_pair::<WT>(self.wrap_t, t0, h);
+        let (y0, y1) = (row(y0), row(y1));
         let texels = self.sampler.source().texels();
         let tap = |x: Option<u32>, y: Option<u32>| match (x, y) {
             (Some(x), Some(y)) => self.texel(texels, lv, x, y),
@@ -287,6 +284,24 @@ fn wrap<const K: u8>(mode: WrapMode, c: i32, n: u32) -> Option<u32> {
         REPEAT => Some(c as u32 & (n.max(1) - 1)),
         _ => mode.apply(c, n),
     }
+}
+
+/// [`wrap`] of the two neighbouring integer coordinates `c` and `c + 1` of a bilinear tap,
+/// `c` as the filter computed it (an i64): the generic sampler first limits `c` to
+/// `i32::MIN..=i32::MAX − 1`. Clamp to edge clamps the i64 straight to `0..=n − 1`, the same
+/// result since that range lies inside the i32 limits.
+#[inline(always)]
+fn wrap_pair<const K: u8>(mode: WrapMode, c: i64, n: u32) -> (Option<u32>, Option<u32>) {
+    if K == EDGE {
+        // n ≤ 2047: `n − 1` fits an i64 (and n ≥ 1 for every valid layout).
+        let hi = i64::from(n.max(1) - 1);
+        return (
+            Some(c.clamp(0, hi) as u32),
+            Some((c + 1).clamp(0, hi) as u32),
+        );
+    }
+    let c = c.clamp(i32::MIN as i64, i32::MAX as i64 - 1) as i32;
+    (wrap::<K>(mode, c, n), wrap::<K>(mode, c + 1, n))
 }
 
 /// The generic sampler (the oracle, and the routine of types other than 2D).
