@@ -157,8 +157,15 @@ impl<const N: usize> Lanes<N> {
         out_mask: u16,
         round: bool,
     ) {
+        // Only pass-through outputs read their finishing step; scanning the ops for the others
+        // walked the whole program for each of 16 outputs on every batch (a 4096-word program
+        // made small draws spend most of their shading time here).
         for (r, f) in self.pass_fins.iter_mut().enumerate() {
-            *f = pass_fin(prog, r, round);
+            *f = if prog.pass[r].is_some() {
+                pass_fin(prog, r, round)
+            } else {
+                Fin::Plain
+            };
         }
         let count = prog.plane_count();
         if self.planes.len() != count {
