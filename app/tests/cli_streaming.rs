@@ -222,5 +222,9 @@ fn trace_dump_prints_identical_resubmissions_by_reference() {
     let (ok, err) = run_limited(&["trace", "dump", trace.to_str().unwrap()], &out);
     assert!(ok, "{err}");
     let text = std::fs::read_to_string(&out).unwrap();
-    assert_eq!(text.matches("the same bytes as the list of element #").count(), 2);
+    assert_eq!(
+        text.matches("the same bytes as the list of element #")
+            .count(),
+        2
+    );
 }

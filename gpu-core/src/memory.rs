@@ -202,7 +202,10 @@ impl PhysMem {
     /// buffers draw after draw by reading only the pages written since the last comparison.
     pub fn page_ref(&self, addr: u32) -> Option<PageRef> {
         let (ri, off) = self.locate(addr, 1).ok()?;
-        self.regions[ri].page(off >> PAGE_SHIFT).cloned().map(PageRef)
+        self.regions[ri]
+            .page(off >> PAGE_SHIFT)
+            .cloned()
+            .map(PageRef)
     }
 
     /// The region containing `addr`, if any.

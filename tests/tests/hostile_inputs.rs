@@ -919,7 +919,15 @@ mod budgets {
         let ran = log
             .events
             .iter()
-            .filter(|e| matches!(e, gpu_core::debug::GpuEvent::Engine(EngineEvent::Transfer { written: Some(_), .. })))
+            .filter(|e| {
+                matches!(
+                    e,
+                    gpu_core::debug::GpuEvent::Engine(EngineEvent::Transfer {
+                        written: Some(_),
+                        ..
+                    })
+                )
+            })
             .count();
         // 65,536 pixels each: 4 per frame reach 2^18; 16 reach 2^20 (frames 0-3).
         assert_eq!(ran, 16, "transfers run");
@@ -957,13 +965,20 @@ mod budgets {
             "{b:?}"
         );
         assert!(
-            b.iter().all(|(_, r, _)| *r == BudgetResource::TransferPixels),
+            b.iter()
+                .all(|(_, r, _)| *r == BudgetResource::TransferPixels),
             "{b:?}"
         );
         let d = WorkBudget::default();
         let per = 4096u64 * 4096;
-        assert_eq!(b.len() as u64, d.trace.transfer_pixels / d.frame.transfer_pixels);
-        assert_eq!(r.gpu().work.used(BudgetScope::Trace).transfer_pixels, d.trace.transfer_pixels);
+        assert_eq!(
+            b.len() as u64,
+            d.trace.transfer_pixels / d.frame.transfer_pixels
+        );
+        assert_eq!(
+            r.gpu().work.used(BudgetScope::Trace).transfer_pixels,
+            d.trace.transfer_pixels
+        );
         assert_eq!(d.trace.transfer_pixels % per, 0);
     }
 

@@ -1287,7 +1287,8 @@ impl Gpu {
             && let Some(e) = self.work.check_start(BudgetResource::TransferPixels, false)
         {
             let mut d = self.budget_diagnostic(&e, None, Some(pa), None);
-            d.detail.push_str("; the display transfer / texture copy was not run");
+            d.detail
+                .push_str("; the display transfer / texture copy was not run");
             obs.diagnostic(&d);
             return;
         }

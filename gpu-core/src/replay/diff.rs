@@ -1369,7 +1369,10 @@ mod tests {
         // The verdict always matches the full-range hash.
         for r in [range, other, edge].into_iter().flatten() {
             let hashes_equal = hash_range(&a, r.0, r.1) == hash_range(&b, r.0, r.1);
-            assert_eq!(BufferWatch::default().same(&a, Some(r), &b, Some(r)), hashes_equal);
+            assert_eq!(
+                BufferWatch::default().same(&a, Some(r), &b, Some(r)),
+                hashes_equal
+            );
         }
     }
 
