@@ -214,8 +214,8 @@ fn trace_dump_prints_identical_resubmissions_by_reference() {
     assert!(l[3]["writes"].as_array().is_some());
     let full = lists(&["--repeat-lists"]);
     assert_eq!(full.len(), 4);
-    for k in 0..3 {
-        assert_eq!(full[k]["writes"], l[0]["writes"]);
+    for list in &full[..3] {
+        assert_eq!(list["writes"], l[0]["writes"]);
     }
     // Text: one reference line instead of the list.
     let out = dir.join("dump.txt");
