@@ -16,7 +16,7 @@ pub struct BudgetArgs {
     /// Defaults: per submission writes 2^24, draws 2^16, vertices 2^24, shader-instructions
     /// 2^30, fragments 2^28; per frame the same and transfer-pixels 2^26; per trace writes 2^26,
     /// draws 2^19, vertices 2^25, shader-instructions 2^30, fragments 2^28, transfer-pixels
-    /// 2^28 (inputs up to 16 MiB; per-trace defaults grow in proportion for larger inputs).
+    /// 2^27 (inputs up to 16 MiB; per-trace defaults grow in proportion for larger inputs).
     /// Example: --budget draws-per-frame=500,vertices-per-trace=2^24
     #[arg(long = "budget", value_name = "SPEC", value_parser = check_spec, action = clap::ArgAction::Append)]
     pub budget: Vec<String>,
@@ -69,7 +69,7 @@ mod tests {
         assert_eq!(DEFAULT_FRAME_BUDGET, DEFAULT_SUBMISSION_BUDGET);
         let t = DEFAULT_TRACE_BUDGET;
         let f = DEFAULT_FRAME_BUDGET;
-        let help = "per submission writes 2^24, draws 2^16, vertices 2^24, shader-instructions 2^30, fragments 2^28; per frame the same and transfer-pixels 2^26; per trace writes 2^26, draws 2^19, vertices 2^25, shader-instructions 2^30, fragments 2^28, transfer-pixels 2^28";
+        let help = "per submission writes 2^24, draws 2^16, vertices 2^24, shader-instructions 2^30, fragments 2^28; per frame the same and transfer-pixels 2^26; per trace writes 2^26, draws 2^19, vertices 2^25, shader-instructions 2^30, fragments 2^28, transfer-pixels 2^27";
         let expect = format!(
             "per submission writes {}, draws {}, vertices {}, shader-instructions {}, fragments {}; per frame the same and transfer-pixels {}; per trace writes {}, draws {}, vertices {}, shader-instructions {}, fragments {}, transfer-pixels {}",
             pow(f.writes),

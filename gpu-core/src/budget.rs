@@ -213,8 +213,8 @@ pub const DEFAULT_FRAME_BUDGET: WorkCount = WorkCount {
 };
 
 /// Default limits of a whole trace, for an input of up to [`TRACE_BUDGET_BASE_BYTES`]: 64 Mi
-/// writes, 512 Ki draws, 32 Mi vertices, 1 Gi shader instructions, 256 Mi fragments, 256 Mi
-/// transfer pixels (~1,400 frames of two 400x240 display transfers).
+/// writes, 512 Ki draws, 32 Mi vertices, 1 Gi shader instructions, 256 Mi fragments, 128 Mi
+/// transfer pixels (~700 frames of two 400x240 display transfers).
 ///
 /// Chosen by measurement (issue 18): each limit was run out by a trace built to do nothing but
 /// that work (`tests/tests/hostile_inputs.rs`, `write_hostile_budget_inputs`), timing
@@ -227,13 +227,13 @@ pub const DEFAULT_FRAME_BUDGET: WorkCount = WorkCount {
 /// | vertices (0xFFFFFFFF-vertex draws) | 8.4 M/s | 2^25 | 4.0 s |
 /// | shader instructions (a geometry shader emitting in nested loops) | 190 M/s | 2^30 | 5.7 s |
 /// | fragments (full-screen triangles, written or depth-rejected) | 27-44 M/s | 2^28 | 6-10 s |
-/// | transfer pixels (display transfers of 4096x4096 RGBA8, the engine's maximum) | 72 M/s | 2^28 | 3.8 s |
+/// | transfer pixels (display transfers of 4096x4096 RGBA8, the engine's maximum) | 72 M/s | 2^27 | 1.9 s |
 ///
-/// (The transfer row: `transfers_max.ctf`, 1,000 such transfers, 16 run; 2.8 s user + 1.0 s
-/// sys at load 6.8; before it was budgeted the file took ~4 minutes.) An input that runs out of
-/// all six one after the other costs at most ~29 s of CPU (just under the 30 s target; one class
-/// at a time stays far below), so any input of up to 16 MiB finishes every CLI command in under
-/// 30 s. The old defaults (2^34
+/// (The transfer row: `transfers_max.ctf`, 1,000 such transfers; with a 2^28 limit 16 ran in
+/// 2.8 s user + 1.0 s sys at load 6.8, and `bench replay`, which replays several times, took
+/// 30.5 s, so the limit is 2^27: 8 transfers. Before transfers were budgeted the file took ~4
+/// minutes.) An input that runs out of all six one after the other costs at most ~27 s of CPU,
+/// so any input of up to 16 MiB finishes every CLI command in under 30 s. The old defaults (2^34
 /// instructions and fragments) allowed ~90 s of geometry-shader loops and ~10 minutes of
 /// fragments.
 ///
@@ -250,7 +250,7 @@ pub const DEFAULT_TRACE_BUDGET: WorkCount = WorkCount {
     vertices: 1 << 25,
     shader_instructions: 1 << 30,
     fragments: 1 << 28,
-    transfer_pixels: 1 << 28,
+    transfer_pixels: 1 << 27,
 };
 
 /// Input size up to which the trace-level defaults apply as they are; above it they grow in
