@@ -597,6 +597,11 @@ impl WorkMeter {
                 continue;
             }
             for &r in resources {
+                // Transfers run from stream writes only: a submission never counts them, so
+                // its transfer limit (even 0) never cuts a command list.
+                if s == BudgetScope::Submission && r == BudgetResource::TransferPixels {
+                    continue;
+                }
                 let limit = self.budget.scope(s).get(r);
                 let used = self.used[idx(s)].get(r);
                 if used >= limit {
@@ -754,5 +759,38 @@ mod tests {
         assert!(e.describe().contains("vertices-per-frame"));
         // Reported once per scope instance.
         assert_eq!(m.charge(&v(1), false), None);
+    }
+
+    #[test]
+    fn transfer_pixels_count_in_frame_and_trace_only() {
+        let mut b = WorkBudget::parse("transfer-pixels-per-submission=0").unwrap();
+        b.frame.transfer_pixels = 100;
+        let mut m = WorkMeter::new(b);
+        m.begin_submission();
+        // A draw in a list is not cut by the submission's transfer limit.
+        let draw = WorkCount {
+            draws: 1,
+            ..WorkCount::default()
+        };
+        assert_eq!(m.charge(&draw, true), None);
+        assert!(!m.list_blocked());
+        let t = WorkCount {
+            transfer_pixels: 100,
+            ..WorkCount::default()
+        };
+        let e = m.charge(&t, false).unwrap();
+        assert_eq!(
+            (e.scope, e.resource),
+            (BudgetScope::Frame, BudgetResource::TransferPixels)
+        );
+        assert!(e.describe().contains("transfer-pixels-per-frame"));
+        assert!(m.stream_blocked());
+        assert_eq!(
+            WorkBudget::parse("transfer-pixels-per-trace=2^20")
+                .unwrap()
+                .trace
+                .transfer_pixels,
+            1 << 20
+        );
     }
 }
