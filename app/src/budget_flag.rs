@@ -9,13 +9,14 @@ use gpu_core::budget::WorkBudget;
 #[derive(Args, Debug, Default, Clone)]
 pub struct BudgetArgs {
     /// Work budgets: comma-separated RESOURCE-per-SCOPE=N entries (repeatable; later entries
-    /// win). RESOURCE: writes, draws, vertices, shader-instructions, fragments; SCOPE:
-    /// submission, frame, trace; N: decimal, 0x hex, 2^K or `unlimited`. When one runs out the
-    /// rest of that submission/frame/trace is skipped with a diagnostic naming what ran out and
-    /// where. Defaults: per submission writes 2^24, draws 2^16, vertices 2^24,
-    /// shader-instructions 2^30, fragments 2^28; per frame the same; per trace writes 2^26,
-    /// draws 2^19, vertices 2^25, shader-instructions 2^30, fragments 2^28 (inputs up to 16 MiB;
-    /// per-trace defaults grow in proportion for larger inputs).
+    /// win). RESOURCE: writes, draws, vertices, shader-instructions, fragments, transfer-pixels
+    /// (display transfers / texture copies; frame and trace only); SCOPE: submission, frame,
+    /// trace; N: decimal, 0x hex, 2^K or `unlimited`. When one runs out the rest of that
+    /// submission/frame/trace is skipped with a diagnostic naming what ran out and where.
+    /// Defaults: per submission writes 2^24, draws 2^16, vertices 2^24, shader-instructions
+    /// 2^30, fragments 2^28; per frame the same and transfer-pixels 2^26; per trace writes 2^26,
+    /// draws 2^19, vertices 2^25, shader-instructions 2^30, fragments 2^28, transfer-pixels
+    /// 2^27 (inputs up to 16 MiB; per-trace defaults grow in proportion for larger inputs).
     /// Example: --budget draws-per-frame=500,vertices-per-trace=2^24
     #[arg(long = "budget", value_name = "SPEC", value_parser = check_spec, action = clap::ArgAction::Append)]
     pub budget: Vec<String>,
@@ -60,6 +61,7 @@ mod tests {
                 c.vertices,
                 c.shader_instructions,
                 c.fragments,
+                c.transfer_pixels,
             ] {
                 assert!(v.is_power_of_two(), "{scope}");
             }
@@ -67,19 +69,21 @@ mod tests {
         assert_eq!(DEFAULT_FRAME_BUDGET, DEFAULT_SUBMISSION_BUDGET);
         let t = DEFAULT_TRACE_BUDGET;
         let f = DEFAULT_FRAME_BUDGET;
-        let help = "per submission writes 2^24, draws 2^16, vertices 2^24, shader-instructions 2^30, fragments 2^28; per frame the same; per trace writes 2^26, draws 2^19, vertices 2^25, shader-instructions 2^30, fragments 2^28";
+        let help = "per submission writes 2^24, draws 2^16, vertices 2^24, shader-instructions 2^30, fragments 2^28; per frame the same and transfer-pixels 2^26; per trace writes 2^26, draws 2^19, vertices 2^25, shader-instructions 2^30, fragments 2^28, transfer-pixels 2^27";
         let expect = format!(
-            "per submission writes {}, draws {}, vertices {}, shader-instructions {}, fragments {}; per frame the same; per trace writes {}, draws {}, vertices {}, shader-instructions {}, fragments {}",
+            "per submission writes {}, draws {}, vertices {}, shader-instructions {}, fragments {}; per frame the same and transfer-pixels {}; per trace writes {}, draws {}, vertices {}, shader-instructions {}, fragments {}, transfer-pixels {}",
             pow(f.writes),
             pow(f.draws),
             pow(f.vertices),
             pow(f.shader_instructions),
             pow(f.fragments),
+            pow(f.transfer_pixels),
             pow(t.writes),
             pow(t.draws),
             pow(t.vertices),
             pow(t.shader_instructions),
-            pow(t.fragments)
+            pow(t.fragments),
+            pow(t.transfer_pixels)
         );
         assert_eq!(help, expect);
     }

@@ -94,6 +94,11 @@ pub enum TraceCommand {
         /// Width of the command headers' extra-parameter count (8 = hardware docs, 11 = Citra).
         #[arg(long, value_enum, default_value = "8")]
         count_bits: CountBits,
+        /// Decode every submission in full, even one whose bytes equal a list already dumped
+        /// (by default such a re-submission is printed as a reference to the first one, so the
+        /// output does not grow with submissions x list size).
+        #[arg(long)]
+        repeat_lists: bool,
     },
 }
 
@@ -111,7 +116,8 @@ pub fn run(args: &TraceArgs) -> Result<()> {
             file,
             json,
             count_bits,
-        } => dump(file, *json, *count_bits),
+            repeat_lists,
+        } => dump(file, *json, *count_bits, *repeat_lists),
     }
 }
 
@@ -786,7 +792,60 @@ fn width_text(w: WriteWidth) -> String {
     }
 }
 
-fn dump(path: &Path, as_json: bool, bits: CountBits) -> Result<()> {
+/// Total bytes of distinct command lists `trace dump` remembers to recognise re-submissions
+/// (beyond it, new lists are dumped in full and not remembered).
+pub const MAX_REMEMBERED_LIST_BYTES: usize = 64 << 20;
+
+/// The command lists `trace dump` has decoded, to print an identical re-submission as a reference
+/// (issue 18: a trace submitting one 10,000-draw list 420 times dumped 11 GB of JSON).
+#[derive(Default)]
+struct SeenLists {
+    /// (hash of size, coverage and bytes) -> (element index, the bytes) of the first dump.
+    by_hash: std::collections::HashMap<u64, Vec<(usize, ListBytes)>>,
+    bytes: usize,
+}
+
+impl SeenLists {
+    fn key(lb: &ListBytes) -> u64 {
+        use std::hash::{Hash, Hasher};
+        // Fixed keys: the same input always gives the same output.
+        let mut h = std::hash::DefaultHasher::new();
+        (lb.coverage.bytes, lb.coverage.prefix, &lb.bytes).hash(&mut h);
+        h.finish()
+    }
+
+    /// The element whose list had exactly these bytes (and coverage), if one was dumped;
+    /// otherwise remembers this one as dumped at `element` (within the memory bound).
+    fn seen_or_insert(&mut self, element: usize, lb: &ListBytes) -> Option<usize> {
+        let key = Self::key(lb);
+        let same = |x: &ListBytes| {
+            x.bytes == lb.bytes
+                && x.coverage.bytes == lb.coverage.bytes
+                && x.coverage.prefix == lb.coverage.prefix
+        };
+        if let Some(e) = self
+            .by_hash
+            .get(&key)
+            .and_then(|v| v.iter().find(|(_, x)| same(x)))
+        {
+            return Some(e.0);
+        }
+        if self.bytes + lb.bytes.len() <= MAX_REMEMBERED_LIST_BYTES {
+            self.bytes += lb.bytes.len();
+            self.by_hash.entry(key).or_default().push((
+                element,
+                ListBytes {
+                    bytes: lb.bytes.clone(),
+                    coverage: lb.coverage,
+                },
+            ));
+        }
+        None
+    }
+}
+
+fn dump(path: &Path, as_json: bool, bits: CountBits, repeat_lists: bool) -> Result<()> {
+    let mut seen = SeenLists::default();
     let mut trace = open_trace(path)?;
     let submissions = trace.submissions();
     let mut next_sub = submissions.iter().peekable();
@@ -813,6 +872,11 @@ fn dump(path: &Path, as_json: bool, bits: CountBits) -> Result<()> {
             )),
             None => None,
         };
+        // An earlier element whose list had the same bytes (printed by reference).
+        let same_as = match &list {
+            Some((_, Some(lb))) if !repeat_lists => seen.seen_or_insert(i, lb),
+            _ => None,
+        };
         if as_json {
             let mut v = json!({ "index": i, "offset": offset, "frame": frame });
             let event = serde_json::to_value(ev)?;
@@ -826,9 +890,23 @@ fn dump(path: &Path, as_json: bool, bits: CountBits) -> Result<()> {
             }
             writeln!(out, "{}", if first { "" } else { "," })?;
             first = false;
-            match &list {
-                None => serde_json::to_writer(&mut out, &v)?,
-                Some((s, lb)) => {
+            match (&list, same_as) {
+                (None, _) => serde_json::to_writer(&mut out, &v)?,
+                (Some((s, _)), Some(k)) => {
+                    let head = serde_json::to_string(&v)?;
+                    let head = head.strip_suffix('}').unwrap_or(&head);
+                    write!(out, "{head},\"command_list\":")?;
+                    serde_json::to_writer(
+                        &mut out,
+                        &json!({
+                            "physical_address": s.physical_address,
+                            "size": s.size,
+                            "same_as_element": k,
+                        }),
+                    )?;
+                    write!(out, "}}")?;
+                }
+                (Some((s, lb)), None) => {
                     // The element's own keys, then the list streamed write by write.
                     let head = serde_json::to_string(&v)?;
                     let head = head.strip_suffix('}').unwrap_or(&head);
@@ -865,8 +943,14 @@ fn dump(path: &Path, as_json: bool, bits: CountBits) -> Result<()> {
                 }
                 StreamEvent::Unknown { kind } => writeln!(out, "UNKNOWN element kind 0x{kind:X}")?,
             }
-            if let Some((s, lb)) = &list {
-                write_list_text(&mut out, s, lb.as_ref(), bits)?;
+            match (&list, same_as) {
+                (Some((s, _)), Some(k)) => writeln!(
+                    out,
+                    "            | command list PA 0x{:08X}, {} bytes: the same bytes as the list of element #{k} (not repeated; --repeat-lists prints it)",
+                    s.physical_address, s.size
+                )?,
+                (Some((s, lb)), None) => write_list_text(&mut out, s, lb.as_ref(), bits)?,
+                (None, _) => {}
             }
         }
         if ev == StreamEvent::FrameMarker {

@@ -158,3 +158,73 @@ fn trace_info_json_streams_many_draws() {
     assert!(ok, "{err}");
     assert!(err.contains("after 1984 draw(s)"), "{err}");
 }
+
+/// A list submitted again with the same bytes is dumped once and then referenced (the output
+/// no longer grows with submissions x list size); `--repeat-lists` dumps every submission.
+#[test]
+fn trace_dump_prints_identical_resubmissions_by_reference() {
+    let dir = scratch("dedup");
+    let trace = dir.join("resubmit.ctf");
+    let mut list = CmdListBuilder::new();
+    for i in 0..1000 {
+        list.write(0x081, i);
+    }
+    list.finalize();
+    let bytes = list.to_bytes();
+    let mut other = CmdListBuilder::new();
+    other.write(0x081, 7);
+    other.finalize();
+    let mut b = CiTraceBuilder::new(InitialState::citra_sized());
+    for _ in 0..3 {
+        b.submit_command_list(0x2000_0000, &bytes).unwrap();
+        b.frame_marker();
+    }
+    // Other bytes at the same address: dumped in full.
+    b.submit_command_list(0x2000_0000, &other.to_bytes())
+        .unwrap();
+    b.frame_marker();
+    std::fs::write(&trace, b.build().unwrap()).unwrap();
+    let lists = |extra: &[&str]| -> Vec<serde_json::Value> {
+        let out = dir.join("dump.json");
+        let mut args = vec!["trace", "dump", trace.to_str().unwrap(), "--json"];
+        args.extend_from_slice(extra);
+        let (ok, err) = run_limited(&args, &out);
+        assert!(ok, "{err}");
+        let v: serde_json::Value =
+            serde_json::from_reader(std::fs::File::open(&out).unwrap()).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|e| Some((e["index"].clone(), e.get("command_list")?.clone())))
+            .map(|(i, mut l)| {
+                l["element"] = i;
+                l
+            })
+            .collect()
+    };
+    let l = lists(&[]);
+    assert_eq!(l.len(), 4);
+    assert_eq!(l[0]["writes"].as_array().unwrap().len(), 1000 + 2);
+    for k in [1, 2] {
+        assert!(l[k].get("writes").is_none(), "{}", l[k]);
+        assert_eq!(l[k]["same_as_element"], l[0]["element"]);
+        assert_eq!(l[k]["size"], l[0]["size"]);
+    }
+    assert!(l[3].get("same_as_element").is_none());
+    assert!(l[3]["writes"].as_array().is_some());
+    let full = lists(&["--repeat-lists"]);
+    assert_eq!(full.len(), 4);
+    for list in &full[..3] {
+        assert_eq!(list["writes"], l[0]["writes"]);
+    }
+    // Text: one reference line instead of the list.
+    let out = dir.join("dump.txt");
+    let (ok, err) = run_limited(&["trace", "dump", trace.to_str().unwrap()], &out);
+    assert!(ok, "{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        text.matches("the same bytes as the list of element #")
+            .count(),
+        2
+    );
+}

@@ -24,7 +24,13 @@
 //! * **fragments**: fragments the rasteriser produced (`DrawStats::fragments_generated`),
 //!   whether or not they passed the tests: a depth-rejected fragment costs about as much as a
 //!   written one, so counting only written ones left full-screen draws that fail the depth test
-//!   bounded by nothing but the draw count.
+//!   bounded by nothing but the draw count;
+//! * **transfer pixels**: pixels a display transfer processed (output pixels times the box
+//!   filter's taps, i.e. input pixels read) and 4-byte units a texture copy moved. Memory fills
+//!   are not counted: a fill of all of VRAM costs ~0.1 ms. Transfers are started from stream
+//!   writes only, so only the frame and trace scopes apply; a transfer is not started once either
+//!   has used its limit, and one transfer may overshoot by at most its own pixels (capped at
+//!   4096x4096 by the engine).
 //!
 //! A count reaching its limit exhausts the scope: a write or draw is not started once its scope
 //! has used its limit, a draw is truncated to the vertices and instructions left, and vertices,
@@ -58,20 +64,23 @@ pub enum BudgetResource {
     ShaderInstructions,
     /// Fragments written.
     Fragments,
+    /// Pixels moved by the transfer engine (display transfers and texture copies).
+    TransferPixels,
 }
 
 impl BudgetResource {
     /// Every resource, in the order of [`WorkCount`]'s fields.
-    pub const ALL: [BudgetResource; 5] = [
+    pub const ALL: [BudgetResource; 6] = [
         BudgetResource::Writes,
         BudgetResource::Draws,
         BudgetResource::Vertices,
         BudgetResource::ShaderInstructions,
         BudgetResource::Fragments,
+        BudgetResource::TransferPixels,
     ];
 
     /// The name used in `--budget` specifications (`writes`, `draws`, `vertices`,
-    /// `shader-instructions`, `fragments`).
+    /// `shader-instructions`, `fragments`, `transfer-pixels`).
     pub fn name(self) -> &'static str {
         match self {
             BudgetResource::Writes => "writes",
@@ -79,6 +88,7 @@ impl BudgetResource {
             BudgetResource::Vertices => "vertices",
             BudgetResource::ShaderInstructions => "shader-instructions",
             BudgetResource::Fragments => "fragments",
+            BudgetResource::TransferPixels => "transfer-pixels",
         }
     }
 }
@@ -137,6 +147,9 @@ pub struct WorkCount {
     pub shader_instructions: u64,
     /// Fragments written.
     pub fragments: u64,
+    /// Pixels moved by the transfer engine (absent in budgets saved before it existed: 0).
+    #[serde(default)]
+    pub transfer_pixels: u64,
 }
 
 impl WorkCount {
@@ -148,6 +161,7 @@ impl WorkCount {
             BudgetResource::Vertices => self.vertices,
             BudgetResource::ShaderInstructions => self.shader_instructions,
             BudgetResource::Fragments => self.fragments,
+            BudgetResource::TransferPixels => self.transfer_pixels,
         }
     }
 
@@ -159,6 +173,7 @@ impl WorkCount {
             BudgetResource::Vertices => self.vertices = v,
             BudgetResource::ShaderInstructions => self.shader_instructions = v,
             BudgetResource::Fragments => self.fragments = v,
+            BudgetResource::TransferPixels => self.transfer_pixels = v,
         }
     }
 
@@ -175,6 +190,7 @@ impl WorkCount {
         vertices: u64::MAX,
         shader_instructions: u64::MAX,
         fragments: u64::MAX,
+        transfer_pixels: u64::MAX,
     };
 }
 
@@ -183,19 +199,22 @@ impl WorkCount {
 pub const DEFAULT_SUBMISSION_BUDGET: WorkCount = DEFAULT_FRAME_BUDGET;
 
 /// Default limits of one frame: 16 Mi writes, 64 Ki draws, 16 Mi vertices, 1 Gi shader
-/// instructions, 256 Mi fragments. The 3DS shades well under a million vertices per frame at
-/// 60 fps and a full 400x240 screen is 96,000 fragments, so real frames stay far below; a frame
-/// that uses it all replays in seconds.
+/// instructions, 256 Mi fragments, 64 Mi transfer pixels. The 3DS shades well under a million
+/// vertices per frame at 60 fps, a full 400x240 screen is 96,000 fragments and a frame's display
+/// transfers move about 2 x 96,000 pixels (one per screen), so real frames stay far below; a
+/// frame that uses it all replays in seconds.
 pub const DEFAULT_FRAME_BUDGET: WorkCount = WorkCount {
     writes: 1 << 24,
     draws: 1 << 16,
     vertices: 1 << 24,
     shader_instructions: 1 << 30,
     fragments: 1 << 28,
+    transfer_pixels: 1 << 26,
 };
 
 /// Default limits of a whole trace, for an input of up to [`TRACE_BUDGET_BASE_BYTES`]: 64 Mi
-/// writes, 512 Ki draws, 32 Mi vertices, 1 Gi shader instructions, 256 Mi fragments.
+/// writes, 512 Ki draws, 32 Mi vertices, 1 Gi shader instructions, 256 Mi fragments, 128 Mi
+/// transfer pixels (~700 frames of two 400x240 display transfers).
 ///
 /// Chosen by measurement (issue 18): each limit was run out by a trace built to do nothing but
 /// that work (`tests/tests/hostile_inputs.rs`, `write_hostile_budget_inputs`), timing
@@ -208,9 +227,13 @@ pub const DEFAULT_FRAME_BUDGET: WorkCount = WorkCount {
 /// | vertices (0xFFFFFFFF-vertex draws) | 8.4 M/s | 2^25 | 4.0 s |
 /// | shader instructions (a geometry shader emitting in nested loops) | 190 M/s | 2^30 | 5.7 s |
 /// | fragments (full-screen triangles, written or depth-rejected) | 27-44 M/s | 2^28 | 6-10 s |
+/// | transfer pixels (display transfers of 4096x4096 RGBA8, the engine's maximum) | 72 M/s | 2^27 | 1.9 s |
 ///
-/// An input that runs out of all five one after the other costs at most ~26 s of CPU, so any
-/// input of up to 16 MiB finishes every CLI command in under 30 s. The old defaults (2^34
+/// (The transfer row: `transfers_max.ctf`, 1,000 such transfers; with a 2^28 limit 16 ran in
+/// 2.8 s user + 1.0 s sys at load 6.8, and `bench replay`, which replays several times, took
+/// 30.5 s, so the limit is 2^27: 8 transfers. Before transfers were budgeted the file took ~4
+/// minutes.) An input that runs out of all six one after the other costs at most ~27 s of CPU,
+/// so any input of up to 16 MiB finishes every CLI command in under 30 s. The old defaults (2^34
 /// instructions and fragments) allowed ~90 s of geometry-shader loops and ~10 minutes of
 /// fragments.
 ///
@@ -227,6 +250,7 @@ pub const DEFAULT_TRACE_BUDGET: WorkCount = WorkCount {
     vertices: 1 << 25,
     shader_instructions: 1 << 30,
     fragments: 1 << 28,
+    transfer_pixels: 1 << 27,
 };
 
 /// Input size up to which the trace-level defaults apply as they are; above it they grow in
@@ -262,7 +286,7 @@ pub enum BudgetParseError {
     NotAssignment(String),
     /// The name is not `RESOURCE-per-SCOPE`.
     #[error(
-        "unknown budget `{0}`: expected RESOURCE-per-SCOPE with RESOURCE one of writes, draws, vertices, shader-instructions, fragments and SCOPE one of submission, frame, trace"
+        "unknown budget `{0}`: expected RESOURCE-per-SCOPE with RESOURCE one of writes, draws, vertices, shader-instructions, fragments, transfer-pixels and SCOPE one of submission, frame, trace"
     )]
     UnknownName(String),
     /// The value is not a number.
@@ -320,7 +344,7 @@ impl WorkBudget {
 
     /// Applies a specification such as `draws-per-frame=1000,vertices-per-trace=2^24` on top
     /// of `self`: comma-separated `RESOURCE-per-SCOPE=VALUE` entries, RESOURCE one of `writes`,
-    /// `draws`, `vertices`, `shader-instructions`, `fragments`, SCOPE one of `submission`,
+    /// `draws`, `vertices`, `shader-instructions`, `fragments`, `transfer-pixels`, SCOPE one of `submission`,
     /// `frame`, `trace`; VALUE decimal (`_` allowed), `0x` hex, `2^N` or `unlimited`. The
     /// special entry `defaults` resets every limit to its default.
     pub fn apply_spec(&mut self, spec: &str) -> Result<(), BudgetParseError> {
@@ -561,6 +585,7 @@ impl WorkMeter {
                 BudgetResource::Vertices,
                 BudgetResource::ShaderInstructions,
                 BudgetResource::Fragments,
+                BudgetResource::TransferPixels,
             ],
             in_list,
         )
@@ -572,6 +597,11 @@ impl WorkMeter {
                 continue;
             }
             for &r in resources {
+                // Transfers run from stream writes only: a submission never counts them, so
+                // its transfer limit (even 0) never cuts a command list.
+                if s == BudgetScope::Submission && r == BudgetResource::TransferPixels {
+                    continue;
+                }
                 let limit = self.budget.scope(s).get(r);
                 let used = self.used[idx(s)].get(r);
                 if used >= limit {
@@ -729,5 +759,38 @@ mod tests {
         assert!(e.describe().contains("vertices-per-frame"));
         // Reported once per scope instance.
         assert_eq!(m.charge(&v(1), false), None);
+    }
+
+    #[test]
+    fn transfer_pixels_count_in_frame_and_trace_only() {
+        let mut b = WorkBudget::parse("transfer-pixels-per-submission=0").unwrap();
+        b.frame.transfer_pixels = 100;
+        let mut m = WorkMeter::new(b);
+        m.begin_submission();
+        // A draw in a list is not cut by the submission's transfer limit.
+        let draw = WorkCount {
+            draws: 1,
+            ..WorkCount::default()
+        };
+        assert_eq!(m.charge(&draw, true), None);
+        assert!(!m.list_blocked());
+        let t = WorkCount {
+            transfer_pixels: 100,
+            ..WorkCount::default()
+        };
+        let e = m.charge(&t, false).unwrap();
+        assert_eq!(
+            (e.scope, e.resource),
+            (BudgetScope::Frame, BudgetResource::TransferPixels)
+        );
+        assert!(e.describe().contains("transfer-pixels-per-frame"));
+        assert!(m.stream_blocked());
+        assert_eq!(
+            WorkBudget::parse("transfer-pixels-per-trace=2^20")
+                .unwrap()
+                .trace
+                .transfer_pixels,
+            1 << 20
+        );
     }
 }

@@ -123,6 +123,23 @@ impl Region {
     }
 }
 
+/// A shared handle to one resident page of a [`PhysMem`] (see [`PhysMem::page_ref`]).
+#[derive(Clone)]
+pub struct PageRef(Arc<Page>);
+
+impl PageRef {
+    /// True if both handles are the same page (so its bytes are the same).
+    pub fn same(&self, other: &PageRef) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for PageRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PageRef({:p})", Arc::as_ptr(&self.0))
+    }
+}
+
 /// The sparse, copy-on-write physical memory.
 #[derive(Clone)]
 pub struct PhysMem {
@@ -176,6 +193,19 @@ impl PhysMem {
             .iter()
             .map(|r| r.pages().flatten().count())
             .sum()
+    }
+
+    /// A shared handle to the resident page holding `addr` (`None` when the page is unmapped or
+    /// was never written, i.e. reads as zero). While a handle is held the page cannot change in
+    /// place: the next write to it copies the page (copy-on-write), so a later handle to the same
+    /// address is [`PageRef::same`] as this one only if the bytes did not change. Used to compare
+    /// buffers draw after draw by reading only the pages written since the last comparison.
+    pub fn page_ref(&self, addr: u32) -> Option<PageRef> {
+        let (ri, off) = self.locate(addr, 1).ok()?;
+        self.regions[ri]
+            .page(off >> PAGE_SHIFT)
+            .cloned()
+            .map(PageRef)
     }
 
     /// The region containing `addr`, if any.

@@ -867,6 +867,126 @@ mod budgets {
         scene.finish().expect("trace")
     }
 
+    /// A trace of stream register writes: `setup`, then `n` writes of `trigger` with a frame
+    /// marker after every `per_frame` of them (an engine kept busy without any command list).
+    fn engine_trace(setup: &[(u32, u32)], trigger: (u32, u32), n: u32, per_frame: u32) -> Vec<u8> {
+        let mut b =
+            pica_cmd::citrace::CiTraceBuilder::new(pica_cmd::citrace::InitialState::citra_sized());
+        for &(pa, value) in setup {
+            b.register_write(pa, value);
+        }
+        for f in 0..n {
+            b.register_write(trigger.0, trigger.1);
+            if f % per_frame == per_frame - 1 {
+                b.frame_marker();
+            }
+        }
+        b.build().expect("engine trace")
+    }
+
+    /// `n` display transfers of `dim` x `dim` RGBA8 pixels (FCRAM to FCRAM), `per_frame` per
+    /// frame.
+    fn transfers_trace(dim: u32, n: u32, per_frame: u32) -> Vec<u8> {
+        let d = (dim << 16) | dim;
+        engine_trace(
+            &[
+                (0x1040_0C00, 0x2000_0000 >> 3),
+                (0x1040_0C04, 0x2400_0000 >> 3),
+                (0x1040_0C08, d),
+                (0x1040_0C0C, d),
+                (0x1040_0C10, 0),
+            ],
+            (0x1040_0C18, 1),
+            n,
+            per_frame,
+        )
+    }
+
+    /// Transfers count against the transfer-pixels budget: a frame of 256x256 transfers is cut
+    /// when the frame's pixels run out (the next frame runs again), and the trace is cut when
+    /// the trace's run out, each with a diagnostic naming the resource; the transfer that would
+    /// start past the limit does not run.
+    #[test]
+    fn display_transfers_end_at_the_transfer_pixel_budget() {
+        use gpu_core::debug::{EngineEvent, EventLog};
+        let bytes = transfers_trace(256, 50, 10);
+        let mut r = replay_with(
+            &bytes,
+            "transfer-pixels-per-frame=2^18,transfer-pixels-per-trace=2^20",
+        );
+        let mut log = EventLog::new(usize::MAX, false);
+        r.run_until(Target::End, &mut log);
+        let ran = log
+            .events
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e,
+                    gpu_core::debug::GpuEvent::Engine(EngineEvent::Transfer {
+                        written: Some(_),
+                        ..
+                    })
+                )
+            })
+            .count();
+        // 65,536 pixels each: 4 per frame reach 2^18; 16 reach 2^20 (frames 0-3). The 16th
+        // exhausts frame 3 and the trace together; the narrower scope is reported then, the
+        // trace when frame 4's first transfer would start.
+        assert_eq!(ran, 16, "transfers run");
+        let b = budget_diags(log.diagnostics());
+        let kinds: Vec<_> = b.iter().map(|(s, r, _)| (*s, *r)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (BudgetScope::Frame, BudgetResource::TransferPixels),
+                (BudgetScope::Frame, BudgetResource::TransferPixels),
+                (BudgetScope::Frame, BudgetResource::TransferPixels),
+                (BudgetScope::Frame, BudgetResource::TransferPixels),
+                (BudgetScope::Trace, BudgetResource::TransferPixels),
+            ],
+            "{b:?}"
+        );
+        assert!(b[0].2.contains("transfer-pixels-per-frame"), "{}", b[0].2);
+        assert!(b[4].2.contains("transfer-pixels-per-trace"), "{}", b[4].2);
+        assert!(b[4].2.contains("was not run"), "{}", b[4].2);
+        assert!(b[0].2.contains("PA 0x10400C18"), "{}", b[0].2);
+    }
+
+    /// The hostile input of the issue (1,000 display transfers of 4096x4096, the engine's
+    /// maximum, 100 per frame) is cut by the default budgets: 4 transfers per frame, 8 in the
+    /// trace, instead of minutes of CPU (0.23 s each: ~2 s for the 8).
+    #[test]
+    fn maximal_display_transfers_are_cut_by_the_default_budget() {
+        let bytes = transfers_trace(4096, 1000, 100);
+        let mut r = Replay::new(CiTrace::from_bytes(bytes).expect("trace parses"));
+        assert_eq!(r.work_budget(), WorkBudget::default());
+        let index = r.build_index();
+        let b = budget_diags(index.diagnostics.iter().map(|(_, d)| d));
+        let last = b.last().expect("a budget diagnostic");
+        assert_eq!(
+            (last.0, last.1),
+            (BudgetScope::Trace, BudgetResource::TransferPixels),
+            "{b:?}"
+        );
+        assert!(
+            b.iter()
+                .all(|(_, r, _)| *r == BudgetResource::TransferPixels),
+            "{b:?}"
+        );
+        let d = WorkBudget::default();
+        let per = 4096u64 * 4096;
+        assert_eq!(
+            b.len() as u64,
+            d.trace.transfer_pixels / d.frame.transfer_pixels + 1,
+            "a frame cut in each of frames 0-1, then the trace cut at frame 2's first transfer"
+        );
+        assert_eq!(
+            r.gpu().work.used(BudgetScope::Trace).transfer_pixels,
+            d.trace.transfer_pixels
+        );
+        assert_eq!(d.trace.transfer_pixels % per, 0);
+    }
+
     /// Keeps diagnostics only.
     #[derive(Default)]
     struct Diags(Vec<Diagnostic>);
@@ -1176,33 +1296,17 @@ mod budgets {
         // Engines outside the work budget: 1,000 display transfers of 4096x4096 RGBA8 (64 MiB
         // each way, the per-transfer cap) and 1,000 memory fills of all of VRAM (6 MiB), in 10
         // frames of stream register writes.
-        let engine_trace = |setup: &[(u32, u32)], trigger: (u32, u32)| {
-            let mut b = pica_cmd::citrace::CiTraceBuilder::new(
-                pica_cmd::citrace::InitialState::citra_sized(),
-            );
-            for &(pa, value) in setup {
-                b.register_write(pa, value);
-            }
-            for f in 0..1000 {
-                b.register_write(trigger.0, trigger.1);
-                if f % 100 == 99 {
-                    b.frame_marker();
-                }
-            }
-            b.build().unwrap()
-        };
-        let dim = (4096 << 16) | 4096;
-        let transfers = engine_trace(
-            &[
-                (0x1040_0C00, 0x2000_0000 >> 3),
-                (0x1040_0C04, 0x2400_0000 >> 3),
-                (0x1040_0C08, dim),
-                (0x1040_0C0C, dim),
-                (0x1040_0C10, 0),
-            ],
-            (0x1040_0C18, 1),
-        );
-        std::fs::write(dir.join("transfers_max.ctf"), transfers).unwrap();
+        std::fs::write(
+            dir.join("transfers_max.ctf"),
+            transfers_trace(4096, 1000, 100),
+        )
+        .unwrap();
+        // One maximal transfer per frame: only the trace's transfer budget ends it.
+        std::fs::write(
+            dir.join("transfers_max_1pf.ctf"),
+            transfers_trace(4096, 1000, 1),
+        )
+        .unwrap();
         let fills = engine_trace(
             &[
                 (0x1040_0010, 0x1800_0000 >> 3),
@@ -1210,6 +1314,8 @@ mod budgets {
                 (0x1040_0018, 0x1234_5678),
             ],
             (0x1040_001C, 0x201),
+            1000,
+            100,
         );
         std::fs::write(dir.join("fills_max.ctf"), fills).unwrap();
         std::fs::write(

@@ -22,7 +22,7 @@ pub struct SettingsDialog {
     /// Edited keyframe budget in MiB.
     pub keyframe_mib: u64,
     /// Edited work budgets: `[scope][resource]` as text.
-    pub cells: [[String; 5]; 3],
+    pub cells: [[String; BudgetResource::ALL.len()]; 3],
     /// Why the last Apply was refused.
     pub error: Option<String>,
 }

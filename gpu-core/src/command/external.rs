@@ -26,6 +26,35 @@ pub const CMDLIST_ADDR: u32 = 0x1040_18E8;
 /// PA of the command-list trigger register.
 pub const CMDLIST_TRIGGER: u32 = 0x1040_18F0;
 
+/// What a write to an external register started, for the command processor.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExternalEffect {
+    /// A command list to run.
+    pub kick: Option<CommandListKick>,
+    /// Work the transfer engine did, for the work budget
+    /// ([`crate::budget::BudgetResource::TransferPixels`]): pixels a display transfer read
+    /// (output pixels times box-filter taps) or 4-byte units a texture copy moved; 0 when no
+    /// transfer ran or it failed before moving anything.
+    pub transfer_pixels: u64,
+}
+
+/// The transfer-engine work of a transfer that wrote something (see
+/// [`ExternalEffect::transfer_pixels`]).
+pub fn transfer_cost(regs: &TransferRegs) -> u64 {
+    match regs.decode() {
+        engines::Transfer::Display(c) => {
+            let (w, h) = c.output_size();
+            let taps = match c.scaling {
+                engines::Scaling::Half2x1 => 2,
+                engines::Scaling::Half2x2 => 4,
+                engines::Scaling::None | engines::Scaling::Invalid => 1,
+            };
+            u64::from(w) * u64::from(h) * taps
+        }
+        engines::Transfer::TextureCopy(c) => u64::from(c.size & !15) / 4,
+    }
+}
+
 /// A command list started by a write to the trigger register, for the command processor to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CommandListKick {
@@ -56,6 +85,7 @@ fn report<O: Observer>(obs: &mut O, diags: impl IntoIterator<Item = Diagnostic>)
 /// Runs the side effect of a write of `value` to external register `pa` (already stored in
 /// `ext_regs`, the external register file from PA 0x10400000). A command-list kick is returned
 /// for the caller to run; after it finished, [`command_list_finished`] clears the trigger bit.
+/// The work a transfer did is returned for the caller's work budget.
 pub fn external_side_effect<O: Observer>(
     ext_regs: &mut [u32],
     mem: &mut PhysMem,
@@ -63,7 +93,8 @@ pub fn external_side_effect<O: Observer>(
     value: u32,
     cmdlist_size_in_bytes: bool,
     obs: &mut O,
-) -> Option<CommandListKick> {
+) -> ExternalEffect {
+    let mut effect = ExternalEffect::default();
     match pa {
         MEMFILL0_CONTROL | MEMFILL1_CONTROL if value & 1 != 0 => {
             let unit = u8::from(pa == MEMFILL1_CONTROL);
@@ -106,6 +137,11 @@ pub fn external_side_effect<O: Observer>(
                 copy_output: ext(ext_regs, 0x1040_0C28),
             };
             let written = match engines::run_transfer(mem, &regs) {
+                Ok(outcome) if outcome.written.is_some() => {
+                    effect.transfer_pixels = transfer_cost(&regs);
+                    report(obs, outcome.diagnostics());
+                    outcome.written
+                }
                 Ok(outcome) => {
                     report(obs, outcome.diagnostics());
                     outcome.written
@@ -134,11 +170,11 @@ pub fn external_side_effect<O: Observer>(
                 raw_size.wrapping_mul(8)
             };
             let addr = ext(ext_regs, CMDLIST_ADDR).wrapping_mul(8);
-            return Some(CommandListKick { addr, size });
+            effect.kick = Some(CommandListKick { addr, size });
         }
         _ => {}
     }
-    None
+    effect
 }
 
 /// Marks a command-list submission as finished (trigger bit cleared in `ext_regs`, the external

@@ -1277,17 +1277,40 @@ impl Gpu {
             new: value,
             source_addr: None,
         });
-        if base == EXT_REG_BASE
-            && !self.work.stream_blocked()
-            && let Some(kick) = external::external_side_effect(
-                &mut self.ext_regs[..],
-                mem,
-                pa,
-                value,
-                cmdlist_size_in_bytes,
-                obs,
-            )
+        if base != EXT_REG_BASE || self.work.stream_blocked() {
+            return;
+        }
+        // A transfer is not started once the frame or trace has used its transfer pixels
+        // (issue 18: 1,000 transfers of 4096x4096 took over a minute).
+        if pa == external::TRANSFER_TRIGGER
+            && value & 1 != 0
+            && let Some(e) = self.work.check_start(BudgetResource::TransferPixels, false)
         {
+            let mut d = self.budget_diagnostic(&e, None, Some(pa), None);
+            d.detail
+                .push_str("; the display transfer / texture copy was not run");
+            obs.diagnostic(&d);
+            return;
+        }
+        let effect = external::external_side_effect(
+            &mut self.ext_regs[..],
+            mem,
+            pa,
+            value,
+            cmdlist_size_in_bytes,
+            obs,
+        );
+        if effect.transfer_pixels > 0 {
+            let work = WorkCount {
+                transfer_pixels: effect.transfer_pixels,
+                ..WorkCount::default()
+            };
+            if let Some(e) = self.work.charge(&work, false) {
+                let d = self.budget_diagnostic(&e, None, Some(pa), None);
+                obs.diagnostic(&d);
+            }
+        }
+        if let Some(kick) = effect.kick {
             self.run_command_list(mem, kick.addr, kick.size, obs);
             if !self.list_in_progress() {
                 external::command_list_finished(&mut self.ext_regs[..]);

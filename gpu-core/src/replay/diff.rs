@@ -43,7 +43,7 @@ use crate::draw::VsEngine;
 use crate::engines::lcd::Screen;
 use crate::geometry::shading::{ShaderUnit, UnitSetup};
 use crate::geometry::vertex_loader::LoaderConfig;
-use crate::memory::{PAGE_SIZE, PhysMem};
+use crate::memory::{PAGE_SIZE, PageRef, PhysMem};
 use crate::pixel::fragment::PixelPath;
 use crate::pixel::framebuffer::FramebufferConfig;
 use crate::pixel::texture::RenderMode;
@@ -330,8 +330,10 @@ struct Side {
     info: Option<DrawInfo>,
     detail: Option<DrawDetail>,
     fb: FramebufferConfig,
-    color_hash: Option<u64>,
-    depth_hash: Option<u64>,
+    /// The colour buffer's range (address, bytes), if its format is valid.
+    color_range: Option<(u32, u64)>,
+    /// The depth buffer's range, if its format is valid.
+    depth_range: Option<(u32, u64)>,
 }
 
 /// Installs `edits` on one side of a comparison (like [`Replay::set_edits`]) and records which
@@ -402,21 +404,126 @@ fn step_side<S: TraceSource>(r: &mut Replay<S>, draw: u64, limits: DetailLimits)
     let ran = r.run_until(Target::AfterDraw(draw), &mut obs);
     compact_edit_log(r);
     let fb = FramebufferConfig::from_regs(&r.gpu().regs);
-    let mem = r.mem();
-    let color_hash = fb
+    let color_range = fb
         .color_format
-        .map(|f| hash_range(mem, fb.color_addr, pixels(&fb) * f.bytes_per_pixel() as u64));
-    let depth_hash = fb
+        .map(|f| (fb.color_addr, pixels(&fb) * f.bytes_per_pixel() as u64));
+    let depth_range = fb
         .depth_format
-        .map(|f| hash_range(mem, fb.depth_addr, pixels(&fb) * f.bytes_per_pixel() as u64));
+        .map(|f| (fb.depth_addr, pixels(&fb) * f.bytes_per_pixel() as u64));
     Side {
         ran,
         before_writes: base + obs.begin_writes.unwrap_or(obs.writes_seen),
         info: obs.info,
         detail: obs.detail,
         fb,
-        color_hash,
-        depth_hash,
+        color_range,
+        depth_range,
+    }
+}
+
+/// Compares one buffer (colour or depth) of both sides draw after draw without reading all of
+/// it each time: it holds [`PageRef`]s to the pages of the range as of the last comparison,
+/// which found both sides equal. A page whose handle is unchanged on both sides was not written
+/// since (copy-on-write gives a written page a new handle), so only pages written on either side
+/// are compared byte for byte; a changed range compares everything. The verdict is that of
+/// comparing the whole range (issue 18: hashing both framebuffers after each of 500,000 draws
+/// took minutes).
+#[derive(Default)]
+struct BufferWatch {
+    /// The range both sides had equal bytes in at the last comparison.
+    range: Option<(u32, u64)>,
+    /// Side A's page handles over `range`, one per page touched.
+    a: Vec<Option<PageRef>>,
+    /// Side B's.
+    b: Vec<Option<PageRef>>,
+}
+
+fn same_page(x: &Option<PageRef>, y: &Option<PageRef>) -> bool {
+    match (x, y) {
+        (Some(x), Some(y)) => x.same(y),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+impl BufferWatch {
+    /// True if the buffers at `ra` in `ma` and `rb` in `mb` hold the same bytes (unmapped bytes
+    /// read as zero; two absent buffers are the same, one absent is not).
+    fn same(
+        &mut self,
+        ma: &PhysMem,
+        ra: Option<(u32, u64)>,
+        mb: &PhysMem,
+        rb: Option<(u32, u64)>,
+    ) -> bool {
+        let known = ra.is_some() && self.range == ra;
+        if !known {
+            self.range = None;
+            self.a.clear();
+            self.b.clear();
+        }
+        if ra != rb {
+            return false;
+        }
+        let Some((addr, len)) = ra else {
+            return true;
+        };
+        let end = u64::from(addr).saturating_add(len).min(1 << 32);
+        let mut at = u64::from(addr);
+        let mut i = 0;
+        while at < end {
+            // ok: at < end ≤ 2^32.
+            let pa = at as u32;
+            let n = (PAGE_SIZE - (pa as usize) % PAGE_SIZE).min((end - at) as usize);
+            let (pga, pgb) = (ma.page_ref(pa), mb.page_ref(pa));
+            let unchanged = known && same_page(&self.a[i], &pga) && same_page(&self.b[i], &pgb);
+            if !unchanged && !same_page(&pga, &pgb) && !bytes_equal(ma, mb, pa, n) {
+                self.range = None;
+                self.a.clear();
+                self.b.clear();
+                return false;
+            }
+            if known {
+                self.a[i] = pga;
+                self.b[i] = pgb;
+            } else {
+                self.a.push(pga);
+                self.b.push(pgb);
+            }
+            i += 1;
+            at += n as u64;
+        }
+        self.range = ra;
+        true
+    }
+}
+
+/// True if `n` bytes at `pa` (within one page) are equal in both memories (unmapped bytes read
+/// as zero, as in [`hash_range`]).
+fn bytes_equal(ma: &PhysMem, mb: &PhysMem, pa: u32, n: usize) -> bool {
+    let mut ba = [0u8; PAGE_SIZE];
+    let mut bb = [0u8; PAGE_SIZE];
+    let read = |m: &PhysMem, buf: &mut [u8; PAGE_SIZE]| {
+        let chunk = &mut buf[..n];
+        if m.read(pa, chunk).is_err() {
+            chunk.fill(0);
+        }
+    };
+    match (ma.slice_in_page(pa, n), mb.slice_in_page(pa, n)) {
+        (Some(x), Some(y)) => x == y,
+        (Some(x), None) => {
+            read(mb, &mut bb);
+            x == &bb[..n]
+        }
+        (None, Some(y)) => {
+            read(ma, &mut ba);
+            &ba[..n] == y
+        }
+        (None, None) => {
+            read(ma, &mut ba);
+            read(mb, &mut bb);
+            ba[..n] == bb[..n]
+        }
     }
 }
 
@@ -504,6 +611,8 @@ pub fn diff_replays<A: TraceSource, B: TraceSource>(
     let mut draw = 0u64;
     let mut frame = 0u32;
     let mut frame_first_draw = 0u64;
+    let mut color_watch = BufferWatch::default();
+    let mut depth_watch = BufferWatch::default();
     loop {
         let sa = step_side(a, draw, opts.limits);
         let sb = step_side(b, draw, opts.limits);
@@ -530,8 +639,10 @@ pub fn diff_replays<A: TraceSource, B: TraceSource>(
             }
         }
         let vertices_differ = first_vertex_diff(&sa, &sb);
-        let color_differs = sa.color_hash != sb.color_hash || !same_color_config(&sa.fb, &sb.fb);
-        let depth_differs = sa.depth_hash != sb.depth_hash || !same_depth_config(&sa.fb, &sb.fb);
+        let color_differs = !color_watch.same(a.mem(), sa.color_range, b.mem(), sb.color_range)
+            || !same_color_config(&sa.fb, &sb.fb);
+        let depth_differs = !depth_watch.same(a.mem(), sa.depth_range, b.mem(), sb.depth_range)
+            || !same_depth_config(&sa.fb, &sb.fb);
         let count_differs = match (&sa.info, &sb.info) {
             (Some(x), Some(y)) => x.count != y.count || x.topology != y.topology,
             _ => false,
@@ -1217,6 +1328,53 @@ fn pixel_text(what: &str, d: &PixelDiff, fmt: impl Fn([u32; 4]) -> String) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn buffer_watch_agrees_with_a_full_comparison() {
+        use crate::memory::VRAM;
+        let base = VRAM.base + 100; // not page-aligned: partial first and last pages
+        let range = Some((base, 3 * PAGE_SIZE as u64));
+        let (mut a, mut b) = (PhysMem::new(), PhysMem::new());
+        let mut w = BufferWatch::default();
+        // Never written on either side: equal (zeros).
+        assert!(w.same(&a, range, &b, range));
+        // Same bytes written on both sides.
+        a.write(base + 5000, &[7; 10]).unwrap();
+        b.write(base + 5000, &[7; 10]).unwrap();
+        assert!(w.same(&a, range, &b, range));
+        // A page written on one side only, inside the range.
+        a.write(base + 9000, &[1]).unwrap();
+        assert!(!w.same(&a, range, &b, range));
+        b.write(base + 9000, &[1]).unwrap();
+        assert!(w.same(&a, range, &b, range));
+        // Unchanged pages are not re-read, yet a write in place after the last comparison
+        // is still seen (the held handle forces a copy).
+        b.write(base + 10, &[9]).unwrap();
+        assert!(!w.same(&a, range, &b, range));
+        a.write(base + 10, &[9]).unwrap();
+        assert!(w.same(&a, range, &b, range));
+        // Writes outside the range (same page, before `base`) do not matter.
+        a.write(VRAM.base, &[3; 100]).unwrap();
+        assert!(w.same(&a, range, &b, range));
+        // A different range, or one side without a buffer, compares afresh.
+        let other = Some((base + 8, 16));
+        assert!(w.same(&a, other, &b, other));
+        assert!(!w.same(&a, other, &b, None));
+        assert!(w.same(&a, None, &b, None));
+        // Ranges reaching into unmapped memory read it as zero on both sides.
+        let edge = Some((VRAM.end() as u32 - 8, 64));
+        assert!(w.same(&a, edge, &b, edge));
+        a.write(VRAM.end() as u32 - 4, &[1]).unwrap();
+        assert!(!w.same(&a, edge, &b, edge));
+        // The verdict always matches the full-range hash.
+        for r in [range, other, edge].into_iter().flatten() {
+            let hashes_equal = hash_range(&a, r.0, r.1) == hash_range(&b, r.0, r.1);
+            assert_eq!(
+                BufferWatch::default().same(&a, Some(r), &b, Some(r)),
+                hashes_equal
+            );
+        }
+    }
 
     #[test]
     fn slot_register_follows_the_mask() {
