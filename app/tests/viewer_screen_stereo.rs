@@ -8,6 +8,7 @@
 //! the same pixel names draw 0.
 
 mod kittest_common;
+mod viewer_common;
 
 use eframe::egui;
 use egui_kittest::Harness;
@@ -17,6 +18,7 @@ use kittest_common::*;
 use picaview::viewer::ViewerApp;
 use picaview::viewer::command::AppCommand;
 use picaview::viewer::protocol::ImageSource;
+use viewer_common::ui::click_at;
 
 /// The top screen image size.
 const W: u32 = 400;
@@ -39,18 +41,6 @@ fn pixel_pos(h: &Harness<'static, ViewerApp>, x: u32, y: u32) -> egui::Pos2 {
         img.left() + (x as f32 + 0.5) * fit,
         img.top() + (y as f32 + 0.5) * fit,
     )
-}
-
-fn click_at(h: &mut Harness<'static, ViewerApp>, pos: egui::Pos2) {
-    h.event(egui::Event::PointerMoved(pos));
-    for pressed in [true, false] {
-        h.event(egui::Event::PointerButton {
-            pos,
-            button: egui::PointerButton::Primary,
-            pressed,
-            modifiers: egui::Modifiers::NONE,
-        });
-    }
 }
 
 /// Clicks screen pixel (100, 20) of `source` and waits for the pick and the history; returns
