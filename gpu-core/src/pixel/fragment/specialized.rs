@@ -40,6 +40,8 @@ enum Kind {
     /// Alpha over on all four channels (the usual transparency setup).
     AlphaOverAll,
     AlphaOver,
+    /// RGB `src·αs + dst·1` (additive with source alpha), any alpha equation.
+    AlphaAdd,
     Blend,
     Logic(LogicOp),
 }
@@ -88,12 +90,16 @@ impl ColorStage {
                 let alpha_over = is_add(b.alpha_eq)
                     && b.alpha_src == BlendFactor::SourceAlpha
                     && b.alpha_dst == BlendFactor::OneMinusSourceAlpha;
+                let add =
+                    is_add(b.rgb_eq) && b.rgb_src == BlendFactor::SourceAlpha && is_one(b.rgb_dst);
                 let kind = if copy {
                     Kind::Copy
                 } else if over && alpha_over {
                     Kind::AlphaOverAll
                 } else if over {
                     Kind::AlphaOver
+                } else if add {
+                    Kind::AlphaAdd
                 } else {
                     Kind::Blend
                 };
@@ -111,6 +117,7 @@ impl ColorStage {
             Kind::Copy => src,
             Kind::AlphaOverAll => alpha_over_all(src, dst),
             Kind::AlphaOver => alpha_over(&self.blend, src, dst),
+            Kind::AlphaAdd => alpha_add(&self.blend, src, dst),
             Kind::Blend => blend(&self.blend, src, dst),
             Kind::Logic(op) => [
                 op.apply(src[0], dst[0]),
@@ -235,6 +242,22 @@ fn blend(b: &Blend, src: Rgba, dst: Rgba) -> Rgba {
 #[inline]
 fn alpha_over(b: &Blend, src: Rgba, dst: Rgba) -> Rgba {
     let mut out = alpha_over_all(src, dst);
+    out[3] = alpha_channel(b, src, dst);
+    out
+}
+
+/// RGB `min((s·αs + d·255) / 255, 255)`, which is `min(d + s·αs/255, 255)` (255·d divides
+/// exactly), on 16-bit lanes: the quotients by [`div255_lanes`], the sums at most 510, then
+/// every lane of 256 or more set to 255. Alpha by the blend's own alpha equation.
+#[inline]
+fn alpha_add(b: &Blend, src: Rgba, dst: Rgba) -> Rgba {
+    const ONES: u64 = 0x0001_0001_0001_0001;
+    const LOW: u64 = 0x00FF_00FF_00FF_00FF;
+    let a = u64::from(src[3]);
+    let sum = div255_lanes(spread(src) * a) + spread(dst);
+    // Lanes of 256..=510 have bit 8 set: OR-ing 255 into their low byte and masking gives 255.
+    let over = (sum >> 8) & ONES;
+    let mut out = gather((sum | (over * 0xFF)) & LOW);
     out[3] = alpha_channel(b, src, dst);
     out
 }
@@ -406,17 +429,20 @@ mod tests {
             }
         }
         // Every specialisation was exercised.
-        for k in ["Copy", "AlphaOverAll", "AlphaOver", "Blend"] {
+        for k in ["Copy", "AlphaOverAll", "AlphaOver", "AlphaAdd", "Blend"] {
             assert!(kinds.contains(k), "{k} not exercised: {kinds:?}");
         }
     }
 
     #[test]
     fn alpha_over_matches_on_every_source_alpha_and_channel_value() {
-        // Alpha over on all channels, and on RGB only (alpha: one/zero).
+        // Alpha over on all channels, on RGB only (alpha: one/zero), and additive RGB.
         for (func, kind) in [
             (0x7676_0000, Kind::AlphaOverAll),
             (0x0176_0000, Kind::AlphaOver),
+            // Additive with source alpha (geoshader's particles), alpha kept / blended.
+            (0x1016_0000, Kind::AlphaAdd),
+            (0x7616_0000, Kind::AlphaAdd),
         ] {
             let b = Blend::from_words(func, 0);
             let stage = ColorStage::new(ColorOutput::Blend(b), [true; 4]);

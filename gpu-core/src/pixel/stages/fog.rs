@@ -28,6 +28,7 @@
 //! fragments (as Citra's GL path does).
 
 use crate::pixel::color::Rgba;
+use crate::pixel::fastmath::floor_f32;
 use pica_cmd::regs::framebuffer::{GasColorLutInput, GasDepthFunc};
 use pica_cmd::regs::tev::{FogLutEntry, FogMode, GasDensitySource};
 use pica_cmd::regs::{RegView as _, Regs};
@@ -61,7 +62,8 @@ impl FogLut {
     #[inline]
     pub fn factor(&self, x: f32) -> f32 {
         let idx = if x.is_nan() { 0.0 } else { x * 128.0 };
-        let i = idx.floor().clamp(0.0, 127.0);
+        // `floor_f32` is `f32::floor` for every input without the libm call.
+        let i = floor_f32(idx).clamp(0.0, 127.0);
         // ok: i is an integer in 0..=127.
         let [v, d] = self.entries[i as usize];
         (v + d * (idx - i)).clamp(0.0, 1.0)

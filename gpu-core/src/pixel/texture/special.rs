@@ -45,7 +45,7 @@ const ANY: u8 = 2;
 /// A specialised lookup routine.
 type RunFn = fn(&UnitLookup, &Fragment) -> (Rgba, u32);
 
-/// One mip level as the routines read it.
+/// One mip level as the routines read it, with the per-sample conversions done up front.
 #[derive(Clone, Copy, Debug, Default)]
 struct LevelView {
     /// Index of the level's first texel in the decoded array.
@@ -54,6 +54,37 @@ struct LevelView {
     w: u32,
     /// Height in texels.
     h: u32,
+    /// `w as f32`, `h as f32`.
+    wf: f32,
+    hf: f32,
+    /// The upper clamp of the scaled bilinear coordinates, `w·2^F` and `h·2^F` (see [`taps32`]).
+    hi_s: f32,
+    hi_t: f32,
+}
+
+/// The view of a level outside the chain (never read for valid layouts; every texel reads 0).
+const NO_LEVEL: LevelView = LevelView {
+    start: 0,
+    w: 0,
+    h: 0,
+    wf: 0.0,
+    hf: 0.0,
+    hi_s: 0.0,
+    hi_t: 0.0,
+};
+
+impl LevelView {
+    fn new(start: usize, w: u32, h: u32) -> Self {
+        LevelView {
+            start,
+            w,
+            h,
+            wf: w as f32,
+            hf: h as f32,
+            hi_s: (w << FILTER_FRAC_BITS) as f32,
+            hi_t: (h << FILTER_FRAC_BITS) as f32,
+        }
+    }
 }
 
 /// One texture unit of one draw, resolved for sampling (see the module doc).
@@ -68,6 +99,8 @@ pub struct UnitLookup {
     /// The name of the chosen routine (tests and diagnostics).
     kind: &'static str,
     levels: [LevelView; MAX_LEVELS],
+    /// `levels[min_level]` (the only level of the one-level routines).
+    base: LevelView,
     wrap_s: WrapMode,
     wrap_t: WrapMode,
     border: Rgba,
@@ -123,11 +156,7 @@ impl UnitLookup {
         let mut levels = [LevelView::default(); MAX_LEVELS];
         let mut pow2 = true;
         for (n, info) in layout.levels().iter().enumerate() {
-            levels[n] = LevelView {
-                start: sampler.source().level_start(0, n),
-                w: info.width,
-                h: info.height,
-            };
+            levels[n] = LevelView::new(sampler.source().level_start(0, n), info.width, info.height);
             pow2 &= info.width.is_power_of_two() && info.height.is_power_of_two();
         }
         let (min_level, max_level) = sampler.level_range();
@@ -135,7 +164,7 @@ impl UnitLookup {
         let generic = cfg.texture_type != TextureType::Tex2D
             || cfg.mode == RenderMode::CitraSwrast
             || NEAREST_TRUNCATES_TOWARD_ZERO
-            // The packed bilinear blend needs row values below 2^16.
+            // The one-step bilinear sum fits a u32 only for weights of at most 8 bits.
             || FILTER_FRAC_BITS > 8;
         let lin = |f: Filter| f == Filter::Linear;
         let (run, kind): (RunFn, &'static str) = if generic {
@@ -170,6 +199,7 @@ impl UnitLookup {
             run,
             kind,
             levels,
+            base: levels.get(min_level as usize).copied().unwrap_or(NO_LEVEL),
             wrap_s: cfg.wrap_s,
             wrap_t: cfg.wrap_t,
             border: cfg.border,
@@ -209,6 +239,14 @@ impl UnitLookup {
         generic_lookup(self, frag)
     }
 
+    /// The texel at (x, y) of level `lv` by reference (texels outside the array read as 0).
+    #[inline(always)]
+    fn texel_ref<'t>(texels: &'t [Rgba], lv: &LevelView, x: u32, y: u32) -> &'t Rgba {
+        texels
+            .get(lv.start + y as usize * lv.w as usize + x as usize)
+            .unwrap_or(&[0; 4])
+    }
+
     #[inline(always)]
     fn texel(&self, texels: &[Rgba], lv: &LevelView, x: u32, y: u32) -> Rgba {
         texels
@@ -221,8 +259,8 @@ impl UnitLookup {
     #[inline(always)]
     fn nearest<const WS: u8, const WT: u8>(&self, lv: &LevelView, u: f32, v: f32) -> Rgba {
         let (w, h) = (lv.w, lv.h);
-        let s = floor_i32(u * w as f32);
-        let t = floor_i32(v * h as f32);
+        let s = floor_i32(u * lv.wf);
+        let t = floor_i32(v * lv.hf);
         match (wrap::<WS>(self.wrap_s, s, w), wrap::<WT>(self.wrap_t, t, h)) {
             (Some(x), Some(t)) => self.texel(
                 self.sampler.source().texels(),
@@ -239,8 +277,22 @@ impl UnitLookup {
     fn bilinear<const WS: u8, const WT: u8>(&self, lv: &LevelView, u: f32, v: f32) -> Rgba {
         let (w, h) = (lv.w, lv.h);
         let one = 1i64 << FILTER_FRAC_BITS;
-        let sf = floor_i64((u * w as f32 - 0.5) * one as f32);
-        let tf = floor_i64((v * h as f32 - 0.5) * one as f32);
+        let fx = (u * lv.wf - 0.5) * one as f32;
+        let fy = (v * lv.hf - 0.5) * one as f32;
+        if let (Some((x0, x1, fs)), Some((t0, t1, ft))) =
+            (taps32::<WS>(fx, w, lv.hi_s), taps32::<WT>(fy, h, lv.hi_t))
+        {
+            // Both axes resolved on 32-bit integers: texel rows are memory rows `h − 1 − t`.
+            let (y0, y1) = (
+                h.wrapping_sub(1).wrapping_sub(t0),
+                h.wrapping_sub(1).wrapping_sub(t1),
+            );
+            let texels = self.sampler.source().texels();
+            let tap = |x: u32, y: u32| Self::texel_ref(texels, lv, x, y);
+            return bilinear_direct(tap(x0, y0), tap(x1, y0), tap(x0, y1), tap(x1, y1), fs, ft);
+        }
+        let sf = floor_i64(fx);
+        let tf = floor_i64(fy);
         let (s0, t0) = (sf >> FILTER_FRAC_BITS, tf >> FILTER_FRAC_BITS);
         let (fs, ft) = ((sf & (one - 1)) as u32, (tf & (one - 1)) as u32);
         // Memory rows of the two texel rows.
@@ -253,7 +305,14 @@ impl UnitLookup {
             (Some(x), Some(y)) => self.texel(texels, lv, x, y),
             _ => self.border,
         };
-        bilinear_packed(tap(x0, y0), tap(x1, y0), tap(x0, y1), tap(x1, y1), fs, ft)
+        bilinear_direct(
+            &tap(x0, y0),
+            &tap(x1, y0),
+            &tap(x0, y1),
+            &tap(x1, y1),
+            fs,
+            ft,
+        )
     }
 
     /// One level with one filter.
@@ -264,11 +323,21 @@ impl UnitLookup {
         u: f32,
         v: f32,
     ) -> (Rgba, u32) {
-        let lv = self.levels.get(level).copied().unwrap_or_default();
+        self.filter_view::<LIN, WS, WT>(self.levels.get(level).unwrap_or(&NO_LEVEL), u, v)
+    }
+
+    /// [`UnitLookup::filter`] on a level already looked up.
+    #[inline(always)]
+    fn filter_view<const LIN: bool, const WS: u8, const WT: u8>(
+        &self,
+        lv: &LevelView,
+        u: f32,
+        v: f32,
+    ) -> (Rgba, u32) {
         if LIN {
-            (self.bilinear::<WS, WT>(&lv, u, v), 4)
+            (self.bilinear::<WS, WT>(lv, u, v), 4)
         } else {
-            (self.nearest::<WS, WT>(&lv, u, v), 1)
+            (self.nearest::<WS, WT>(lv, u, v), 1)
         }
     }
 }
@@ -304,6 +373,51 @@ fn wrap_pair<const K: u8>(mode: WrapMode, c: i64, n: u32) -> (Option<u32>, Optio
     (wrap::<K>(mode, c, n), wrap::<K>(mode, c + 1, n))
 }
 
+/// The two texel indices and the filter weight of one bilinear axis on 32-bit integers, for
+/// wrap kinds [`EDGE`] and [`REPEAT`] on a side of `n` texels; `fx` is the scaled coordinate
+/// `(c·n − 0.5)·2^FILTER_FRAC_BITS` of the generic filter and `hi` is `n·2^F`. `None` when the fast form does not
+/// apply (wrap kind [`ANY`], or a repeat coordinate too large or NaN): the caller then takes
+/// the 64-bit path of the generic filter. Equal to that path wherever it answers:
+/// * clamp to edge clamps `fx` to `[−2^F, n·2^F]` first (NaN passes through and floors to 0,
+///   as `floor_i64` does). Below the range both taps clamp to texel 0 and above it both clamp
+///   to `n − 1`, before and after the clamp, and two equal taps give the same blend whatever
+///   the weight (`c·(2^F − f) + c·f = c·2^F`), so only the weight can differ and it does not
+///   matter; inside the range nothing changes.
+/// * repeat needs `|fx| < 2^30`: the floor then fits an i32 and the generic clamp of the
+///   integer coordinate to the i32 range does nothing.
+#[inline(always)]
+fn taps32<const K: u8>(fx: f32, n: u32, hi: f32) -> Option<(u32, u32, u32)> {
+    let mask = (1i32 << FILTER_FRAC_BITS) - 1;
+    match K {
+        EDGE => {
+            // `hi` is n·2^F (exact in an f32: n ≤ 2047).
+            let lo = -((1u32 << FILTER_FRAC_BITS) as f32);
+            let c = if fx < lo {
+                lo
+            } else if fx > hi {
+                hi
+            } else {
+                fx
+            };
+            let sf = floor_i32(c);
+            let s0 = sf >> FILTER_FRAC_BITS;
+            let last = n.max(1) as i32 - 1;
+            Some((
+                s0.clamp(0, last) as u32,
+                (s0 + 1).clamp(0, last) as u32,
+                (sf & mask) as u32,
+            ))
+        }
+        REPEAT if fx.abs() < 1_073_741_824.0 => {
+            let sf = floor_i32(fx);
+            let s0 = sf >> FILTER_FRAC_BITS;
+            let m = n.max(1) - 1;
+            Some((s0 as u32 & m, (s0 + 1) as u32 & m, (sf & mask) as u32))
+        }
+        _ => None,
+    }
+}
+
 /// The generic sampler (the oracle, and the routine of types other than 2D).
 fn generic_lookup(l: &UnitLookup, frag: &Fragment) -> (Rgba, u32) {
     let [u, v] = frag.tc[l.tc];
@@ -326,7 +440,7 @@ fn one_level<const LIN: bool, const WS: u8, const WT: u8>(
     frag: &Fragment,
 ) -> (Rgba, u32) {
     let [u, v] = frag.tc[l.tc];
-    l.filter::<LIN, WS, WT>(l.min_level as usize, u, v)
+    l.filter_view::<LIN, WS, WT>(&l.base, u, v)
 }
 
 /// Mipmapped 2D lookups (as [`Sampler::sample_face_counted`]) with the magnification,
@@ -367,35 +481,28 @@ fn mipmapped<const MAG: bool, const MIN: bool, const MIP: bool, const WS: u8, co
     }
 }
 
-/// Spreads RGBA8 into one u64 with one channel per 16-bit lane (R, G, B, A from bit 0).
+/// The bilinear blend of the generic sampler in one step: `Σ c·w + 2^(2F−1) >> 2F` per
+/// channel with the four tap weights `(2^F − fs)(2^F − ft)`, `fs(2^F − ft)`, `(2^F − fs)ft`,
+/// `fs·ft`. The generic two-step blend rounds only once, at the end, and its integer sums are
+/// exactly this sum (`top·(2^F − ft) + bottom·ft` expands to it), so every channel is equal.
+/// The largest sum, `255·2^2F + 2^(2F−1)`, fits a u32 for F ≤ 8. Plain per-channel integer
+/// code: fewer instructions than spreading the channels into lanes of a u64.
 #[inline(always)]
-fn spread16(c: Rgba) -> u64 {
-    let x = u64::from(u32::from_le_bytes(c));
-    let t = (x | (x << 16)) & 0x0000_FFFF_0000_FFFF;
-    (t | (t << 8)) & 0x00FF_00FF_00FF_00FF
-}
-
-/// The bilinear blend of the generic sampler (`top·(1 − ft) + bottom·ft`, rounded, per
-/// channel, weights in 1/2^FILTER_FRAC_BITS) on packed channels: the row blends on four
-/// 16-bit lanes (a row value is at most 255·2^8 < 2^16), the column blend on two 32-bit lanes
-/// per word (at most 255·2^16 + 2^15 < 2^32). No lane carries into another, so every channel
-/// equals the generic per-channel arithmetic.
-#[inline(always)]
-fn bilinear_packed(c00: Rgba, c10: Rgba, c01: Rgba, c11: Rgba, fs: u32, ft: u32) -> Rgba {
-    const EVEN: u64 = 0x0000_FFFF_0000_FFFF;
-    let one = 1u64 << FILTER_FRAC_BITS;
+fn bilinear_direct(c00: &Rgba, c10: &Rgba, c01: &Rgba, c11: &Rgba, fs: u32, ft: u32) -> Rgba {
+    let one = 1u32 << FILTER_FRAC_BITS;
     let shift = 2 * FILTER_FRAC_BITS;
-    let half = 1u64 << (shift - 1);
-    let half2 = half | (half << 32);
-    let (fs, ft) = (u64::from(fs), u64::from(ft));
-    let top = spread16(c00) * (one - fs) + spread16(c10) * fs;
-    let bottom = spread16(c01) * (one - fs) + spread16(c11) * fs;
-    // (R, B) and (G, A) on 32-bit lanes.
-    let (te, to) = (top & EVEN, (top >> 16) & EVEN);
-    let (be, bo) = (bottom & EVEN, (bottom >> 16) & EVEN);
-    let re = (te * (one - ft) + be * ft + half2) >> shift;
-    let ro = (to * (one - ft) + bo * ft + half2) >> shift;
-    [re as u8, ro as u8, (re >> 32) as u8, (ro >> 32) as u8]
+    let half = 1u32 << (shift - 1);
+    let (w00, w10) = ((one - fs) * (one - ft), fs * (one - ft));
+    let (w01, w11) = ((one - fs) * ft, fs * ft);
+    let ch = |i: usize| {
+        ((u32::from(c00[i]) * w00
+            + u32::from(c10[i]) * w10
+            + u32::from(c01[i]) * w01
+            + u32::from(c11[i]) * w11
+            + half)
+            >> shift) as u8
+    };
+    [ch(0), ch(1), ch(2), ch(3)]
 }
 
 #[cfg(test)]

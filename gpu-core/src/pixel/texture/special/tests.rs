@@ -152,6 +152,80 @@ fn specialised_lookups_match_the_generic_sampler() {
     }
 }
 
+/// The 32-bit bilinear taps at their limits: scaled coordinates just inside, on and just
+/// outside the clamp-to-edge range `[−2^F, n·2^F]` and around the repeat bound `|fx| = 2^30`
+/// (where the 64-bit path takes over), for both axes and every level size of the test set.
+#[test]
+fn bilinear_taps_match_at_the_clamp_and_repeat_limits() {
+    let mut rng = Rng(0xB111_0042);
+    let mem = memory(&mut rng);
+    let one = (1u32 << FILTER_FRAC_BITS) as f32;
+    for &size in &SIZES {
+        for (ws, wt) in [
+            (WrapMode::ClampToEdge, WrapMode::ClampToEdge),
+            (WrapMode::Repeat, WrapMode::Repeat),
+            (WrapMode::ClampToEdge, WrapMode::Repeat),
+            (WrapMode::Repeat, WrapMode::ClampToEdge),
+        ] {
+            let mut cfg = TextureConfig::new_2d(VRAM.base, size, size, TextureFormat::Rgba8);
+            cfg.mag_filter = Filter::Linear;
+            cfg.min_filter = Filter::Linear;
+            cfg.wrap_s = ws;
+            cfg.wrap_t = wt;
+            cfg.border = [1, 2, 3, 4];
+            let lookup = UnitLookup::new(Arc::new(Sampler::decoded(&mem, &cfg).unwrap()), 0, 0);
+            assert_eq!(lookup.kind(), "one level bilinear");
+            let n = size as f32;
+            // Normalised coordinates whose scaled value (c·n − 0.5)·2^F lands near a limit.
+            let at = |scaled: f32| (scaled / one + 0.5) / n;
+            let mut coords = vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0];
+            for limit in [
+                -one,
+                0.0,
+                n * one,
+                n * one - one,
+                1_073_741_824.0,
+                -1_073_741_824.0,
+            ] {
+                let c = at(limit);
+                coords.push(c);
+                let mut up = c;
+                let mut down = c;
+                for _ in 0..4 {
+                    up = f32::from_bits(up.to_bits().wrapping_add(1));
+                    down = if down > 0.0 {
+                        f32::from_bits(down.to_bits().wrapping_sub(1))
+                    } else {
+                        f32::from_bits(down.to_bits().wrapping_add(1))
+                    };
+                    coords.extend([up, down, -up, -down]);
+                }
+                for k in 1..6 {
+                    coords.push(at(limit - k as f32 * 37.0));
+                    coords.push(at(limit + k as f32 * 37.0));
+                }
+            }
+            for &u in &coords {
+                for &v in coords.iter().step_by(3) {
+                    let mut f = Fragment::default();
+                    f.tc[0] = [u, v];
+                    assert_eq!(
+                        lookup.sample(&f),
+                        lookup.sample_reference(&f),
+                        "{size}x{size} {ws:?}/{wt:?} at ({u:e}, {v:e})"
+                    );
+                    f.tc[0] = [v, u];
+                    assert_eq!(
+                        lookup.sample(&f),
+                        lookup.sample_reference(&f),
+                        "{size}x{size} {ws:?}/{wt:?} at ({v:e}, {u:e})"
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn routines_are_chosen_per_configuration() {
     let mut rng = Rng(7);
