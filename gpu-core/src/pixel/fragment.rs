@@ -51,7 +51,7 @@ pub mod timing;
 use crate::vertex::ScreenVertex;
 use pica_cmd::regs::Regs;
 use pica_cmd::regs::framebuffer::BlendMode;
-use probe::Recorder;
+use probe::{Recorder, Soloed};
 pub use specialized::{ColorStage, PixelPath};
 pub use textures::{NoTextures, TextureCache, TextureSampler, TextureUnits};
 pub use timing::PixelTimer;
@@ -1266,31 +1266,29 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 sampling: false,
                 input_time: std::time::Duration::ZERO,
             };
-            if let Some(timer) = self.timer.as_mut() {
-                let o = rasterize_for_path(fast, &cfg.raster, tri, |f| {
-                    if timer.tick() {
-                        ctx.sampling = true;
-                        timer.sample(|| ctx.process(f, ()));
-                        ctx.sampling = false;
+            let timer = self.timer.as_mut();
+            match self
+                .color_stage
+                .filter(|_| self.solo.is_none() && timer.is_none())
+            {
+                // The replay path: no solo, no stage timing and no recording (a probe
+                // returned above), so no debugging code runs per fragment.
+                Some(stage) => {
+                    let plan = FastPlan::new(&cfg, stage, ctx.color_cache.word_mask());
+                    if plan.over_rgba8 {
+                        rasterize_for_path(fast, &cfg.raster, tri, |f| {
+                            ctx.process_fast::<true>(f, &plan)
+                        })
                     } else {
-                        ctx.process(f, ());
+                        rasterize_for_path(fast, &cfg.raster, tri, |f| {
+                            ctx.process_fast::<false>(f, &plan)
+                        })
                     }
-                });
-                timer.texture += PixelTimer::scaled(ctx.input_time);
-                o
-            } else if let Some(stage) = self.color_stage.filter(|_| self.solo.is_none()) {
-                let plan = FastPlan::new(&cfg, stage, ctx.color_cache.word_mask());
-                if plan.over_rgba8 {
-                    rasterize_for_path(fast, &cfg.raster, tri, |f| {
-                        ctx.process_fast::<true>(f, &plan)
-                    })
-                } else {
-                    rasterize_for_path(fast, &cfg.raster, tri, |f| {
-                        ctx.process_fast::<false>(f, &plan)
-                    })
                 }
-            } else {
-                rasterize_for_path(fast, &cfg.raster, tri, |f| ctx.process(f, ()))
+                // The reference path, stage timing or a solo: the generic per-fragment code,
+                // with the solo compiled in only for soloed draws (see `probe::Soloed`).
+                None if self.solo.is_some() => ctx.shade_generic(fast, tri, timer, Soloed(())),
+                None => ctx.shade_generic(fast, tri, timer, ()),
             }
         };
         self.color_cache.flush(mem);
@@ -1366,9 +1364,14 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 input_time: std::time::Duration::ZERO,
                 solo: self.solo.as_ref(),
             };
+            let soloed = ctx.solo.is_some();
             rasterize_triangle_reference(&cfg.raster, tri, |f| {
                 let before = ctx.stats.fragments_passed;
-                ctx.process(f, ());
+                if soloed {
+                    ctx.process(f, Soloed(()));
+                } else {
+                    ctx.process(f, ());
+                }
                 debug.fragment(f.x, f.y, ctx.stats.fragments_passed != before);
             })
         };
@@ -1457,6 +1460,37 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         *self.missing |= 1 << (f as u32);
     }
 
+    /// Rasterises `tri` through the generic per-fragment code ([`FragCtx::process`] with
+    /// `rec`, `()` or [`Soloed`]), timing stages with `timer` if given.
+    fn shade_generic<R: Recorder + Copy>(
+        &mut self,
+        fast: bool,
+        tri: &[ScreenVertex; 3],
+        timer: Option<&mut PixelTimer>,
+        rec: R,
+    ) -> TriangleOutcome {
+        let cfg = self.cfg;
+        match timer {
+            Some(timer) => {
+                let o = rasterize_for_path(fast, &cfg.raster, tri, |f| {
+                    if timer.tick() {
+                        self.sampling = true;
+                        timer.sample(|| self.process(f, rec));
+                        self.sampling = false;
+                    } else {
+                        self.process(f, rec);
+                    }
+                });
+                timer.texture += PixelTimer::scaled(self.input_time);
+                o
+            }
+            None => rasterize_for_path(fast, &cfg.raster, tri, |f| self.process(f, rec)),
+        }
+    }
+
+    /// Every stage of one fragment through the generic code, recording into `rec` (a no-op
+    /// for `()`); the draw's combiner solo is applied only when `R::SOLO` (a [`Soloed`]
+    /// recorder), so the code for `()` has no solo test.
     fn process<R: Recorder>(&mut self, frag: &Fragment, mut rec: R) {
         let cfg = self.cfg;
         let ops = &cfg.ops;
@@ -1529,7 +1563,11 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             self.tev.run_table(&mut t)
         };
         // The soloed stage's output, from the same source table (entries 13-15 are scratch).
-        let solo = self.solo.map(|s| s.solo.value(s.tev.run_table(&mut t)));
+        let solo = if R::SOLO {
+            self.solo.map(|s| s.solo.value(s.tev.run_table(&mut t)))
+        } else {
+            None
+        };
 
         match ops.mode {
             FragmentMode::Shadow | FragmentMode::Gas => {
