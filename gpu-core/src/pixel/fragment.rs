@@ -1266,29 +1266,31 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 sampling: false,
                 input_time: std::time::Duration::ZERO,
             };
-            let timer = self.timer.as_mut();
-            match self
-                .color_stage
-                .filter(|_| self.solo.is_none() && timer.is_none())
-            {
+            let soloed = self.solo.is_some();
+            if let Some(timer) = self.timer.as_mut() {
+                if soloed {
+                    ctx.shade_timed(fast, tri, timer, Soloed(()))
+                } else {
+                    ctx.shade_timed(fast, tri, timer, ())
+                }
+            } else if let Some(stage) = self.color_stage.filter(|_| !soloed) {
                 // The replay path: no solo, no stage timing and no recording (a probe
                 // returned above), so no debugging code runs per fragment.
-                Some(stage) => {
-                    let plan = FastPlan::new(&cfg, stage, ctx.color_cache.word_mask());
-                    if plan.over_rgba8 {
-                        rasterize_for_path(fast, &cfg.raster, tri, |f| {
-                            ctx.process_fast::<true>(f, &plan)
-                        })
-                    } else {
-                        rasterize_for_path(fast, &cfg.raster, tri, |f| {
-                            ctx.process_fast::<false>(f, &plan)
-                        })
-                    }
+                let plan = FastPlan::new(&cfg, stage, ctx.color_cache.word_mask());
+                if plan.over_rgba8 {
+                    rasterize_for_path(fast, &cfg.raster, tri, |f| {
+                        ctx.process_fast::<true>(f, &plan)
+                    })
+                } else {
+                    rasterize_for_path(fast, &cfg.raster, tri, |f| {
+                        ctx.process_fast::<false>(f, &plan)
+                    })
                 }
-                // The reference path, stage timing or a solo: the generic per-fragment code,
-                // with the solo compiled in only for soloed draws (see `probe::Soloed`).
-                None if self.solo.is_some() => ctx.shade_generic(fast, tri, timer, Soloed(())),
-                None => ctx.shade_generic(fast, tri, timer, ()),
+            } else if soloed {
+                // A solo: the generic code with the solo compiled in (see `probe::Soloed`).
+                rasterize_for_path(fast, &cfg.raster, tri, |f| ctx.process(f, Soloed(())))
+            } else {
+                rasterize_for_path(fast, &cfg.raster, tri, |f| ctx.process(f, ()))
             }
         };
         self.color_cache.flush(mem);
@@ -1461,31 +1463,27 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     }
 
     /// Rasterises `tri` through the generic per-fragment code ([`FragCtx::process`] with
-    /// `rec`, `()` or [`Soloed`]), timing stages with `timer` if given.
-    fn shade_generic<R: Recorder + Copy>(
+    /// `rec`, `()` or [`Soloed`]) while timing stages with `timer`.
+    #[inline(always)]
+    fn shade_timed<R: Recorder + Copy>(
         &mut self,
         fast: bool,
         tri: &[ScreenVertex; 3],
-        timer: Option<&mut PixelTimer>,
+        timer: &mut PixelTimer,
         rec: R,
     ) -> TriangleOutcome {
         let cfg = self.cfg;
-        match timer {
-            Some(timer) => {
-                let o = rasterize_for_path(fast, &cfg.raster, tri, |f| {
-                    if timer.tick() {
-                        self.sampling = true;
-                        timer.sample(|| self.process(f, rec));
-                        self.sampling = false;
-                    } else {
-                        self.process(f, rec);
-                    }
-                });
-                timer.texture += PixelTimer::scaled(self.input_time);
-                o
+        let o = rasterize_for_path(fast, &cfg.raster, tri, |f| {
+            if timer.tick() {
+                self.sampling = true;
+                timer.sample(|| self.process(f, rec));
+                self.sampling = false;
+            } else {
+                self.process(f, rec);
             }
-            None => rasterize_for_path(fast, &cfg.raster, tri, |f| self.process(f, rec)),
-        }
+        });
+        timer.texture += PixelTimer::scaled(self.input_time);
+        o
     }
 
     /// Every stage of one fragment through the generic code, recording into `rec` (a no-op
