@@ -51,7 +51,7 @@ pub mod timing;
 use crate::vertex::ScreenVertex;
 use pica_cmd::regs::Regs;
 use pica_cmd::regs::framebuffer::BlendMode;
-use probe::Recorder;
+use probe::{Recorder, Soloed};
 pub use specialized::{ColorStage, PixelPath};
 pub use textures::{NoTextures, TextureCache, TextureSampler, TextureUnits};
 pub use timing::PixelTimer;
@@ -1266,19 +1266,16 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 sampling: false,
                 input_time: std::time::Duration::ZERO,
             };
+            let soloed = self.solo.is_some();
             if let Some(timer) = self.timer.as_mut() {
-                let o = rasterize_for_path(fast, &cfg.raster, tri, |f| {
-                    if timer.tick() {
-                        ctx.sampling = true;
-                        timer.sample(|| ctx.process(f, ()));
-                        ctx.sampling = false;
-                    } else {
-                        ctx.process(f, ());
-                    }
-                });
-                timer.texture += PixelTimer::scaled(ctx.input_time);
-                o
-            } else if let Some(stage) = self.color_stage.filter(|_| self.solo.is_none()) {
+                if soloed {
+                    ctx.shade_timed(fast, tri, timer, Soloed(()))
+                } else {
+                    ctx.shade_timed(fast, tri, timer, ())
+                }
+            } else if let Some(stage) = self.color_stage.filter(|_| !soloed) {
+                // The replay path: no solo, no stage timing and no recording (a probe
+                // returned above), so no debugging code runs per fragment.
                 let plan = FastPlan::new(&cfg, stage, ctx.color_cache.word_mask());
                 if plan.over_rgba8 {
                     rasterize_for_path(fast, &cfg.raster, tri, |f| {
@@ -1289,6 +1286,9 @@ impl<S: TextureSampler> PixelPipeline<S> {
                         ctx.process_fast::<false>(f, &plan)
                     })
                 }
+            } else if soloed {
+                // A solo: the generic code with the solo compiled in (see `probe::Soloed`).
+                rasterize_for_path(fast, &cfg.raster, tri, |f| ctx.process(f, Soloed(())))
             } else {
                 rasterize_for_path(fast, &cfg.raster, tri, |f| ctx.process(f, ()))
             }
@@ -1366,9 +1366,14 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 input_time: std::time::Duration::ZERO,
                 solo: self.solo.as_ref(),
             };
+            let soloed = ctx.solo.is_some();
             rasterize_triangle_reference(&cfg.raster, tri, |f| {
                 let before = ctx.stats.fragments_passed;
-                ctx.process(f, ());
+                if soloed {
+                    ctx.process(f, Soloed(()));
+                } else {
+                    ctx.process(f, ());
+                }
                 debug.fragment(f.x, f.y, ctx.stats.fragments_passed != before);
             })
         };
@@ -1457,6 +1462,33 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         *self.missing |= 1 << (f as u32);
     }
 
+    /// Rasterises `tri` through the generic per-fragment code ([`FragCtx::process`] with
+    /// `rec`, `()` or [`Soloed`]) while timing stages with `timer`.
+    #[inline(always)]
+    fn shade_timed<R: Recorder + Copy>(
+        &mut self,
+        fast: bool,
+        tri: &[ScreenVertex; 3],
+        timer: &mut PixelTimer,
+        rec: R,
+    ) -> TriangleOutcome {
+        let cfg = self.cfg;
+        let o = rasterize_for_path(fast, &cfg.raster, tri, |f| {
+            if timer.tick() {
+                self.sampling = true;
+                timer.sample(|| self.process(f, rec));
+                self.sampling = false;
+            } else {
+                self.process(f, rec);
+            }
+        });
+        timer.texture += PixelTimer::scaled(self.input_time);
+        o
+    }
+
+    /// Every stage of one fragment through the generic code, recording into `rec` (a no-op
+    /// for `()`); the draw's combiner solo is applied only when `R::SOLO` (a [`Soloed`]
+    /// recorder), so the code for `()` has no solo test.
     fn process<R: Recorder>(&mut self, frag: &Fragment, mut rec: R) {
         let cfg = self.cfg;
         let ops = &cfg.ops;
@@ -1529,7 +1561,11 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             self.tev.run_table(&mut t)
         };
         // The soloed stage's output, from the same source table (entries 13-15 are scratch).
-        let solo = self.solo.map(|s| s.solo.value(s.tev.run_table(&mut t)));
+        let solo = if R::SOLO {
+            self.solo.map(|s| s.solo.value(s.tev.run_table(&mut t)))
+        } else {
+            None
+        };
 
         match ops.mode {
             FragmentMode::Shadow | FragmentMode::Gas => {

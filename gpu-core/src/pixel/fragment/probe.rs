@@ -13,6 +13,11 @@
 //! second time with culling off and the scissor box narrowed to the probe rectangle (so only
 //! the probed pixels are visited). Triangles that clipping cut or removed are handed back by
 //! the draw driver as the projection of their w > 0 part ([`PixelPipeline::probe_clipped`]).
+//!
+//! The combiner solo ([`PixelPipeline::set_tev_solo`]) is selected the same way: a soloed
+//! draw's fragments are processed with a [`Soloed`] recorder (`SOLO` true), so the code that
+//! computes and writes the soloed stage exists only in those instantiations and the normal
+//! per-fragment code has no solo test.
 
 use super::{ColorOutput, FragCtx, PixelPath, PixelPipeline, TextureSampler, TileCache};
 pub use crate::debug::fragment::{
@@ -33,6 +38,9 @@ use crate::vertex::ScreenVertex;
 pub(crate) trait Recorder {
     /// True for a recorder that records (checked at compile time around costly calls).
     const ON: bool;
+    /// True if the draw's combiner solo is applied (the solo code is compiled only for such
+    /// recorders, see [`Soloed`]).
+    const SOLO: bool = false;
     /// A texture unit's colour (and where it came from, if known).
     fn texel(&mut self, _info: Option<TexelRecord>, _unit: usize, _color: Rgba) {}
     /// The fragment-lighting colours.
@@ -58,6 +66,7 @@ impl Recorder for () {
 
 impl<R: Recorder> Recorder for &mut R {
     const ON: bool = R::ON;
+    const SOLO: bool = R::SOLO;
     fn texel(&mut self, info: Option<TexelRecord>, unit: usize, color: Rgba) {
         (**self).texel(info, unit, color);
     }
@@ -78,6 +87,36 @@ impl<R: Recorder> Recorder for &mut R {
     }
     fn fate(&mut self, f: FragmentFate) {
         (**self).fate(f);
+    }
+}
+
+/// Records into `R` and applies the draw's combiner solo (the pipeline's solo must be set).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Soloed<R>(pub R);
+
+impl<R: Recorder> Recorder for Soloed<R> {
+    const ON: bool = R::ON;
+    const SOLO: bool = true;
+    fn texel(&mut self, info: Option<TexelRecord>, unit: usize, color: Rgba) {
+        self.0.texel(info, unit, color);
+    }
+    fn lighting(&mut self, colors: [Rgba; 2]) {
+        self.0.lighting(colors);
+    }
+    fn combiners(&mut self, tev: &TevConfig, t: &[Rgba; 16]) -> Rgba {
+        self.0.combiners(tev, t)
+    }
+    fn fog(&mut self, factor: Option<(f32, [u8; 3])>, before: Rgba, after: Rgba) {
+        self.0.fog(factor, before, after);
+    }
+    fn depth_stencil(&mut self, r: DepthStencilRecord) {
+        self.0.depth_stencil(r);
+    }
+    fn blend(&mut self, r: BlendRecord) {
+        self.0.blend(r);
+    }
+    fn fate(&mut self, f: FragmentFate) {
+        self.0.fate(f);
     }
 }
 
@@ -330,11 +369,18 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 input_time: std::time::Duration::ZERO,
                 solo: self.solo.as_ref(),
             };
+            let soloed = ctx.solo.is_some();
             rasterize_triangle_reference(&cfg.raster, tri, |f| {
                 if probe.contains(f.x, f.y) {
                     let mut r = st.record(f, w_at(tri, f.x, f.y));
-                    ctx.process(f, &mut r);
+                    if soloed {
+                        ctx.process(f, Soloed(&mut r));
+                    } else {
+                        ctx.process(f, &mut r);
+                    }
                     st.push(r);
+                } else if soloed {
+                    ctx.process(f, Soloed(()));
                 } else {
                     ctx.process(f, ());
                 }
