@@ -218,7 +218,9 @@ impl Simd {
 pub(crate) fn fold_bits_dispatch(bits: &mut [[u32; 4]; 16], outputs: &crate::interp::VertexBatch) {
     match Simd::detect() {
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx512 | Simd::Avx2 => simd::fold_bits_avx2(bits, outputs),
+        Simd::Avx512 => simd::fold_bits_avx512(bits, outputs),
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => simd::fold_bits_avx2(bits, outputs),
         _ => crate::bench::fold_bits_body(bits, outputs),
     }
 }
@@ -376,6 +378,7 @@ impl<const N: usize> FastEngineN<N> {
         let round = self.config.round_f24;
         let wide = self.simd != Simd::Portable;
         lanes.wide = wide;
+        lanes.wide512 = self.simd == Simd::Avx512;
         lanes.begin_batch(prog, uniforms, &self.state, inputs.mask(), out_mask, round);
         let mut stats = ChunkStats::default();
         let bools = uniforms.bools();

@@ -25,7 +25,9 @@ use crate::interp::alu;
 
 use super::super::compile::{Compiled, Op, SrcSpec};
 use super::super::trace::{Trace, TraceKey};
-use super::{Fin, Lanes, copy_plane, dot, elementwise, fill, is_safe, mova_bits};
+use super::{
+    Fin, Lanes, Split, copy_plane, dot_masked, elementwise, fill, is_safe, mova_bits, split_dst,
+};
 
 /// Plane references at or above this value name scratch planes (`SCR + slot·4 + lane`).
 const SCR: u16 = 0xF000;
@@ -40,11 +42,13 @@ pub(super) enum Micro {
         op: BinaryOp,
         x: [u16; 4],
         y: [u16; 4],
-        /// Every product is with a finite non-zero uniform (no 0·inf fix-up).
-        safe: bool,
+        /// Bit k: product k is with a finite non-zero uniform (no 0·inf fix-up).
+        safe: u8,
         fin: Fin,
         dst: [u16; 4],
         mask: u8,
+        /// No operand plane is a destination plane: results go straight into the destination.
+        into: bool,
     },
     /// Component-wise two-source operation (ADD, MUL, SGE, SLT, MAX, MIN, DST).
     Elem {
@@ -56,6 +60,8 @@ pub(super) enum Micro {
         fin: Fin,
         dst: [u16; 4],
         mask: u8,
+        /// As for [`Micro::Dot`].
+        into: bool,
     },
     /// MAD.
     Mad {
@@ -66,6 +72,8 @@ pub(super) enum Micro {
         fin: Fin,
         dst: [u16; 4],
         mask: u8,
+        /// As for [`Micro::Dot`].
+        into: bool,
     },
     /// MOV/FLR (per component) and RCP/RSQ/EX2/LG2 (of x, to every written component).
     Un {
@@ -76,6 +84,8 @@ pub(super) enum Micro {
         mask: u8,
         /// Components can be stored one at a time (no later one reads an earlier one's plane).
         direct: bool,
+        /// As for [`Micro::Dot`].
+        into: bool,
     },
     /// MOVA (`mask` bit 0 = a0.x, bit 1 = a0.y).
     Mova { x: [u16; 4], mask: u8 },
@@ -127,6 +137,47 @@ fn get<'a, const N: usize>(
     }
 }
 
+/// Whether no operand plane (of any lane) is a destination plane of `mask`.
+fn disjoint(dst: &[u16; 4], mask: u8, srcs: &[[u16; 4]]) -> bool {
+    (0..4).all(|c| mask & (1 << c) == 0 || srcs.iter().all(|s| !s.contains(&dst[c])))
+}
+
+/// The plane a reference names, with a destination plane split off (`None` if it is that
+/// plane).
+#[inline(always)]
+fn get_split<'a, const N: usize>(
+    sp: &Split<'a, N>,
+    scr: &'a [[[f32; N]; 4]; 3],
+    i: u16,
+) -> Option<&'a [f32; N]> {
+    if i >= SCR {
+        let j = usize::from(i - SCR);
+        Some(&scr[(j / 4).min(2)][j % 4])
+    } else {
+        sp.get(usize::from(i))
+    }
+}
+
+/// The four planes of an operand with a destination plane split off (`None` if one is it).
+#[inline(always)]
+fn refs_split<'a, const N: usize>(
+    sp: &Split<'a, N>,
+    scr: &'a [[[f32; N]; 4]; 3],
+    p: [u16; 4],
+) -> Option<[&'a [f32; N]; 4]> {
+    if p[0] >= SCR {
+        let [a, b, c, d] = &scr[usize::from((p[0] - SCR) / 4).min(2)];
+        Some([a, b, c, d])
+    } else {
+        Some([
+            sp.get(usize::from(p[0]))?,
+            sp.get(usize::from(p[1]))?,
+            sp.get(usize::from(p[2]))?,
+            sp.get(usize::from(p[3]))?,
+        ])
+    }
+}
+
 /// The four planes of an operand: all scratch (one slot) or all register planes, see
 /// [`operand`].
 #[inline(always)]
@@ -166,16 +217,20 @@ impl<const N: usize> Lanes<N> {
                     let y = operand(&b, 1, al, &mut ops);
                     let fin = Fin::of(&dst, round);
                     if matches!(op, BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph) {
-                        let safe_all =
-                            safe(0) && safe(1) && safe(2) && (op != BinaryOp::Dp4 || safe(3));
+                        // DP3 has no fourth product and DPH's is 1·b.w (never 0·inf).
+                        let s = (0..4).fold(0u8, |m, k| {
+                            let ok = safe(k) || (k == 3 && op != BinaryOp::Dp4);
+                            m | (u8::from(ok) << k)
+                        });
                         ops.push(Micro::Dot {
                             op,
                             x,
                             y,
-                            safe: safe_all,
+                            safe: s,
                             fin,
                             dst: dst.planes,
                             mask: dst.mask,
+                            into: disjoint(&dst.planes, dst.mask, &[x, y]),
                         });
                     } else {
                         let s = (0..4).fold(0u8, |m, k| m | (u8::from(safe(k)) << k));
@@ -187,6 +242,7 @@ impl<const N: usize> Lanes<N> {
                             fin,
                             dst: dst.planes,
                             mask: dst.mask,
+                            into: disjoint(&dst.planes, dst.mask, &[x, y]),
                         });
                     }
                 }
@@ -205,6 +261,7 @@ impl<const N: usize> Lanes<N> {
                         fin: Fin::of(&dst, round),
                         dst: dst.planes,
                         mask: dst.mask,
+                        into: disjoint(&dst.planes, dst.mask, &[x, y, z]),
                     });
                 }
                 Op::Un { op, dst, a } if op != UnaryOp::Litp => {
@@ -216,6 +273,7 @@ impl<const N: usize> Lanes<N> {
                         dst: dst.planes,
                         mask: dst.mask,
                         direct: dst.direct,
+                        into: disjoint(&dst.planes, dst.mask, &[x]),
                     });
                 }
                 Op::Mova { a, mask } => {
@@ -246,13 +304,31 @@ impl<const N: usize> Lanes<N> {
                     fin,
                     dst,
                     mask,
+                    into,
                 } => {
                     let Self {
                         planes, scr, out, ..
                     } = self;
+                    if into && mask != 0 {
+                        // Straight into the first destination plane, copied to the others.
+                        let first = (mask.trailing_zeros() as usize).min(3);
+                        let d = usize::from(dst[first]);
+                        if let Some((dp, sp)) = split_dst(planes, d)
+                            && let (Some(xs), Some(ys)) =
+                                (refs_split(&sp, scr, x), refs_split(&sp, scr, y))
+                        {
+                            dot_masked(op, dp, xs, ys, fin, safe);
+                            for c in first + 1..4 {
+                                if mask & (1 << c) != 0 {
+                                    copy_plane(planes, d, usize::from(dst[c]), 0, true);
+                                }
+                            }
+                            continue;
+                        }
+                    }
                     {
                         let (xs, ys) = (refs(planes, scr, x), refs(planes, scr, y));
-                        dot(op, &mut out[0], xs, ys, fin, safe);
+                        dot_masked(op, &mut out[0], xs, ys, fin, safe);
                     }
                     for c in 0..4 {
                         if mask & (1 << c) != 0 {
@@ -268,10 +344,34 @@ impl<const N: usize> Lanes<N> {
                     fin,
                     dst,
                     mask,
+                    into,
                 } => {
                     let Self {
                         planes, scr, out, ..
                     } = self;
+                    if into {
+                        // No operand is a destination plane: component by component in place.
+                        for c in 0..4 {
+                            if mask & (1 << c) == 0 {
+                                continue;
+                            }
+                            let s = safe & (1 << c) != 0;
+                            let d = usize::from(dst[c]);
+                            if let Some((dp, sp)) = split_dst(planes, d)
+                                && let (Some(xs), Some(ys)) =
+                                    (get_split(&sp, scr, x[c]), get_split(&sp, scr, y[c]))
+                            {
+                                elementwise(op, c, dp, xs, ys, fin, s);
+                                continue;
+                            }
+                            {
+                                let (xs, ys) = (get(planes, scr, x[c]), get(planes, scr, y[c]));
+                                elementwise(op, c, &mut out[c], xs, ys, fin, s);
+                            }
+                            planes[d] = out[c];
+                        }
+                        continue;
+                    }
                     {
                         let (xs, ys) = (refs(planes, scr, x), refs(planes, scr, y));
                         for c in 0..4 {
@@ -291,10 +391,48 @@ impl<const N: usize> Lanes<N> {
                     fin,
                     dst,
                     mask,
+                    into,
                 } => {
                     let Self {
                         planes, scr, out, ..
                     } = self;
+                    if into {
+                        for c in 0..4 {
+                            if mask & (1 << c) == 0 {
+                                continue;
+                            }
+                            let s = safe & (1 << c) != 0;
+                            let d = usize::from(dst[c]);
+                            let kernel =
+                                |o: &mut [f32; N], a: &[f32; N], b: &[f32; N], e: &[f32; N]| {
+                                    if s {
+                                        fill(o, fin, |l| a[l] * b[l] + e[l]);
+                                    } else {
+                                        fill(o, fin, |l| alu::mul(a[l], b[l]) + e[l]);
+                                    }
+                                };
+                            if let Some((dp, sp)) = split_dst(planes, d)
+                                && let (Some(a), Some(b), Some(e)) = (
+                                    get_split(&sp, scr, x[c]),
+                                    get_split(&sp, scr, y[c]),
+                                    get_split(&sp, scr, z[c]),
+                                )
+                            {
+                                kernel(dp, a, b, e);
+                                continue;
+                            }
+                            {
+                                let (a, b, e) = (
+                                    get(planes, scr, x[c]),
+                                    get(planes, scr, y[c]),
+                                    get(planes, scr, z[c]),
+                                );
+                                kernel(&mut out[c], a, b, e);
+                            }
+                            planes[d] = out[c];
+                        }
+                        continue;
+                    }
                     {
                         let xs = refs(planes, scr, x);
                         let ys = refs(planes, scr, y);
@@ -320,10 +458,51 @@ impl<const N: usize> Lanes<N> {
                     dst,
                     mask,
                     direct,
+                    into,
                 } => {
                     let Self {
                         planes, scr, out, ..
                     } = self;
+                    if into && mask != 0 && !(op == UnaryOp::Mov && fin == Fin::Plain) {
+                        let first = (mask.trailing_zeros() as usize).min(3);
+                        let mut done = true;
+                        for c in 0..4 {
+                            if mask & (1 << c) == 0 {
+                                continue;
+                            }
+                            let per_comp = matches!(op, UnaryOp::Mov | UnaryOp::Flr);
+                            if !per_comp && c > first {
+                                copy_plane(
+                                    planes,
+                                    usize::from(dst[first]),
+                                    usize::from(dst[c]),
+                                    0,
+                                    true,
+                                );
+                                continue;
+                            }
+                            let src = if per_comp { x[c] } else { x[0] };
+                            let Some((o, sp)) = split_dst(planes, usize::from(dst[c])) else {
+                                done = false;
+                                break;
+                            };
+                            let Some(a) = get_split(&sp, scr, src) else {
+                                done = false;
+                                break;
+                            };
+                            match op {
+                                UnaryOp::Mov => fill(o, fin, |l| a[l]),
+                                UnaryOp::Flr => fill(o, fin, |l| alu::flr(a[l])),
+                                UnaryOp::Rcp => fill(o, fin, |l| alu::rcp(a[l])),
+                                UnaryOp::Rsq => fill(o, fin, |l| alu::rsq(a[l])),
+                                UnaryOp::Ex2 => fill(o, fin, |l| alu::ex2(a[l])),
+                                _ => fill(o, fin, |l| alu::lg2(a[l])),
+                            }
+                        }
+                        if done {
+                            continue;
+                        }
+                    }
                     match op {
                         UnaryOp::Mov if fin == Fin::Plain && direct => {
                             // Plane copies, component by component.
