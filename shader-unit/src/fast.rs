@@ -35,7 +35,11 @@
 //! - **Micro-operations** (`exec::micro`): a trace's steps are resolved once per batch into
 //!   operations that name their operand planes directly (negated/flushed/gathered operands as a
 //!   separate preparation step into scratch planes), with the finishing step and the 0·inf
-//!   fix-up decision fixed; each chunk then runs that list with one lane loop per result.
+//!   fix-up decision fixed (per product in dot products); each chunk then runs that list with
+//!   one lane loop per result, written straight into the destination plane when no operand is
+//!   one. A full-mask `MOV rN, rN.<permutation>` is resolved as a renaming of planes instead of
+//!   copies (the planes go back home before a generic operation and at the end of the trace),
+//!   so W3's rotating index/weight registers cost nothing.
 //! - **Pass-through outputs**: in such programs, `MOV oK.xyzw, vJ` (identity swizzle, no
 //!   negation) where every writer of oK is that same MOV is not executed on planes; the chunk
 //!   records that it ran and the outputs are written straight from the input batch
@@ -76,7 +80,9 @@
 //! run time (module `simd`, the crate's only `unsafe`). At the AVX2 and AVX-512 levels the
 //! transpositions between vertex-major registers and lane planes (inputs with their flush,
 //! outputs, gathered uniform rows) use AVX2 shuffles from `simd` (8 vertices per step); the
-//! baseline level keeps the portable loops, and both give the same bits.
+//! baseline level keeps the portable loops, and both give the same bits. At the AVX-512 level a
+//! relative read whose rows (over the chunk) lie in one 64-row window is gathered with
+//! `vpermt2ps` from per-component tables instead (`simd::gather_cols`).
 //!
 //! # Bit-exactness
 //!

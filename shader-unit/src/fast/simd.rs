@@ -92,6 +92,8 @@ pub(crate) fn fold_bits_avx2(bits: &mut [[u32; 4]; 16], outputs: &VertexBatch) {
     unsafe { fold_avx2(bits, outputs) }
 }
 
+// Components index the accumulator and the lane array together.
+#[allow(clippy::needless_range_loop)]
 #[target_feature(enable = "avx512f")]
 fn fold_avx512(bits: &mut [[u32; 4]; 16], outputs: &VertexBatch) {
     use std::arch::x86_64::*;
@@ -347,6 +349,7 @@ fn transpose_out_avx2<const N: usize>(src: &[[f32; N]; 4], dst: &mut [[f32; 4]; 
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
 

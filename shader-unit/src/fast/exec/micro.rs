@@ -93,6 +93,8 @@ pub(super) enum Micro {
     Pass { reg: u8 },
     /// Any other operation, on the generic handler.
     Slow { pc: u32, al: i32 },
+    /// Copies plane `src` to plane `dst` ([`TEMP`] = a temporary plane).
+    Copy { src: u16, dst: u16 },
 }
 
 /// The micro-operations of one trace (reused between batches; rebuilt when the trace or the
@@ -103,7 +105,92 @@ pub(super) struct MicroList {
     pub key: Option<TraceKey>,
     /// The operations.
     pub ops: Vec<Micro>,
+    /// Build scratch: the plane that currently holds each register plane (see [`Renames`]).
+    loc: Vec<u16>,
 }
+
+/// Register planes renamed by component-permuting MOVs while a trace is resolved.
+///
+/// `MOV rN.xyzw, rN.<permutation>` (no negation, no finishing) only permutes which plane holds
+/// which component: it is resolved by renaming (`loc[p]` = the plane holding register plane
+/// `p`'s value) instead of copying. The map stays a permutation within each register, so no two
+/// register planes share a physical plane and every write goes to the written plane's current
+/// home. Before a generic ([`Micro::Slow`]) operation and at the end of the trace the planes are
+/// moved back home with [`Micro::Copy`] (one copy per moved plane plus one per cycle).
+struct Renames<'a> {
+    loc: &'a mut Vec<u16>,
+    moved: bool,
+}
+
+impl Renames<'_> {
+    /// The plane holding plane `p` (scratch references pass through).
+    fn at(&self, p: u16) -> u16 {
+        self.loc.get(usize::from(p)).copied().unwrap_or(p)
+    }
+
+    fn map(&self, p: [u16; 4]) -> [u16; 4] {
+        p.map(|q| self.at(q))
+    }
+
+    /// Applies a full-mask `MOV dst, src` as a renaming if it is a permutation of `dst`'s
+    /// current planes; `false` (nothing changed) otherwise.
+    fn permute(&mut self, dst: [u16; 4], src: [u16; 4]) -> bool {
+        let (d, s) = (self.map(dst), self.map(src));
+        let mut ds = d;
+        let mut ss = s;
+        ds.sort_unstable();
+        ss.sort_unstable();
+        if ds != ss || ds.windows(2).any(|w| w[0] == w[1]) || src.iter().any(|&q| q >= SCR) {
+            return false;
+        }
+        for c in 0..4 {
+            if let Some(l) = self.loc.get_mut(usize::from(dst[c])) {
+                *l = s[c];
+            }
+        }
+        self.moved = true;
+        true
+    }
+
+    /// Emits the copies that move every renamed plane back home.
+    fn restore(&mut self, out: &mut Vec<Micro>) {
+        if !self.moved {
+            return;
+        }
+        for p0 in 0..self.loc.len() {
+            if usize::from(self.loc[p0]) == p0 {
+                continue;
+            }
+            // The cycle through p0: plane p wants the value held by loc[p]. p0's own content
+            // (wanted by the plane q with loc[q] = p0) is saved first.
+            out.push(Micro::Copy {
+                src: p0 as u16,
+                dst: TEMP,
+            });
+            let mut p = p0;
+            loop {
+                let from = usize::from(self.loc[p]);
+                self.loc[p] = p as u16;
+                if from == p0 {
+                    out.push(Micro::Copy {
+                        src: TEMP,
+                        dst: p as u16,
+                    });
+                    break;
+                }
+                out.push(Micro::Copy {
+                    src: from as u16,
+                    dst: p as u16,
+                });
+                p = from;
+            }
+        }
+        self.moved = false;
+    }
+}
+
+/// [`Micro::Copy`]'s name for the temporary plane.
+const TEMP: u16 = 0xFFFF;
 
 /// Operand planes of `s`: its own planes, or scratch slot `slot` after a [`Micro::Prep`].
 fn operand(s: &SrcSpec, slot: u8, al: i32, out: &mut Vec<Micro>) -> [u16; 4] {
@@ -204,12 +291,56 @@ impl<const N: usize> Lanes<N> {
     pub(super) fn build_micro(&mut self, prog: &Compiled, t: &Trace, round: bool) {
         let mut ops = std::mem::take(&mut self.micro.ops);
         ops.clear();
+        let mut loc = std::mem::take(&mut self.micro.loc);
+        loc.clear();
+        loc.extend(0..prog.plane_count().min(usize::from(SCR)) as u16);
+        let mut rn = Renames {
+            loc: &mut loc,
+            moved: false,
+        };
         let cs = &self.const_safe;
         for &(pc, al) in &t.steps {
             let Some(op) = prog.ops.get(pc as usize) else {
+                rn.restore(&mut ops);
                 ops.push(Micro::Slow { pc, al });
                 continue;
             };
+            if let Op::Un {
+                op: UnaryOp::Mov,
+                dst,
+                a:
+                    SrcSpec::Planes {
+                        planes,
+                        neg: false,
+                        flush: false,
+                        ..
+                    },
+            } = *op
+                && dst.mask == 15
+                && Fin::of(&dst, round) == Fin::Plain
+                && rn.permute(dst.planes, planes)
+            {
+                continue;
+            }
+            // Operands and destinations in the planes that currently hold them.
+            let operand = |s: &SrcSpec, slot: u8, al: i32, out: &mut Vec<Micro>| {
+                let s = match *s {
+                    SrcSpec::Planes {
+                        planes,
+                        neg,
+                        flush,
+                        used,
+                    } => SrcSpec::Planes {
+                        planes: rn.map(planes),
+                        neg,
+                        flush,
+                        used,
+                    },
+                    other => other,
+                };
+                operand(&s, slot, al, out)
+            };
+            let dst_of = |d: &super::super::compile::DstSpec| rn.map(d.planes);
             match *op {
                 Op::Bin { op, dst, a, b } => {
                     let safe = |k: usize| is_safe(&a, k, cs) || is_safe(&b, k, cs);
@@ -228,9 +359,9 @@ impl<const N: usize> Lanes<N> {
                             y,
                             safe: s,
                             fin,
-                            dst: dst.planes,
+                            dst: dst_of(&dst),
                             mask: dst.mask,
-                            into: disjoint(&dst.planes, dst.mask, &[x, y]),
+                            into: disjoint(&dst_of(&dst), dst.mask, &[x, y]),
                         });
                     } else {
                         let s = (0..4).fold(0u8, |m, k| m | (u8::from(safe(k)) << k));
@@ -240,9 +371,9 @@ impl<const N: usize> Lanes<N> {
                             y,
                             safe: s,
                             fin,
-                            dst: dst.planes,
+                            dst: dst_of(&dst),
                             mask: dst.mask,
-                            into: disjoint(&dst.planes, dst.mask, &[x, y]),
+                            into: disjoint(&dst_of(&dst), dst.mask, &[x, y]),
                         });
                     }
                 }
@@ -259,9 +390,9 @@ impl<const N: usize> Lanes<N> {
                         z,
                         safe: s,
                         fin: Fin::of(&dst, round),
-                        dst: dst.planes,
+                        dst: dst_of(&dst),
                         mask: dst.mask,
-                        into: disjoint(&dst.planes, dst.mask, &[x, y, z]),
+                        into: disjoint(&dst_of(&dst), dst.mask, &[x, y, z]),
                     });
                 }
                 Op::Un { op, dst, a } if op != UnaryOp::Litp => {
@@ -270,10 +401,10 @@ impl<const N: usize> Lanes<N> {
                         op,
                         x,
                         fin: Fin::of(&dst, round),
-                        dst: dst.planes,
+                        dst: dst_of(&dst),
                         mask: dst.mask,
                         direct: dst.direct,
-                        into: disjoint(&dst.planes, dst.mask, &[x]),
+                        into: disjoint(&dst_of(&dst), dst.mask, &[x]),
                     });
                 }
                 Op::Mova { a, mask } => {
@@ -282,10 +413,15 @@ impl<const N: usize> Lanes<N> {
                 }
                 Op::Pass { reg, .. } => ops.push(Micro::Pass { reg }),
                 Op::Nop | Op::Unknown => {}
-                _ => ops.push(Micro::Slow { pc, al }),
+                _ => {
+                    rn.restore(&mut ops);
+                    ops.push(Micro::Slow { pc, al });
+                }
             }
         }
+        rn.restore(&mut ops);
         self.micro.ops = ops;
+        self.micro.loc = loc;
         self.micro.key = Some(t.key);
     }
 
@@ -580,6 +716,22 @@ impl<const N: usize> Lanes<N> {
                     }
                 }
                 Micro::Pass { reg } => self.pass_done |= 1 << (reg & 15),
+                Micro::Copy { src, dst } => {
+                    let Self { planes, out, .. } = self;
+                    match (src, dst) {
+                        (TEMP, d) => {
+                            if let Some(p) = planes.get_mut(usize::from(d)) {
+                                *p = out[0];
+                            }
+                        }
+                        (s, TEMP) => {
+                            if let Some(p) = planes.get(usize::from(s)) {
+                                out[0] = *p;
+                            }
+                        }
+                        (s, d) => copy_plane(planes, usize::from(s), usize::from(d), 0, true),
+                    }
+                }
                 Micro::Slow { pc, al } => match prog.ops.get(pc as usize) {
                     Some(Op::Bin { op, dst, a, b }) => {
                         self.binary(*op, dst, a, b, init, true, al, round)
