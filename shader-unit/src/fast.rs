@@ -35,7 +35,11 @@
 //! - **Micro-operations** (`exec::micro`): a trace's steps are resolved once per batch into
 //!   operations that name their operand planes directly (negated/flushed/gathered operands as a
 //!   separate preparation step into scratch planes), with the finishing step and the 0·inf
-//!   fix-up decision fixed; each chunk then runs that list with one lane loop per result.
+//!   fix-up decision fixed (per product in dot products); each chunk then runs that list with
+//!   one lane loop per result, written straight into the destination plane when no operand is
+//!   one. A full-mask `MOV rN, rN.<permutation>` is resolved as a renaming of planes instead of
+//!   copies (the planes go back home before a generic operation and at the end of the trace),
+//!   so W3's rotating index/weight registers cost nothing.
 //! - **Pass-through outputs**: in such programs, `MOV oK.xyzw, vJ` (identity swizzle, no
 //!   negation) where every writer of oK is that same MOV is not executed on planes; the chunk
 //!   records that it ran and the outputs are written straight from the input batch
@@ -76,7 +80,9 @@
 //! run time (module `simd`, the crate's only `unsafe`). At the AVX2 and AVX-512 levels the
 //! transpositions between vertex-major registers and lane planes (inputs with their flush,
 //! outputs, gathered uniform rows) use AVX2 shuffles from `simd` (8 vertices per step); the
-//! baseline level keeps the portable loops, and both give the same bits.
+//! baseline level keeps the portable loops, and both give the same bits. At the AVX-512 level a
+//! relative read whose rows (over the chunk) lie in one 64-row window is gathered with
+//! `vpermt2ps` from per-component tables instead (`simd::gather_cols`).
 //!
 //! # Bit-exactness
 //!
@@ -218,7 +224,9 @@ impl Simd {
 pub(crate) fn fold_bits_dispatch(bits: &mut [[u32; 4]; 16], outputs: &crate::interp::VertexBatch) {
     match Simd::detect() {
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx512 | Simd::Avx2 => simd::fold_bits_avx2(bits, outputs),
+        Simd::Avx512 => simd::fold_bits_avx512(bits, outputs),
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => simd::fold_bits_avx2(bits, outputs),
         _ => crate::bench::fold_bits_body(bits, outputs),
     }
 }
@@ -376,6 +384,7 @@ impl<const N: usize> FastEngineN<N> {
         let round = self.config.round_f24;
         let wide = self.simd != Simd::Portable;
         lanes.wide = wide;
+        lanes.wide512 = self.simd == Simd::Avx512;
         lanes.begin_batch(prog, uniforms, &self.state, inputs.mask(), out_mask, round);
         let mut stats = ChunkStats::default();
         let bools = uniforms.bools();

@@ -88,6 +88,10 @@ pub(crate) struct Lanes<const N: usize> {
     rows: [[f32; 4]; ROWS],
     /// The same, flushed.
     rows_fl: [[f32; 4]; ROWS],
+    /// `rows` by component (`cols[c][row]`), for the AVX-512 permute gather.
+    cols: [[f32; ROWS]; 4],
+    /// `rows_fl` by component.
+    cols_fl: [[f32; ROWS]; 4],
     gath: [[f32; N]; 4],
     /// Relative reads: the table row of each lane.
     gath_ix: [u32; N],
@@ -109,6 +113,9 @@ pub(crate) struct Lanes<const N: usize> {
     micro: micro::MicroList,
     /// Transpositions may use AVX2 (the engine runs at the AVX2 or AVX-512 level).
     pub wide: bool,
+    /// Relative reads may use the AVX-512 permute gather (the engine runs at the AVX-512
+    /// level).
+    pub wide512: bool,
     /// Finishing step of each pass-through output (set per batch).
     pass_fins: [Fin; 16],
 }
@@ -126,6 +133,8 @@ impl<const N: usize> Lanes<N> {
             const_safe: Vec::new(),
             rows: [[0.0; 4]; ROWS],
             rows_fl: [[0.0; 4]; ROWS],
+            cols: [[0.0; ROWS]; 4],
+            cols_fl: [[0.0; ROWS]; 4],
             gath: [[0.0; N]; 4],
             gath_ix: [0; N],
             gath_rows: [[0.0; 4]; N],
@@ -139,6 +148,7 @@ impl<const N: usize> Lanes<N> {
             pass_done: 0,
             micro: micro::MicroList::default(),
             wide: false,
+            wide512: false,
             pass_fins: [Fin::Plain; 16],
         }
     }
@@ -218,6 +228,18 @@ impl<const N: usize> Lanes<N> {
                     None => [0.0; 4],
                 };
                 *f = t.map(alu::flush);
+            }
+            for (i, (t, f)) in self
+                .rows
+                .iter()
+                .zip(&self.rows_fl)
+                .take(ROWS_USED)
+                .enumerate()
+            {
+                for c in 0..4 {
+                    self.cols[c][i] = t[c];
+                    self.cols_fl[c][i] = f[c];
+                }
             }
         }
         self.a0 = [[state.a0[0]; N], [state.a0[1]; N]];
@@ -712,16 +734,25 @@ impl<const N: usize> Lanes<N> {
                         for l in 0..N {
                             ix[l] = rel_index(base, a[l]) as u32;
                         }
-                        for l in 0..N {
-                            tmp[l] = rows[ix[l] as usize & (ROWS - 1)];
-                        }
-                        if !wide_in(self.wide, tmp, g, false) {
+                        let cols = if flush && !neg {
+                            &self.cols_fl
+                        } else {
+                            &self.cols
+                        };
+                        if wide_gather(self.wide512, cols, ix, g) {
+                            // Done with permutes (all lanes' rows within a 64-row window).
+                        } else {
                             for l in 0..N {
-                                let row = tmp[l];
-                                g[0][l] = row[0];
-                                g[1][l] = row[1];
-                                g[2][l] = row[2];
-                                g[3][l] = row[3];
+                                tmp[l] = rows[ix[l] as usize & (ROWS - 1)];
+                            }
+                            if !wide_in(self.wide, tmp, g, false) {
+                                for l in 0..N {
+                                    let row = tmp[l];
+                                    g[0][l] = row[0];
+                                    g[1][l] = row[1];
+                                    g[2][l] = row[2];
+                                    g[3][l] = row[3];
+                                }
                             }
                         }
                         if direct {
@@ -1269,7 +1300,7 @@ impl<const N: usize> Lanes<N> {
 /// [`RelativeUniformRule::ZeroOutside`]. Rows 129–255 are never read ([`rel_index`] returns at
 /// most 128) and stay zero: they pad the table to a power of two so that a masked index needs
 /// no bounds check.
-const ROWS: usize = 256;
+pub(crate) const ROWS: usize = 256;
 /// Rows of the table that [`rel_index`] can return.
 const ROWS_USED: usize = 129;
 
@@ -1484,6 +1515,64 @@ fn dot<const N: usize>(
     }
 }
 
+/// DP3/DP4/DPH into `o` with the 0·inf fix-up decided per product: bit k of `S` set = product
+/// k is with a finite non-zero uniform, so plain multiplication gives exactly [`alu::mul`]'s
+/// result. The reference's summation order, in one pass.
+#[inline(always)]
+fn dot_terms<const S: u8, const N: usize>(
+    op: BinaryOp,
+    o: &mut [f32; N],
+    x: [&[f32; N]; 4],
+    y: [&[f32; N]; 4],
+    fin: Fin,
+) {
+    let [x0, x1, x2, x3] = x;
+    let [y0, y1, y2, y3] = y;
+    #[inline(always)]
+    fn t<const S: u8>(k: u8, a: f32, b: f32) -> f32 {
+        if S >> k & 1 != 0 {
+            a * b
+        } else {
+            alu::mul(a, b)
+        }
+    }
+    match op {
+        BinaryOp::Dp4 => fill(o, fin, |l| {
+            ((t::<S>(0, x0[l], y0[l]) + t::<S>(1, x1[l], y1[l])) + t::<S>(2, x2[l], y2[l]))
+                + t::<S>(3, x3[l], y3[l])
+        }),
+        BinaryOp::Dp3 => fill(o, fin, |l| {
+            (t::<S>(0, x0[l], y0[l]) + t::<S>(1, x1[l], y1[l])) + t::<S>(2, x2[l], y2[l])
+        }),
+        _ => fill(o, fin, |l| {
+            ((t::<S>(0, x0[l], y0[l]) + t::<S>(1, x1[l], y1[l])) + t::<S>(2, x2[l], y2[l]))
+                + alu::mul(1.0, y3[l])
+        }),
+    }
+}
+
+/// [`dot_terms`] with the per-product mask `safe` (bit k = product k needs no fix-up) chosen at
+/// run time.
+#[inline(always)]
+fn dot_masked<const N: usize>(
+    op: BinaryOp,
+    o: &mut [f32; N],
+    x: [&[f32; N]; 4],
+    y: [&[f32; N]; 4],
+    fin: Fin,
+    safe: u8,
+) {
+    macro_rules! arms {
+        ($($k:literal)*) => {
+            match safe & 15 {
+                $($k => dot_terms::<$k, N>(op, o, x, y, fin),)*
+                _ => dot_terms::<0, N>(op, o, x, y, fin),
+            }
+        };
+    }
+    arms!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+}
+
 /// Component `c` of a component-wise two-source operation into `o`.
 #[inline(always)]
 fn elementwise<const N: usize>(
@@ -1555,6 +1644,24 @@ fn wide_in<const N: usize>(
         return super::simd::transpose_in(src, dst, flush);
     }
     let _ = (wide, src, dst, flush);
+    false
+}
+
+/// The relative-read gather `dst[c][l] = cols[c][ix[l]]` with AVX-512 permutes when `wide512`
+/// (the engine runs at the AVX-512 level) and every index lies in one 64-row window; `false`
+/// when it did nothing (the caller's copy-and-transpose runs instead).
+#[inline(always)]
+fn wide_gather<const N: usize>(
+    wide512: bool,
+    cols: &[[f32; ROWS]; 4],
+    ix: &[u32; N],
+    dst: &mut [[f32; N]; 4],
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if wide512 {
+        return super::simd::gather_cols(cols, ix, dst);
+    }
+    let _ = (wide512, cols, ix, dst);
     false
 }
 

@@ -25,7 +25,9 @@ use crate::interp::alu;
 
 use super::super::compile::{Compiled, Op, SrcSpec};
 use super::super::trace::{Trace, TraceKey};
-use super::{Fin, Lanes, copy_plane, dot, elementwise, fill, is_safe, mova_bits};
+use super::{
+    Fin, Lanes, Split, copy_plane, dot_masked, elementwise, fill, is_safe, mova_bits, split_dst,
+};
 
 /// Plane references at or above this value name scratch planes (`SCR + slot·4 + lane`).
 const SCR: u16 = 0xF000;
@@ -40,11 +42,13 @@ pub(super) enum Micro {
         op: BinaryOp,
         x: [u16; 4],
         y: [u16; 4],
-        /// Every product is with a finite non-zero uniform (no 0·inf fix-up).
-        safe: bool,
+        /// Bit k: product k is with a finite non-zero uniform (no 0·inf fix-up).
+        safe: u8,
         fin: Fin,
         dst: [u16; 4],
         mask: u8,
+        /// No operand plane is a destination plane: results go straight into the destination.
+        into: bool,
     },
     /// Component-wise two-source operation (ADD, MUL, SGE, SLT, MAX, MIN, DST).
     Elem {
@@ -56,6 +60,8 @@ pub(super) enum Micro {
         fin: Fin,
         dst: [u16; 4],
         mask: u8,
+        /// As for [`Micro::Dot`].
+        into: bool,
     },
     /// MAD.
     Mad {
@@ -66,6 +72,8 @@ pub(super) enum Micro {
         fin: Fin,
         dst: [u16; 4],
         mask: u8,
+        /// As for [`Micro::Dot`].
+        into: bool,
     },
     /// MOV/FLR (per component) and RCP/RSQ/EX2/LG2 (of x, to every written component).
     Un {
@@ -76,6 +84,8 @@ pub(super) enum Micro {
         mask: u8,
         /// Components can be stored one at a time (no later one reads an earlier one's plane).
         direct: bool,
+        /// As for [`Micro::Dot`].
+        into: bool,
     },
     /// MOVA (`mask` bit 0 = a0.x, bit 1 = a0.y).
     Mova { x: [u16; 4], mask: u8 },
@@ -83,6 +93,8 @@ pub(super) enum Micro {
     Pass { reg: u8 },
     /// Any other operation, on the generic handler.
     Slow { pc: u32, al: i32 },
+    /// Copies plane `src` to plane `dst` ([`TEMP`] = a temporary plane).
+    Copy { src: u16, dst: u16 },
 }
 
 /// The micro-operations of one trace (reused between batches; rebuilt when the trace or the
@@ -93,7 +105,92 @@ pub(super) struct MicroList {
     pub key: Option<TraceKey>,
     /// The operations.
     pub ops: Vec<Micro>,
+    /// Build scratch: the plane that currently holds each register plane (see [`Renames`]).
+    loc: Vec<u16>,
 }
+
+/// Register planes renamed by component-permuting MOVs while a trace is resolved.
+///
+/// `MOV rN.xyzw, rN.<permutation>` (no negation, no finishing) only permutes which plane holds
+/// which component: it is resolved by renaming (`loc[p]` = the plane holding register plane
+/// `p`'s value) instead of copying. The map stays a permutation within each register, so no two
+/// register planes share a physical plane and every write goes to the written plane's current
+/// home. Before a generic ([`Micro::Slow`]) operation and at the end of the trace the planes are
+/// moved back home with [`Micro::Copy`] (one copy per moved plane plus one per cycle).
+struct Renames<'a> {
+    loc: &'a mut Vec<u16>,
+    moved: bool,
+}
+
+impl Renames<'_> {
+    /// The plane holding plane `p` (scratch references pass through).
+    fn at(&self, p: u16) -> u16 {
+        self.loc.get(usize::from(p)).copied().unwrap_or(p)
+    }
+
+    fn map(&self, p: [u16; 4]) -> [u16; 4] {
+        p.map(|q| self.at(q))
+    }
+
+    /// Applies a full-mask `MOV dst, src` as a renaming if it is a permutation of `dst`'s
+    /// current planes; `false` (nothing changed) otherwise.
+    fn permute(&mut self, dst: [u16; 4], src: [u16; 4]) -> bool {
+        let (d, s) = (self.map(dst), self.map(src));
+        let mut ds = d;
+        let mut ss = s;
+        ds.sort_unstable();
+        ss.sort_unstable();
+        if ds != ss || ds.windows(2).any(|w| w[0] == w[1]) || src.iter().any(|&q| q >= SCR) {
+            return false;
+        }
+        for c in 0..4 {
+            if let Some(l) = self.loc.get_mut(usize::from(dst[c])) {
+                *l = s[c];
+            }
+        }
+        self.moved = true;
+        true
+    }
+
+    /// Emits the copies that move every renamed plane back home.
+    fn restore(&mut self, out: &mut Vec<Micro>) {
+        if !self.moved {
+            return;
+        }
+        for p0 in 0..self.loc.len() {
+            if usize::from(self.loc[p0]) == p0 {
+                continue;
+            }
+            // The cycle through p0: plane p wants the value held by loc[p]. p0's own content
+            // (wanted by the plane q with loc[q] = p0) is saved first.
+            out.push(Micro::Copy {
+                src: p0 as u16,
+                dst: TEMP,
+            });
+            let mut p = p0;
+            loop {
+                let from = usize::from(self.loc[p]);
+                self.loc[p] = p as u16;
+                if from == p0 {
+                    out.push(Micro::Copy {
+                        src: TEMP,
+                        dst: p as u16,
+                    });
+                    break;
+                }
+                out.push(Micro::Copy {
+                    src: from as u16,
+                    dst: p as u16,
+                });
+                p = from;
+            }
+        }
+        self.moved = false;
+    }
+}
+
+/// [`Micro::Copy`]'s name for the temporary plane.
+const TEMP: u16 = 0xFFFF;
 
 /// Operand planes of `s`: its own planes, or scratch slot `slot` after a [`Micro::Prep`].
 fn operand(s: &SrcSpec, slot: u8, al: i32, out: &mut Vec<Micro>) -> [u16; 4] {
@@ -127,6 +224,47 @@ fn get<'a, const N: usize>(
     }
 }
 
+/// Whether no operand plane (of any lane) is a destination plane of `mask`.
+fn disjoint(dst: &[u16; 4], mask: u8, srcs: &[[u16; 4]]) -> bool {
+    (0..4).all(|c| mask & (1 << c) == 0 || srcs.iter().all(|s| !s.contains(&dst[c])))
+}
+
+/// The plane a reference names, with a destination plane split off (`None` if it is that
+/// plane).
+#[inline(always)]
+fn get_split<'a, const N: usize>(
+    sp: &Split<'a, N>,
+    scr: &'a [[[f32; N]; 4]; 3],
+    i: u16,
+) -> Option<&'a [f32; N]> {
+    if i >= SCR {
+        let j = usize::from(i - SCR);
+        Some(&scr[(j / 4).min(2)][j % 4])
+    } else {
+        sp.get(usize::from(i))
+    }
+}
+
+/// The four planes of an operand with a destination plane split off (`None` if one is it).
+#[inline(always)]
+fn refs_split<'a, const N: usize>(
+    sp: &Split<'a, N>,
+    scr: &'a [[[f32; N]; 4]; 3],
+    p: [u16; 4],
+) -> Option<[&'a [f32; N]; 4]> {
+    if p[0] >= SCR {
+        let [a, b, c, d] = &scr[usize::from((p[0] - SCR) / 4).min(2)];
+        Some([a, b, c, d])
+    } else {
+        Some([
+            sp.get(usize::from(p[0]))?,
+            sp.get(usize::from(p[1]))?,
+            sp.get(usize::from(p[2]))?,
+            sp.get(usize::from(p[3]))?,
+        ])
+    }
+}
+
 /// The four planes of an operand: all scratch (one slot) or all register planes, see
 /// [`operand`].
 #[inline(always)]
@@ -153,12 +291,56 @@ impl<const N: usize> Lanes<N> {
     pub(super) fn build_micro(&mut self, prog: &Compiled, t: &Trace, round: bool) {
         let mut ops = std::mem::take(&mut self.micro.ops);
         ops.clear();
+        let mut loc = std::mem::take(&mut self.micro.loc);
+        loc.clear();
+        loc.extend(0..prog.plane_count().min(usize::from(SCR)) as u16);
+        let mut rn = Renames {
+            loc: &mut loc,
+            moved: false,
+        };
         let cs = &self.const_safe;
         for &(pc, al) in &t.steps {
             let Some(op) = prog.ops.get(pc as usize) else {
+                rn.restore(&mut ops);
                 ops.push(Micro::Slow { pc, al });
                 continue;
             };
+            if let Op::Un {
+                op: UnaryOp::Mov,
+                dst,
+                a:
+                    SrcSpec::Planes {
+                        planes,
+                        neg: false,
+                        flush: false,
+                        ..
+                    },
+            } = *op
+                && dst.mask == 15
+                && Fin::of(&dst, round) == Fin::Plain
+                && rn.permute(dst.planes, planes)
+            {
+                continue;
+            }
+            // Operands and destinations in the planes that currently hold them.
+            let operand = |s: &SrcSpec, slot: u8, al: i32, out: &mut Vec<Micro>| {
+                let s = match *s {
+                    SrcSpec::Planes {
+                        planes,
+                        neg,
+                        flush,
+                        used,
+                    } => SrcSpec::Planes {
+                        planes: rn.map(planes),
+                        neg,
+                        flush,
+                        used,
+                    },
+                    other => other,
+                };
+                operand(&s, slot, al, out)
+            };
+            let dst_of = |d: &super::super::compile::DstSpec| rn.map(d.planes);
             match *op {
                 Op::Bin { op, dst, a, b } => {
                     let safe = |k: usize| is_safe(&a, k, cs) || is_safe(&b, k, cs);
@@ -166,16 +348,20 @@ impl<const N: usize> Lanes<N> {
                     let y = operand(&b, 1, al, &mut ops);
                     let fin = Fin::of(&dst, round);
                     if matches!(op, BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph) {
-                        let safe_all =
-                            safe(0) && safe(1) && safe(2) && (op != BinaryOp::Dp4 || safe(3));
+                        // DP3 has no fourth product and DPH's is 1·b.w (never 0·inf).
+                        let s = (0..4).fold(0u8, |m, k| {
+                            let ok = safe(k) || (k == 3 && op != BinaryOp::Dp4);
+                            m | (u8::from(ok) << k)
+                        });
                         ops.push(Micro::Dot {
                             op,
                             x,
                             y,
-                            safe: safe_all,
+                            safe: s,
                             fin,
-                            dst: dst.planes,
+                            dst: dst_of(&dst),
                             mask: dst.mask,
+                            into: disjoint(&dst_of(&dst), dst.mask, &[x, y]),
                         });
                     } else {
                         let s = (0..4).fold(0u8, |m, k| m | (u8::from(safe(k)) << k));
@@ -185,8 +371,9 @@ impl<const N: usize> Lanes<N> {
                             y,
                             safe: s,
                             fin,
-                            dst: dst.planes,
+                            dst: dst_of(&dst),
                             mask: dst.mask,
+                            into: disjoint(&dst_of(&dst), dst.mask, &[x, y]),
                         });
                     }
                 }
@@ -203,8 +390,9 @@ impl<const N: usize> Lanes<N> {
                         z,
                         safe: s,
                         fin: Fin::of(&dst, round),
-                        dst: dst.planes,
+                        dst: dst_of(&dst),
                         mask: dst.mask,
+                        into: disjoint(&dst_of(&dst), dst.mask, &[x, y, z]),
                     });
                 }
                 Op::Un { op, dst, a } if op != UnaryOp::Litp => {
@@ -213,9 +401,10 @@ impl<const N: usize> Lanes<N> {
                         op,
                         x,
                         fin: Fin::of(&dst, round),
-                        dst: dst.planes,
+                        dst: dst_of(&dst),
                         mask: dst.mask,
                         direct: dst.direct,
+                        into: disjoint(&dst_of(&dst), dst.mask, &[x]),
                     });
                 }
                 Op::Mova { a, mask } => {
@@ -224,10 +413,15 @@ impl<const N: usize> Lanes<N> {
                 }
                 Op::Pass { reg, .. } => ops.push(Micro::Pass { reg }),
                 Op::Nop | Op::Unknown => {}
-                _ => ops.push(Micro::Slow { pc, al }),
+                _ => {
+                    rn.restore(&mut ops);
+                    ops.push(Micro::Slow { pc, al });
+                }
             }
         }
+        rn.restore(&mut ops);
         self.micro.ops = ops;
+        self.micro.loc = loc;
         self.micro.key = Some(t.key);
     }
 
@@ -246,13 +440,31 @@ impl<const N: usize> Lanes<N> {
                     fin,
                     dst,
                     mask,
+                    into,
                 } => {
                     let Self {
                         planes, scr, out, ..
                     } = self;
+                    if into && mask != 0 {
+                        // Straight into the first destination plane, copied to the others.
+                        let first = (mask.trailing_zeros() as usize).min(3);
+                        let d = usize::from(dst[first]);
+                        if let Some((dp, sp)) = split_dst(planes, d)
+                            && let (Some(xs), Some(ys)) =
+                                (refs_split(&sp, scr, x), refs_split(&sp, scr, y))
+                        {
+                            dot_masked(op, dp, xs, ys, fin, safe);
+                            for c in first + 1..4 {
+                                if mask & (1 << c) != 0 {
+                                    copy_plane(planes, d, usize::from(dst[c]), 0, true);
+                                }
+                            }
+                            continue;
+                        }
+                    }
                     {
                         let (xs, ys) = (refs(planes, scr, x), refs(planes, scr, y));
-                        dot(op, &mut out[0], xs, ys, fin, safe);
+                        dot_masked(op, &mut out[0], xs, ys, fin, safe);
                     }
                     for c in 0..4 {
                         if mask & (1 << c) != 0 {
@@ -268,10 +480,34 @@ impl<const N: usize> Lanes<N> {
                     fin,
                     dst,
                     mask,
+                    into,
                 } => {
                     let Self {
                         planes, scr, out, ..
                     } = self;
+                    if into {
+                        // No operand is a destination plane: component by component in place.
+                        for c in 0..4 {
+                            if mask & (1 << c) == 0 {
+                                continue;
+                            }
+                            let s = safe & (1 << c) != 0;
+                            let d = usize::from(dst[c]);
+                            if let Some((dp, sp)) = split_dst(planes, d)
+                                && let (Some(xs), Some(ys)) =
+                                    (get_split(&sp, scr, x[c]), get_split(&sp, scr, y[c]))
+                            {
+                                elementwise(op, c, dp, xs, ys, fin, s);
+                                continue;
+                            }
+                            {
+                                let (xs, ys) = (get(planes, scr, x[c]), get(planes, scr, y[c]));
+                                elementwise(op, c, &mut out[c], xs, ys, fin, s);
+                            }
+                            planes[d] = out[c];
+                        }
+                        continue;
+                    }
                     {
                         let (xs, ys) = (refs(planes, scr, x), refs(planes, scr, y));
                         for c in 0..4 {
@@ -291,10 +527,48 @@ impl<const N: usize> Lanes<N> {
                     fin,
                     dst,
                     mask,
+                    into,
                 } => {
                     let Self {
                         planes, scr, out, ..
                     } = self;
+                    if into {
+                        for c in 0..4 {
+                            if mask & (1 << c) == 0 {
+                                continue;
+                            }
+                            let s = safe & (1 << c) != 0;
+                            let d = usize::from(dst[c]);
+                            let kernel =
+                                |o: &mut [f32; N], a: &[f32; N], b: &[f32; N], e: &[f32; N]| {
+                                    if s {
+                                        fill(o, fin, |l| a[l] * b[l] + e[l]);
+                                    } else {
+                                        fill(o, fin, |l| alu::mul(a[l], b[l]) + e[l]);
+                                    }
+                                };
+                            if let Some((dp, sp)) = split_dst(planes, d)
+                                && let (Some(a), Some(b), Some(e)) = (
+                                    get_split(&sp, scr, x[c]),
+                                    get_split(&sp, scr, y[c]),
+                                    get_split(&sp, scr, z[c]),
+                                )
+                            {
+                                kernel(dp, a, b, e);
+                                continue;
+                            }
+                            {
+                                let (a, b, e) = (
+                                    get(planes, scr, x[c]),
+                                    get(planes, scr, y[c]),
+                                    get(planes, scr, z[c]),
+                                );
+                                kernel(&mut out[c], a, b, e);
+                            }
+                            planes[d] = out[c];
+                        }
+                        continue;
+                    }
                     {
                         let xs = refs(planes, scr, x);
                         let ys = refs(planes, scr, y);
@@ -320,10 +594,51 @@ impl<const N: usize> Lanes<N> {
                     dst,
                     mask,
                     direct,
+                    into,
                 } => {
                     let Self {
                         planes, scr, out, ..
                     } = self;
+                    if into && mask != 0 && !(op == UnaryOp::Mov && fin == Fin::Plain) {
+                        let first = (mask.trailing_zeros() as usize).min(3);
+                        let mut done = true;
+                        for c in 0..4 {
+                            if mask & (1 << c) == 0 {
+                                continue;
+                            }
+                            let per_comp = matches!(op, UnaryOp::Mov | UnaryOp::Flr);
+                            if !per_comp && c > first {
+                                copy_plane(
+                                    planes,
+                                    usize::from(dst[first]),
+                                    usize::from(dst[c]),
+                                    0,
+                                    true,
+                                );
+                                continue;
+                            }
+                            let src = if per_comp { x[c] } else { x[0] };
+                            let Some((o, sp)) = split_dst(planes, usize::from(dst[c])) else {
+                                done = false;
+                                break;
+                            };
+                            let Some(a) = get_split(&sp, scr, src) else {
+                                done = false;
+                                break;
+                            };
+                            match op {
+                                UnaryOp::Mov => fill(o, fin, |l| a[l]),
+                                UnaryOp::Flr => fill(o, fin, |l| alu::flr(a[l])),
+                                UnaryOp::Rcp => fill(o, fin, |l| alu::rcp(a[l])),
+                                UnaryOp::Rsq => fill(o, fin, |l| alu::rsq(a[l])),
+                                UnaryOp::Ex2 => fill(o, fin, |l| alu::ex2(a[l])),
+                                _ => fill(o, fin, |l| alu::lg2(a[l])),
+                            }
+                        }
+                        if done {
+                            continue;
+                        }
+                    }
                     match op {
                         UnaryOp::Mov if fin == Fin::Plain && direct => {
                             // Plane copies, component by component.
@@ -401,6 +716,22 @@ impl<const N: usize> Lanes<N> {
                     }
                 }
                 Micro::Pass { reg } => self.pass_done |= 1 << (reg & 15),
+                Micro::Copy { src, dst } => {
+                    let Self { planes, out, .. } = self;
+                    match (src, dst) {
+                        (TEMP, d) => {
+                            if let Some(p) = planes.get_mut(usize::from(d)) {
+                                *p = out[0];
+                            }
+                        }
+                        (s, TEMP) => {
+                            if let Some(p) = planes.get(usize::from(s)) {
+                                out[0] = *p;
+                            }
+                        }
+                        (s, d) => copy_plane(planes, usize::from(s), usize::from(d), 0, true),
+                    }
+                }
                 Micro::Slow { pc, al } => match prog.ops.get(pc as usize) {
                     Some(Op::Bin { op, dst, a, b }) => {
                         self.binary(*op, dst, a, b, init, true, al, round)
