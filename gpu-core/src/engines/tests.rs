@@ -855,10 +855,14 @@ fn display_transfer_is_identical_at_every_thread_count() {
         for outf in ColorFormat::ALL {
             for (scale_bits, w, h) in [(0u32, 240u32, 400u32), (1, 256, 136), (2, 248, 264)] {
                 case += 1;
-                let linear_in = case % 2 == 0;
-                let flip = case % 3 == 0;
-                let block32 = case % 5 == 0;
-                let (w, h) = if case % 7 == 0 { (w + 4, h) } else { (w, h) };
+                let linear_in = case.is_multiple_of(2);
+                let flip = case.is_multiple_of(3);
+                let block32 = case.is_multiple_of(5);
+                let (w, h) = if case.is_multiple_of(7) {
+                    (w + 4, h)
+                } else {
+                    (w, h)
+                };
                 let src = noise((w * h) as usize * 4 + 64, 0x1234_5678 ^ case);
                 let flags = fmt_in(inf.external_id())
                     | fmt_out(outf.external_id())
