@@ -1116,7 +1116,14 @@ impl PipelineState {
                     }
                     let mut stages =
                         fixed_function_stages(&ds.regs, req.luts, self.render_mode, draw, obs);
-                    // Immediate-mode vertices come one at a time: drawn on this thread.
+                    // The triangles this vertex completed (one, or a geometry shader's
+                    // output) are drawn before the next vertex arrives, with the draw's workers
+                    // (a full-screen immediate-mode quad is worth splitting).
+                    let mut screen = std::mem::take(&mut scratch.screen);
+                    let mut sink = PixelSink {
+                        screen: &mut screen,
+                        threads: self.threads,
+                    };
                     rasterize_all(
                         &mut scratch.tris,
                         &ds,
@@ -1130,11 +1137,10 @@ impl PipelineState {
                             draw,
                             vertices: None,
                         },
-                        &mut PixelSink {
-                            screen: &mut Vec::new(),
-                            threads: 1,
-                        },
+                        &mut sink,
                     );
+                    flush_screen(&mut sink, &mut pixels, &mut stages, mem, &mut imm.stats);
+                    scratch.screen = screen;
                     add_pixel_stats(&mut imm.stats, &pixels);
                     outcome.work.fragments = pixels.stats().fragments;
                     if let Some(b) = debug {

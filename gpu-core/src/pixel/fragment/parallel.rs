@@ -195,7 +195,7 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
         let color_bpp = self.color_cache.bpp();
         let depth_bpp = self.depth_cache.bpp();
         let parallel = threads > 1
-            && tris.len() > 1
+            && !tris.is_empty()
             && self.path() == PixelPath::Specialized
             && self.timer.is_none()
             && tiles_are_disjoint(&cfg.fb)
@@ -501,6 +501,10 @@ mod tests {
             }
             if case % 7 == 0 {
                 tris[1][0].x = f32::NAN;
+            }
+            if case % 13 == 12 {
+                // A batch of one triangle (an immediate-mode vertex's).
+                tris.truncate(1);
             }
             let run = |threads: Option<usize>| {
                 let mut mem = base.clone();
