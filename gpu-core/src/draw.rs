@@ -26,7 +26,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use shader_unit::decode::Program;
+use shader_unit::decode::{MAX_OPDESCS, MAX_PROGRAM_WORDS, Program};
 use shader_unit::fast::FastEngine;
 use shader_unit::interp::{Interpreter, NUM_FLOAT_UNIFORMS, Uniforms};
 
@@ -109,6 +109,10 @@ pub struct DrawOutcome {
     pub work: WorkCount,
 }
 
+/// How many recently decoded programs [`PipelineState`] keeps for re-uploads (a few shaders'
+/// worth: bounded memory, and a miss costs one comparison per entry).
+const RECENT_PROGRAMS: usize = 8;
+
 /// A decoded program and the memory generation it was decoded from.
 #[derive(Clone, Debug)]
 struct CachedProgram {
@@ -161,6 +165,11 @@ pub struct PipelineState {
     pub threads: usize,
     vs_program: Option<CachedProgram>,
     gs_program: Option<CachedProgram>,
+    /// Recently decoded programs (either unit), most recent first, at most
+    /// [`RECENT_PROGRAMS`]: a program uploaded again (same words and operand descriptors) is
+    /// taken from here instead of being decoded again (traces that switch between a few shaders
+    /// re-upload them between draws).
+    recent_programs: Vec<(Arc<Program>, u64)>,
     scratch: Scratch,
     /// The open immediate-mode "draw" (vertices since FIXEDATTRIB_INDEX = 0xF), if any.
     immediate: Option<ImmediateDraw>,
@@ -273,6 +282,7 @@ impl Default for PipelineState {
             threads: 1,
             vs_program: None,
             gs_program: None,
+            recent_programs: Vec::new(),
             scratch: Scratch::default(),
             immediate: None,
             textures: SharedTextureCache::default(),
@@ -321,12 +331,30 @@ impl PipelineState {
         self.assembler.reset();
     }
 
-    fn program(cache: &mut Option<CachedProgram>, unit: &ShaderMemory) -> (Arc<Program>, u64) {
+    fn program(
+        cache: &mut Option<CachedProgram>,
+        recent: &mut Vec<(Arc<Program>, u64)>,
+        unit: &ShaderMemory,
+    ) -> (Arc<Program>, u64) {
         match cache {
             Some(c) if c.generation == unit.generation => (c.program.clone(), c.hash),
             _ => {
-                let program = Program::new_shared(unit.code, unit.opdescs);
-                let hash = program.content_hash();
+                // What `Program::new` keeps of the memories.
+                let code = &unit.code[..unit.code.len().min(MAX_PROGRAM_WORDS)];
+                let opdescs = &unit.opdescs[..unit.opdescs.len().min(MAX_OPDESCS)];
+                let found = recent
+                    .iter()
+                    .position(|(p, _)| p.code() == code && p.opdescs() == opdescs);
+                let (program, hash) = match found {
+                    Some(i) => recent.remove(i),
+                    None => {
+                        let program = Program::new_shared(unit.code, unit.opdescs);
+                        let hash = program.content_hash();
+                        (program, hash)
+                    }
+                };
+                recent.insert(0, (program.clone(), hash));
+                recent.truncate(RECENT_PROGRAMS);
                 *cache = Some(CachedProgram {
                     generation: unit.generation,
                     program: program.clone(),
@@ -404,11 +432,13 @@ fn draw_setup<O: Observer>(
     for d in setup.diagnostics() {
         obs.diagnostic(&d.to_diagnostic(Some(draw)));
     }
-    let (vs_program, vs_hash) = PipelineState::program(&mut p.vs_program, &req.vs);
+    let (vs_program, vs_hash) =
+        PipelineState::program(&mut p.vs_program, &mut p.recent_programs, &req.vs);
     let vs_uniforms = uniforms(&req.vs, &regs, reg::VSH_BASE as usize);
     let mut gs_hash = None;
     let gs = if setup.geometry.enabled {
-        let (program, hash) = PipelineState::program(&mut p.gs_program, &req.gs);
+        let (program, hash) =
+            PipelineState::program(&mut p.gs_program, &mut p.recent_programs, &req.gs);
         gs_hash = Some(hash);
         let mut u = uniforms(&req.gs, &regs, reg::GSH_BASE as usize);
         if p.gs_b15_set {
@@ -1086,7 +1116,14 @@ impl PipelineState {
                     }
                     let mut stages =
                         fixed_function_stages(&ds.regs, req.luts, self.render_mode, draw, obs);
-                    // Immediate-mode vertices come one at a time: drawn on this thread.
+                    // The triangles this vertex completed (one, or a geometry shader's
+                    // output) are drawn before the next vertex arrives, with the draw's workers
+                    // (a full-screen immediate-mode quad is worth splitting).
+                    let mut screen = std::mem::take(&mut scratch.screen);
+                    let mut sink = PixelSink {
+                        screen: &mut screen,
+                        threads: self.threads,
+                    };
                     rasterize_all(
                         &mut scratch.tris,
                         &ds,
@@ -1100,11 +1137,10 @@ impl PipelineState {
                             draw,
                             vertices: None,
                         },
-                        &mut PixelSink {
-                            screen: &mut Vec::new(),
-                            threads: 1,
-                        },
+                        &mut sink,
                     );
+                    flush_screen(&mut sink, &mut pixels, &mut stages, mem, &mut imm.stats);
+                    scratch.screen = screen;
                     add_pixel_stats(&mut imm.stats, &pixels);
                     outcome.work.fragments = pixels.stats().fragments;
                     if let Some(b) = debug {

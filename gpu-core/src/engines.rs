@@ -390,8 +390,18 @@ impl TransferRegs {
 
 /// Runs the transfer the registers describe.
 pub fn run_transfer(mem: &mut PhysMem, regs: &TransferRegs) -> Result<EngineOutcome, EngineError> {
+    run_transfer_threads(mem, regs, 1)
+}
+
+/// [`run_transfer`] with a display transfer's conversion split over up to `threads` workers
+/// (bit-identical for any count; see [`display_transfer_threads`]).
+pub fn run_transfer_threads(
+    mem: &mut PhysMem,
+    regs: &TransferRegs,
+    threads: usize,
+) -> Result<EngineOutcome, EngineError> {
     match regs.decode() {
-        Transfer::Display(c) => display_transfer(mem, &c),
+        Transfer::Display(c) => display_transfer_threads(mem, &c, threads),
         Transfer::TextureCopy(c) => texture_copy(mem, &c),
     }
 }
@@ -529,23 +539,147 @@ fn index_span(layout: TileMode, cols: u32, rows: u32, stride: u32) -> u64 {
     }
 }
 
-fn decode_fn(f: ColorFormat) -> fn(&[u8]) -> Rgba {
-    match f {
-        ColorFormat::Rgba8 => |b| ColorFormat::Rgba8.decode(b),
-        ColorFormat::Rgb8 => |b| ColorFormat::Rgb8.decode(b),
-        ColorFormat::Rgb5a1 => |b| ColorFormat::Rgb5a1.decode(b),
-        ColorFormat::Rgb565 => |b| ColorFormat::Rgb565.decode(b),
-        ColorFormat::Rgba4 => |b| ColorFormat::Rgba4.decode(b),
+/// The formats in the order of the const-generic format parameters of [`convert_rows`].
+const FORMATS: [ColorFormat; 5] = [
+    ColorFormat::Rgba8,
+    ColorFormat::Rgb8,
+    ColorFormat::Rgb565,
+    ColorFormat::Rgb5a1,
+    ColorFormat::Rgba4,
+];
+
+/// What one display transfer converts: the input bytes (read from its aligned-down address)
+/// and the geometry.
+struct TransferJob<'a> {
+    src: &'a [u8],
+    in_layout: TileMode,
+    out_layout: TileMode,
+    stride: u32,
+    sx: u32,
+    sy: u32,
+    out_w: u32,
+    out_h: u32,
+    flip: bool,
+    /// Per output column x: the column part of the input index of `(x << sx, 0)` (layout
+    /// indices split into a row part and a column part, see [`TileMode::index`]).
+    col_in: Vec<u32>,
+    /// Per output column x: the column part of the output index.
+    col_out: Vec<u32>,
+}
+
+/// Below this many output pixels a transfer is converted on the calling thread.
+const PARALLEL_TRANSFER_PIXELS: u64 = 16 * 1024;
+
+/// Converts every output pixel of `job` into `dst` (the output bytes from the output address).
+/// With `threads` > 1 and an output layout whose row groups (1 row linear, 8 rows tiled, 32
+/// rows in 32×32 blocks) own disjoint byte ranges, the groups are dealt out to rayon workers;
+/// each output byte is computed from the input alone, so the bytes are the same for any count.
+fn convert_parallel(
+    job: &TransferJob,
+    in_fmt: ColorFormat,
+    out_fmt: ColorFormat,
+    dst: &mut [u8],
+    threads: usize,
+) {
+    use rayon::prelude::*;
+    let convert = convert_fn(in_fmt, out_fmt);
+    let (group_rows, edge) = match job.out_layout {
+        TileMode::Linear => (1u32, 1u32),
+        TileMode::Tiled8 => (8, 8),
+        TileMode::Block32 => (32, 32),
+    };
+    let group_bytes = group_rows as usize * job.out_w as usize * out_fmt.bytes_per_pixel();
+    let split = threads > 1
+        && u64::from(job.out_w) * u64::from(job.out_h) >= PARALLEL_TRANSFER_PIXELS
+        && job.out_w.is_multiple_of(edge)
+        && group_bytes > 0;
+    if !split {
+        convert(job, dst, 0, 0..job.out_h);
+        return;
+    }
+    let groups = job.out_h.div_ceil(group_rows) as usize;
+    let per_worker = groups.div_ceil(threads).max(1);
+    dst.par_chunks_mut(group_bytes)
+        .with_min_len(per_worker)
+        .enumerate()
+        .for_each(|(k, chunk)| {
+            // ok: k < groups <= out_h, which fits in u32.
+            let first = k as u32 * group_rows;
+            let rows = first.min(job.out_h)..(first + group_rows).min(job.out_h);
+            convert(job, chunk, k * group_bytes, rows);
+        });
+}
+
+/// The row converter for one format pair.
+type ConvertRows = fn(&TransferJob, &mut [u8], usize, std::ops::Range<u32>);
+
+fn convert_fn(in_fmt: ColorFormat, out_fmt: ColorFormat) -> ConvertRows {
+    fn with_in<const I: usize>(out_fmt: ColorFormat) -> ConvertRows {
+        match out_fmt {
+            ColorFormat::Rgba8 => convert_rows::<I, 0>,
+            ColorFormat::Rgb8 => convert_rows::<I, 1>,
+            ColorFormat::Rgb565 => convert_rows::<I, 2>,
+            ColorFormat::Rgb5a1 => convert_rows::<I, 3>,
+            ColorFormat::Rgba4 => convert_rows::<I, 4>,
+        }
+    }
+    match in_fmt {
+        ColorFormat::Rgba8 => with_in::<0>(out_fmt),
+        ColorFormat::Rgb8 => with_in::<1>(out_fmt),
+        ColorFormat::Rgb565 => with_in::<2>(out_fmt),
+        ColorFormat::Rgb5a1 => with_in::<3>(out_fmt),
+        ColorFormat::Rgba4 => with_in::<4>(out_fmt),
     }
 }
 
-fn encode_fn(f: ColorFormat) -> fn(Rgba, &mut [u8]) {
-    match f {
-        ColorFormat::Rgba8 => |c, o| ColorFormat::Rgba8.encode(c, o),
-        ColorFormat::Rgb8 => |c, o| ColorFormat::Rgb8.encode(c, o),
-        ColorFormat::Rgb5a1 => |c, o| ColorFormat::Rgb5a1.encode(c, o),
-        ColorFormat::Rgb565 => |c, o| ColorFormat::Rgb565.encode(c, o),
-        ColorFormat::Rgba4 => |c, o| ColorFormat::Rgba4.encode(c, o),
+/// Converts output rows `rows` of `job` into `dst`, which holds the output bytes from byte
+/// `base` on (bytes outside `dst` are not written). `I` and `O` index [`FORMATS`].
+///
+/// For every output pixel (x, oy) the input pixel `(x << sx, y << sy)` (y = oy, or
+/// `out_h − 1 − oy` when flipping) and the next 1 or 3 pixels in memory for the box filters are
+/// read in the input layout (missing input bytes read as a zero pixel), decoded, averaged,
+/// encoded and stored in the output layout.
+fn convert_rows<const I: usize, const O: usize>(
+    job: &TransferJob,
+    dst: &mut [u8],
+    base: usize,
+    rows: std::ops::Range<u32>,
+) {
+    let (in_fmt, out_fmt) = (FORMATS[I], FORMATS[O]);
+    let (ibpp, obpp) = (in_fmt.bytes_per_pixel(), out_fmt.bytes_per_pixel());
+    let src = job.src;
+    let pixel = |i: u64| -> Rgba {
+        let at = (i * ibpp as u64) as usize;
+        match src.get(at..at + ibpp) {
+            Some(s) => {
+                let mut b = [0u8; 4];
+                b[..ibpp].copy_from_slice(s);
+                in_fmt.decode_word(b)
+            }
+            None => [0; 4],
+        }
+    };
+    let taps = 1u32 << (job.sx + job.sy);
+    for oy in rows {
+        let y = if job.flip { job.out_h - 1 - oy } else { oy };
+        // index(x, y) = index(0, y) + index(x, 0) (wrapping) in every layout.
+        let row_in = job.in_layout.index(0, y << job.sy, job.stride);
+        let row_out = job.out_layout.index(0, oy, job.out_w);
+        for (&cin, &cout) in job.col_in.iter().zip(&job.col_out) {
+            let si = u64::from(row_in.wrapping_add(cin));
+            let c = match taps {
+                1 => pixel(si),
+                2 => avg2(pixel(si), pixel(si + 1)),
+                _ => avg4(pixel(si), pixel(si + 1), pixel(si + 2), pixel(si + 3)),
+            };
+            let di = row_out.wrapping_add(cout) as usize * obpp;
+            let Some(local) = di.checked_sub(base) else {
+                continue;
+            };
+            if let Some(d) = dst.get_mut(local..local + obpp) {
+                d.copy_from_slice(&out_fmt.encode_word(c)[..obpp]);
+            }
+        }
     }
 }
 
@@ -567,6 +701,16 @@ fn pair_hangs(input: ColorFormat, output: ColorFormat) -> bool {
 pub fn display_transfer(
     mem: &mut PhysMem,
     cfg: &DisplayTransferConfig,
+) -> Result<EngineOutcome, EngineError> {
+    display_transfer_threads(mem, cfg, 1)
+}
+
+/// [`display_transfer`] with the pixel conversion split over up to `threads` rayon workers
+/// (bands of output rows; the result does not depend on `threads`).
+pub fn display_transfer_threads(
+    mem: &mut PhysMem,
+    cfg: &DisplayTransferConfig,
+    threads: usize,
 ) -> Result<EngineOutcome, EngineError> {
     let mut out = EngineOutcome::default();
     let in_fmt =
@@ -661,36 +805,37 @@ pub fn display_transfer(
         addr: cfg.output_addr,
         len: out_len,
     };
-    // Read-modify-write keeps bytes of partially covered tiles intact.
-    let mut dst = mem
-        .read_vec(cfg.output_addr, out_len as usize)
-        .map_err(|_| err_out.clone())?;
-
-    let decode = decode_fn(in_fmt);
-    let encode = encode_fn(out_fmt);
-    let pixel = |i: u64| -> Rgba {
-        let at = (i * ibpp as u64) as usize;
-        src.get(at..at + ibpp).map_or([0; 4], decode)
+    // Read-modify-write keeps bytes of partially covered tiles intact; an output whose every
+    // byte is written (whole tiles or blocks, or linear rows) need not be read first.
+    let edge = match out_layout {
+        TileMode::Linear => 1,
+        TileMode::Tiled8 => 8,
+        TileMode::Block32 => 32,
     };
-    for y in 0..out_h {
-        let oy = if cfg.flip_vertically {
-            out_h - 1 - y
-        } else {
-            y
-        };
-        for x in 0..out_w {
-            let si = u64::from(in_layout.index(x << sx, y << sy, stride));
-            let c = match taps {
-                1 => pixel(si),
-                2 => avg2(pixel(si), pixel(si + 1)),
-                _ => avg4(pixel(si), pixel(si + 1), pixel(si + 2), pixel(si + 3)),
-            };
-            let di = out_layout.index(x, oy, out_w) as usize * obpp;
-            if let Some(d) = dst.get_mut(di..di + obpp) {
-                encode(c, d);
-            }
-        }
-    }
+    let covered = out_w.is_multiple_of(edge) && out_h.is_multiple_of(edge);
+    let mut dst = if covered {
+        vec![0u8; out_len as usize]
+    } else {
+        mem.read_vec(cfg.output_addr, out_len as usize)
+            .map_err(|_| err_out.clone())?
+    };
+
+    let job = TransferJob {
+        src: &src,
+        in_layout,
+        out_layout,
+        stride,
+        sx,
+        sy,
+        out_w,
+        out_h,
+        flip: cfg.flip_vertically,
+        col_in: (0..out_w)
+            .map(|x| in_layout.index(x << sx, 0, stride))
+            .collect(),
+        col_out: (0..out_w).map(|x| out_layout.index(x, 0, out_w)).collect(),
+    };
+    convert_parallel(&job, in_fmt, out_fmt, &mut dst, threads);
     mem.write(cfg.output_addr, &dst).map_err(|_| err_out)?;
     out.written = Some((cfg.output_addr, out_len));
     Ok(out)

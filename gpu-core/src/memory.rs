@@ -322,7 +322,12 @@ impl PhysMem {
     }
 
     /// Reads a little-endian u32 (any alignment).
+    #[inline]
     pub fn read_u32(&self, addr: u32) -> Result<u32, MemError> {
+        // Fast path (command-list and index reads): inside one resident page.
+        if let Some(&[a, b, c, d]) = self.slice_in_page(addr, 4) {
+            return Ok(u32::from_le_bytes([a, b, c, d]));
+        }
         let mut b = [0u8; 4];
         self.read(addr, &mut b)?;
         Ok(u32::from_le_bytes(b))

@@ -2,13 +2,15 @@
 //! and every generated bench scene is replayed with 1, 2 and 8 pixel-pipeline threads and with
 //! the single-threaded reference path ([`PixelPath::Reference`]); after every draw the colour
 //! and depth/stencil buffers it rendered into, the draw's counters, and at the end all of VRAM
-//! must be identical. Seeking with 2 threads must land on the linear replay's state.
+//! must be identical, and so must every other mapped byte (FCRAM holds the display transfers'
+//! output, which is converted in parallel too). Seeking with 2 threads must land on the linear
+//! replay's state.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::Hasher;
 
 use gpu_core::debug::{DrawDetail, DrawInfo, DrawStats, Observer};
-use gpu_core::memory::VRAM;
+use gpu_core::memory::{PAGE_SIZE, VRAM};
 use gpu_core::pixel::fragment::PixelPath;
 use gpu_core::pixel::framebuffer::FramebufferConfig;
 use gpu_core::replay::{Replay, Target};
@@ -23,6 +25,30 @@ fn hash_range(replay: &Replay<Vec<u8>>, addr: u32, len: usize, h: &mut DefaultHa
         Ok(()) => h.write(&buf),
         Err(_) => h.write_u8(0xEE),
     }
+}
+
+/// Every non-zero page of every mapped region, with its address, hashed (a page never written
+/// and a page of zeros hash alike: the parallel paths may leave untouched zero pages
+/// unallocated).
+fn memory_hash(replay: &Replay<Vec<u8>>) -> u64 {
+    let mem = replay.mem();
+    let mut h = DefaultHasher::new();
+    let mut page = vec![0u8; PAGE_SIZE];
+    for region in mem.regions() {
+        for addr in (u64::from(region.base)..region.end()).step_by(PAGE_SIZE) {
+            // ok: addr < region end <= 2^32.
+            let addr = addr as u32;
+            if mem.page_ref(addr).is_none() {
+                continue;
+            }
+            mem.read(addr, &mut page).expect("a resident page reads");
+            if page.iter().any(|&b| b != 0) {
+                h.write_u32(addr);
+                h.write(&page);
+            }
+        }
+    }
+    h.finish()
 }
 
 /// The current render target's colour and depth/stencil bytes, hashed.
@@ -58,6 +84,8 @@ impl Observer for Log {
 struct Fingerprint {
     per_draw: Vec<u64>,
     vram: u64,
+    /// [`memory_hash`] at the end.
+    memory: u64,
     stats: Vec<String>,
     diagnostics: Vec<String>,
 }
@@ -80,6 +108,7 @@ fn fingerprint(bytes: &[u8], path: PixelPath, threads: usize) -> Fingerprint {
     Fingerprint {
         per_draw,
         vram: h.finish(),
+        memory: memory_hash(&replay),
         stats: log.stats,
         diagnostics: log.diagnostics,
     }
@@ -114,6 +143,9 @@ fn first_difference(a: &Fingerprint, b: &Fingerprint) -> String {
             "diagnostics differ: {:?} vs {:?}",
             a.diagnostics, b.diagnostics
         );
+    }
+    if a.memory != b.memory {
+        return "memory outside the render targets differs (e.g. a display transfer)".to_string();
     }
     "draw count or VRAM differs".to_string()
 }

@@ -85,13 +85,15 @@ fn report<O: Observer>(obs: &mut O, diags: impl IntoIterator<Item = Diagnostic>)
 /// Runs the side effect of a write of `value` to external register `pa` (already stored in
 /// `ext_regs`, the external register file from PA 0x10400000). A command-list kick is returned
 /// for the caller to run; after it finished, [`command_list_finished`] clears the trigger bit.
-/// The work a transfer did is returned for the caller's work budget.
+/// The work a transfer did is returned for the caller's work budget. A display transfer
+/// converts with up to `threads` workers (the same bytes for any count).
 pub fn external_side_effect<O: Observer>(
     ext_regs: &mut [u32],
     mem: &mut PhysMem,
     pa: u32,
     value: u32,
     cmdlist_size_in_bytes: bool,
+    threads: usize,
     obs: &mut O,
 ) -> ExternalEffect {
     let mut effect = ExternalEffect::default();
@@ -136,7 +138,7 @@ pub fn external_side_effect<O: Observer>(
                 copy_input: ext(ext_regs, 0x1040_0C24),
                 copy_output: ext(ext_regs, 0x1040_0C28),
             };
-            let written = match engines::run_transfer(mem, &regs) {
+            let written = match engines::run_transfer_threads(mem, &regs, threads) {
                 Ok(outcome) if outcome.written.is_some() => {
                     effect.transfer_pixels = transfer_cost(&regs);
                     report(obs, outcome.diagnostics());

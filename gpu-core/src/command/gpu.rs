@@ -1298,6 +1298,7 @@ impl Gpu {
             pa,
             value,
             cmdlist_size_in_bytes,
+            self.pipeline.threads,
             obs,
         );
         if effect.transfer_pixels > 0 {

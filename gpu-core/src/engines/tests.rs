@@ -843,3 +843,56 @@ mod fuzz {
         }
     }
 }
+
+/// Display transfers big enough to be split into row bands (every format pair, both layout
+/// directions, every scaling, flipped or not, 32×32 blocks, an output width that is not a
+/// multiple of the tile edge, an output partly covering existing bytes) write the same bytes
+/// with 1, 2, 3 and 8 workers.
+#[test]
+fn display_transfer_is_identical_at_every_thread_count() {
+    let mut case = 0u32;
+    for inf in ColorFormat::ALL {
+        for outf in ColorFormat::ALL {
+            for (scale_bits, w, h) in [(0u32, 240u32, 400u32), (1, 256, 136), (2, 248, 264)] {
+                case += 1;
+                let linear_in = case.is_multiple_of(2);
+                let flip = case.is_multiple_of(3);
+                let block32 = case.is_multiple_of(5);
+                let (w, h) = if case.is_multiple_of(7) {
+                    (w + 4, h)
+                } else {
+                    (w, h)
+                };
+                let src = noise((w * h) as usize * 4 + 64, 0x1234_5678 ^ case);
+                let flags = fmt_in(inf.external_id())
+                    | fmt_out(outf.external_id())
+                    | (scale_bits << 24)
+                    | u32::from(flip)
+                    | if linear_in { LINEAR_TO_TILED } else { 0 }
+                    | if block32 { UNKNOWN1 } else { 0 };
+                let cfg = DisplayTransferConfig::from_words(
+                    IN >> 3,
+                    OUT >> 3,
+                    dim(w, h),
+                    dim(w, h),
+                    flags,
+                );
+                let run = |threads: usize| {
+                    let mut mem = PhysMem::new();
+                    mem.write(IN, &src).unwrap();
+                    mem.write(OUT, &noise(0x8_0000, case)).unwrap();
+                    let o = display_transfer_threads(&mut mem, &cfg, threads).unwrap();
+                    (mem.read_vec(OUT, 0x8_0000).unwrap(), o.written)
+                };
+                let one = run(1);
+                assert!(one.1.is_some(), "case {case}: nothing written");
+                for threads in [2, 3, 8] {
+                    assert!(
+                        run(threads) == one,
+                        "{inf:?}->{outf:?} scale {scale_bits} {w}x{h} linear {linear_in} flip {flip} block32 {block32}: {threads} threads differ"
+                    );
+                }
+            }
+        }
+    }
+}

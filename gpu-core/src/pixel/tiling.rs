@@ -200,6 +200,25 @@ mod tests {
         }
     }
 
+    /// The display transfer splits indices into a row part and a column part.
+    #[test]
+    fn indices_split_into_row_and_column_parts() {
+        for mode in [TileMode::Linear, TileMode::Tiled8, TileMode::Block32] {
+            for width in [8u32, 32, 96, 240, 400, 0xFFFF, 0x8000_0000] {
+                for y in (0..70).chain([0xFFF0, 0xFFFF_FFF0]) {
+                    for x in (0..70).chain([513, 0xFFFF, 0x1_FFFE]) {
+                        assert_eq!(
+                            mode.index(x, y, width),
+                            mode.index(0, y, width)
+                                .wrapping_add(mode.index(x, 0, width)),
+                            "{mode:?} ({x},{y}) width {width}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn tiled_index_is_a_bijection() {
         let (w, h) = (32u32, 16u32);

@@ -9,8 +9,10 @@
 //! # Method
 //!
 //! The render target's memory tile rows (8 memory rows, see [`RowBands`]) are dealt out to
-//! `threads` shares, row `r` to share `r % threads`. Every share rasterises every triangle of
-//! the batch in submission order but visits only its own tile rows, so each 8×8 tile — and so
+//! `p` pieces (4 per share, at most one per tile row), row `r` to piece `r % p`. The `threads`
+//! shares claim pieces one at a time until none is left (so a share that starts late leaves its
+//! work to the others). For each piece it claims, a share rasterises every triangle of the
+//! batch in submission order but visits only the piece's tile rows, so each 8×8 tile — and so
 //! each pixel — is written by one share only and sees its fragments in the hardware's order.
 //! Fragment values do not depend on the share (the rasteriser evaluates edge functions per block
 //! from the triangle's integer setup), so the result is the same for any thread count.
@@ -19,9 +21,10 @@
 //! (a clone copies a few hundred pointers; a page is copied when a share first writes it). After
 //! the batch, the tiles the other shares touched are copied back (only where the bytes differ),
 //! counters are summed, and "not implemented" diagnostics are raised in the order the
-//! sequential path raises them (by the first triangle that needed the feature). The shares run
-//! on rayon's pool; the number of shares, not the pool size, fixes the partition, and the
-//! partition does not change the result.
+//! sequential path raises them (by the first triangle that needed the feature). Share 0 runs on
+//! the calling thread and the others on rayon's pool (one hand-off per batch); the number of
+//! shares, not the pool size, fixes the partition, and the partition does not change the
+//! result.
 //!
 //! The batch falls back to the sequential loop when it cannot gain or cannot be proven
 //! identical: one thread, the [`PixelPath::Reference`] path (kept single-threaded as the test
@@ -30,7 +33,7 @@
 //! edge), colour and depth buffers overlapping in memory, or less than [`PARALLEL_MIN_PIXELS`]
 //! of estimated coverage.
 
-use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::{
     FastPlan, Feature, FragCtx, FragmentHooks, PixelPath, PixelPipeline, PixelStats, TextureSampler,
@@ -44,6 +47,11 @@ use crate::vertex::ScreenVertex;
 /// Below this many pixels of summed (clipped) triangle bounding boxes a batch is drawn on the
 /// calling thread: starting the workers and copying pages back would cost more than it saves.
 pub const PARALLEL_MIN_PIXELS: u64 = 4096;
+
+/// Pieces of tile rows per share (see [`PixelPipeline::draw_triangles`]): enough that a share
+/// that starts late or runs slowly costs little, few enough that the per-piece triangle setup
+/// (every piece sets up every triangle of the batch) stays small.
+const PIECES_PER_SHARE: usize = 4;
 
 /// The features in the order [`PixelPipeline::draw_triangle_with`] checks them.
 const FEATURES: [Feature; 6] = [
@@ -85,10 +93,9 @@ struct ShareOut {
     stats: PixelStats,
     /// Fragments this share rasterised.
     fragments: u64,
-    /// Triangle outcomes (the same in every share; share 0's are used).
-    drawn: u64,
-    culled: u64,
-    invalid: u64,
+    /// Triangle outcomes (drawn, culled, invalid), the same in every piece: recorded by the
+    /// share that ran piece 0.
+    outcomes: Option<(u64, u64, u64)>,
     /// Per [`FEATURES`] entry: the first triangle of the batch that needed it unimplemented.
     first_missing: [usize; 6],
     color_unmapped: u64,
@@ -188,7 +195,7 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
         let color_bpp = self.color_cache.bpp();
         let depth_bpp = self.depth_cache.bpp();
         let parallel = threads > 1
-            && tris.len() > 1
+            && !tris.is_empty()
             && self.path() == PixelPath::Specialized
             && self.timer.is_none()
             && tiles_are_disjoint(&cfg.fb)
@@ -225,29 +232,35 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
         let plan = color_stage
             .filter(|_| self.solo.is_none())
             .map(|stage| FastPlan::new(&cfg, stage, TileCache::new(color_bpp).word_mask()));
-        let results: Vec<(ShareOut, Option<PhysMem>)> = jobs
-            .into_par_iter()
-            .enumerate()
-            .map(|(index, (mut share_mem, mut share_hooks))| {
+        // The tile rows are dealt out to `pieces` interleaved pieces that the shares claim one
+        // by one, so a share that starts late (a worker still waking up, or a core busy with
+        // another process) leaves its pieces to the others.
+        let pieces = (n.saturating_mul(PIECES_PER_SHARE)).clamp(1, tile_rows.max(1)) as u32;
+        let next_piece = AtomicU32::new(0);
+        let run_share = |(mut share_mem, mut share_hooks): (ShareMem<'_>, H)| {
+            let mut out = ShareOut {
+                stats: PixelStats::default(),
+                fragments: 0,
+                outcomes: None,
+                first_missing: [usize::MAX; 6],
+                color_unmapped: 0,
+                depth_unmapped: 0,
+                touched: vec![(u32::MAX, 0); tile_rows],
+            };
+            let mut color_cache = TileCache::new(color_bpp);
+            let mut depth_cache = TileCache::new(depth_bpp);
+            let m = share_mem.get();
+            let height = cfg_ref.fb.height;
+            loop {
+                let index = next_piece.fetch_add(1, Ordering::Relaxed);
+                if index >= pieces {
+                    break;
+                }
                 let bands = RowBands {
-                    count: n as u32,
-                    index: index as u32,
+                    count: pieces,
+                    index,
                 };
-                let mut out = ShareOut {
-                    stats: PixelStats::default(),
-                    fragments: 0,
-                    drawn: 0,
-                    culled: 0,
-                    invalid: 0,
-                    first_missing: [usize::MAX; 6],
-                    color_unmapped: 0,
-                    depth_unmapped: 0,
-                    touched: vec![(u32::MAX, 0); tile_rows],
-                };
-                let mut color_cache = TileCache::new(color_bpp);
-                let mut depth_cache = TileCache::new(depth_bpp);
-                let m = share_mem.get();
-                let height = cfg_ref.fb.height;
+                let (mut drawn, mut culled, mut invalid) = (0, 0, 0);
                 for (k, tri) in tris.iter().enumerate() {
                     let mut missing = 0u32;
                     let touched = &mut out.touched;
@@ -288,11 +301,11 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
                     depth_cache.flush(m);
                     match outcome {
                         TriangleOutcome::Drawn { fragments } => {
-                            out.drawn += 1;
+                            drawn += 1;
                             out.fragments += fragments;
                         }
-                        TriangleOutcome::Culled => out.culled += 1,
-                        TriangleOutcome::Invalid => out.invalid += 1,
+                        TriangleOutcome::Culled => culled += 1,
+                        TriangleOutcome::Invalid => invalid += 1,
                         TriangleOutcome::Degenerate => {}
                     }
                     for (i, f) in FEATURES.iter().enumerate() {
@@ -301,21 +314,37 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
                         }
                     }
                 }
-                out.color_unmapped = color_cache.unmapped_pixels;
-                out.depth_unmapped = depth_cache.unmapped_pixels;
-                (out, share_mem.into_copy())
-            })
-            .collect();
+                if index == 0 {
+                    out.outcomes = Some((drawn, culled, invalid));
+                }
+            }
+            out.color_unmapped = color_cache.unmapped_pixels;
+            out.depth_unmapped = depth_cache.unmapped_pixels;
+            (out, share_mem.into_copy())
+        };
+        // Share 0 runs on the calling thread while the pool runs the others: one hand-off per
+        // batch instead of the caller waking the pool and sleeping until it is done.
+        let mut jobs = jobs.into_iter();
+        let mut rest: Vec<Option<(ShareOut, Option<PhysMem>)>> = (1..n).map(|_| None).collect();
+        let first = rayon::in_place_scope(|scope| {
+            let run_share = &run_share;
+            let main_job = jobs.next();
+            for (slot, job) in rest.iter_mut().zip(jobs) {
+                scope.spawn(move |_| *slot = Some(run_share(job)));
+            }
+            main_job.map(run_share)
+        });
+        let results = first.into_iter().chain(rest.into_iter().flatten());
 
         // Merge in share order.
         let mut first_missing = [usize::MAX; 6];
         let mut drawn = 0;
-        for (index, (out, copy)) in results.into_iter().enumerate() {
-            if index == 0 {
-                drawn = out.drawn;
-                self.stats.triangles_drawn += out.drawn;
-                self.stats.triangles_culled += out.culled;
-                self.invalid_triangles += out.invalid;
+        for (out, copy) in results {
+            if let Some((d, culled, invalid)) = out.outcomes {
+                drawn = d;
+                self.stats.triangles_drawn += d;
+                self.stats.triangles_culled += culled;
+                self.invalid_triangles += invalid;
             }
             self.stats.fragments += out.fragments;
             self.stats.alpha_failed += out.stats.alpha_failed;
@@ -472,6 +501,10 @@ mod tests {
             }
             if case % 7 == 0 {
                 tris[1][0].x = f32::NAN;
+            }
+            if case % 13 == 12 {
+                // A batch of one triangle (an immediate-mode vertex's).
+                tris.truncate(1);
             }
             let run = |threads: Option<usize>| {
                 let mut mem = base.clone();
