@@ -169,6 +169,8 @@ pub struct TraceIndex {
     pub diagnostics: Vec<(Position, Diagnostic)>,
     /// Diagnostics not kept.
     pub dropped_diagnostics: u64,
+    /// Engine events not kept (past [`MAX_INDEX_ENGINE_EVENTS`]).
+    pub dropped_engine_events: u64,
     /// Position at the end of the stream.
     pub end: Position,
     /// Keyframes kept at the end of the pass.
@@ -191,6 +193,11 @@ pub struct TraceIndex {
 
 /// Diagnostics kept by the index pass.
 pub const MAX_INDEX_DIAGNOSTICS: usize = 10_000;
+
+/// Engine events (fills, transfers, command-list events) kept by the index pass; the rest
+/// are counted. Before this cap, `costs` and `shader-trace` kept 1.7 GB of index records for
+/// a 200 KB trace whose lists jump back into themselves until the write budget ends them.
+pub const MAX_INDEX_ENGINE_EVENTS: usize = 1 << 20;
 
 #[derive(Clone)]
 struct Keyframe {
@@ -1043,7 +1050,12 @@ impl Observer for IndexObserver<'_> {
     }
     fn engine(&mut self, ev: &EngineEvent) {
         let at = self.pos();
-        self.rec.index.engine_events.push(StreamEventRecord {
+        let idx = &mut self.rec.index;
+        if idx.engine_events.len() >= MAX_INDEX_ENGINE_EVENTS {
+            idx.dropped_engine_events += 1;
+            return;
+        }
+        idx.engine_events.push(StreamEventRecord {
             at,
             frame: at.frame,
             event: ev.clone(),
