@@ -26,12 +26,21 @@ type Source = pica_cmd::citrace::SeekSource<std::fs::File>;
 pub struct ReplayBenchArgs {
     /// The trace (.ctf).
     pub trace: PathBuf,
-    /// Number of full replays to time (the best is reported).
+    /// Number of full replays to time (the best is reported). Fewer are run when the timed
+    /// replays already took longer than `--max-seconds` (the report says so).
     #[arg(long, default_value_t = 3)]
     pub runs: u32,
-    /// Number of seeks to time.
+    /// Number of seeks to time (fewer past `--max-seconds` of seeking, as stated).
     #[arg(long, default_value_t = 20)]
     pub seeks: u32,
+    /// Wall-time allowance in seconds for the timed replays, and again for the seeks: once one
+    /// is used up, no further run (or seek) starts, the stage-timing replay is left out, and
+    /// the report says so. The first run of each thread count, the index and the first seek
+    /// always run; 0 = no limit. Keeps the benchmark of a trace that replays in seconds (a
+    /// long capture, or a hostile one cut by its work budget) to about four replays instead
+    /// of `--runs` x 2 + 2 and the seeks.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_MAX_SECONDS)]
+    pub max_seconds: f64,
     /// Memory budget of the index's keyframe store, in MiB (keyframes are thinned to stay
     /// under it; seeks re-execute more).
     #[arg(long, value_name = "MIB", default_value_t = gpu_core::replay::DEFAULT_KEYFRAME_BUDGET >> 20)]
@@ -43,6 +52,15 @@ pub struct ReplayBenchArgs {
     /// Work budgets (`--budget SPEC`).
     #[command(flatten)]
     pub budget: crate::budget_flag::BudgetArgs,
+}
+
+/// Default of `--max-seconds`.
+pub const DEFAULT_MAX_SECONDS: f64 = 8.0;
+
+/// True when `spent` has used up the `--max-seconds` allowance (never when it is 0 or not a
+/// positive number).
+fn over_allowance(spent: Duration, max_seconds: f64) -> bool {
+    max_seconds > 0.0 && spent.as_secs_f64() >= max_seconds
 }
 
 #[derive(Default)]
@@ -104,7 +122,14 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
         vec![1]
     };
     let mut best: Vec<Option<(Duration, Timer, u32)>> = counts.iter().map(|_| None).collect();
-    for _ in 0..args.runs.max(1) {
+    let runs = args.runs.max(1);
+    let mut rounds = 0u32;
+    let started = Instant::now();
+    while rounds < runs {
+        if rounds > 0 && over_allowance(started.elapsed(), args.max_seconds) {
+            break;
+        }
+        rounds += 1;
         for (slot, &n) in best.iter_mut().zip(&counts) {
             let mut replay = open()?;
             replay.set_threads(n);
@@ -120,17 +145,35 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
     }
     for (slot, &n) in best.into_iter().zip(&counts) {
         if let Some((total, timer, frames)) = slot {
-            replay_report(&mut out, args, n, total, &timer, frames)?;
+            replay_report(&mut out, rounds, n, total, &timer, frames)?;
         }
     }
-    stage_report(&mut out, &open)?;
+    let timed = started.elapsed();
+    if rounds < runs {
+        writeln!(
+            out,
+            "  timed runs stopped after {rounds} of {runs}: they took {:.1} s, past --max-seconds {}",
+            timed.as_secs_f64(),
+            args.max_seconds
+        )?;
+    }
+    if over_allowance(timed, args.max_seconds) {
+        writeln!(
+            out,
+            "  stages: not timed (one more replay; the timed runs took {:.1} s, past --max-seconds {})",
+            timed.as_secs_f64(),
+            args.max_seconds
+        )?;
+    } else {
+        stage_report(&mut out, &open)?;
+    }
     index_and_seeks(&mut out, args, &open, threads)
 }
 
 /// Prints one timed replay.
 fn replay_report(
     out: &mut impl std::io::Write,
-    args: &ReplayBenchArgs,
+    rounds: u32,
     threads: usize,
     total: Duration,
     timer: &Timer,
@@ -147,7 +190,7 @@ fn replay_report(
         if threads == 1 { "" } else { "s" },
         timer.draws,
         ms(total),
-        args.runs.max(1)
+        rounds
     )?;
     writeln!(
         out,
@@ -225,8 +268,9 @@ fn index_and_seeks(
     let mib = |b: u64| b as f64 / f64::from(1u32 << 20);
     writeln!(
         out,
-        "keyframes: {:.2} MiB held of a {:.0} MiB budget, {} kept, {} dropped, spacing x{}",
+        "keyframes: {:.2} MiB held (+ {:.2} MiB of index records) of a {:.0} MiB budget, {} kept, {} dropped, spacing x{}",
         mib(index.keyframe_bytes),
+        mib(index.record_bytes),
         mib(index.keyframe_budget),
         index.keyframes,
         index.keyframes_dropped,
@@ -237,8 +281,12 @@ fn index_and_seeks(
         let mut worst = Duration::ZERO;
         let mut sum = Duration::ZERO;
         let mut all = Vec::new();
+        let started = Instant::now();
         // A fixed, spread-out order: forwards and backwards jumps.
         for k in 0..u64::from(args.seeks) {
+            if k > 0 && over_allowance(started.elapsed(), args.max_seconds) {
+                break;
+            }
             let m = (k * 7919) % n;
             let t = Instant::now();
             replay.seek(Target::AfterDraw(m), &mut ());
@@ -250,14 +298,22 @@ fn index_and_seeks(
         all.sort();
         // Nearest-rank 99th percentile.
         let p99 = all[((all.len() * 99).div_ceil(100)).clamp(1, all.len()) - 1];
+        let done = all.len();
         writeln!(
             out,
-            "seek to a draw ({threads} thread{}): mean {:.2} ms, p99 {:.2} ms, worst {:.2} ms over {} seeks",
+            "seek to a draw ({threads} thread{}): mean {:.2} ms, p99 {:.2} ms, worst {:.2} ms over {done} seeks{}",
             if threads == 1 { "" } else { "s" },
-            ms(sum) / f64::from(args.seeks),
+            ms(sum) / done as f64,
             ms(p99),
             ms(worst),
-            args.seeks
+            if done < args.seeks as usize {
+                format!(
+                    " (stopped after {done} of {}: past --max-seconds {})",
+                    args.seeks, args.max_seconds
+                )
+            } else {
+                String::new()
+            }
         )?;
     }
     Ok(())

@@ -67,9 +67,10 @@ pub fn run(args: &CostsArgs) -> Result<()> {
         },
     };
     let mut replay = Replay::new(open_trace(&args.trace)?);
-    // Keyframes are not needed here: the smallest budget keeps only the first one.
-    replay.set_keyframe_budget(0);
-    let index = replay.build_index();
+    // Keyframes are not needed here: the streaming index keeps none.
+    let index = replay
+        .build_index_streaming(&mut |_| true)
+        .unwrap_or_default();
     if args.frame as usize >= index.frames.len() {
         bail!(
             "frame {} does not exist (the trace has {} frames)",

@@ -46,7 +46,12 @@ pub struct ShaderTraceArgs {
 pub fn run(args: &ShaderTraceArgs) -> Result<()> {
     let trace = open_trace(&args.file)?;
     let mut replay = Replay::new(trace);
-    let index = replay.build_index();
+    // One draw is inspected: a streaming index (records only, no keyframes; the inspection
+    // then replays from the start up to the draw) keeps memory to the draw records instead of
+    // filling the keyframe budget for a single seek.
+    let index = replay
+        .build_index_streaming(&mut |_| true)
+        .unwrap_or_default();
     let Some(rec) = usize::try_from(args.draw)
         .ok()
         .and_then(|d| index.draws.get(d))

@@ -172,3 +172,60 @@ fn trace_check_and_bench_replay_run() {
         "{text}"
     );
 }
+
+/// `bench replay --max-seconds`: once the timed replays (or the seeks) have used the allowance,
+/// no further one starts and the report says how many ran (an allowance of a microsecond is
+/// used up by the first run and the first seek).
+#[test]
+fn bench_replay_stops_timing_past_its_allowance() {
+    let o = bin()
+        .args([
+            "bench",
+            "replay",
+            demo("cube.ctf").to_str().unwrap(),
+            "--runs",
+            "3",
+            "--seeks",
+            "5",
+            "--threads",
+            "2",
+            "--max-seconds",
+            "0.000001",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("(best of 1)"), "{text}");
+    assert!(text.contains("timed runs stopped after 1 of 3"), "{text}");
+    assert!(text.contains("stages: not timed"), "{text}");
+    assert!(
+        text.contains("over 1 seeks (stopped after 1 of 5: past --max-seconds"),
+        "{text}"
+    );
+    // 0 = no limit: every run and seek.
+    let o = bin()
+        .args([
+            "bench",
+            "replay",
+            demo("cube.ctf").to_str().unwrap(),
+            "--runs",
+            "2",
+            "--seeks",
+            "3",
+            "--max-seconds",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("(best of 2)") && text.contains("over 3 seeks\n"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("stopped") && text.contains("stages (share"),
+        "{text}"
+    );
+}

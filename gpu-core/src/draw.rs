@@ -290,8 +290,11 @@ impl Default for PipelineState {
     }
 }
 
-/// Reusable buffers (allocated once, reused by every draw).
-#[derive(Clone, Debug, Default)]
+/// Reusable buffers (allocated once, reused by every draw). Nothing in them outlives a draw
+/// (each draw resizes, clears or overwrites what it uses, and flushes `screen`), so a clone of
+/// the pipeline state (a replay keyframe holds one per keyframe) starts with empty buffers
+/// instead of copying the last draw's ~100 KB.
+#[derive(Debug, Default)]
 struct Scratch {
     attrs: Vec<AttributeSet>,
     slots: Vec<OutputSlots>,
@@ -303,6 +306,12 @@ struct Scratch {
     tris: Vec<[OutputVertex; 3]>,
     /// Screen-space triangles waiting for the parallel pixel path.
     screen: Vec<[ScreenVertex; 3]>,
+}
+
+impl Clone for Scratch {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
 }
 
 /// Where a pending vertex's shaded outputs come from.

@@ -20,6 +20,9 @@
 //! drops every other keyframe (keeping the first) and doubles the spacing of the keyframes
 //! taken for the rest of the pass, so the total stays under the budget whatever the trace length;
 //! seeks stay exact (they re-execute from the nearest earlier keyframe that is left), only longer.
+//! The index's own records (a ~370-byte record per draw, up to the draw budget's 2^19 draws,
+//! engine events and diagnostics) count against the same budget, so a trace with very many
+//! draws keeps fewer keyframes rather than holding both in full.
 //!
 //! [`lint`] replays a whole trace once more to report what it lacks or does wrong.
 //!
@@ -166,6 +169,8 @@ pub struct TraceIndex {
     pub diagnostics: Vec<(Position, Diagnostic)>,
     /// Diagnostics not kept.
     pub dropped_diagnostics: u64,
+    /// Engine events not kept (past [`MAX_INDEX_ENGINE_EVENTS`]).
+    pub dropped_engine_events: u64,
     /// Position at the end of the stream.
     pub end: Position,
     /// Keyframes kept at the end of the pass.
@@ -175,14 +180,24 @@ pub struct TraceIndex {
     /// Bytes the kept keyframes hold, as accounted against the budget (pages not shared with
     /// the previous keyframe, chunk tables, GPU clones).
     pub keyframe_bytes: u64,
-    /// The budget the pass ran under, in bytes.
+    /// The budget the pass ran under, in bytes. It covers the keyframes and this index's own
+    /// records ([`TraceIndex::record_bytes`]): the more draws, events and diagnostics a trace
+    /// has, the fewer keyframes it keeps.
     pub keyframe_budget: u64,
+    /// Bytes of this index's records (draws, engine events, diagnostics, by allocated
+    /// capacity) at the end of the pass, counted against the keyframe budget.
+    pub record_bytes: u64,
     /// Final spacing factor: 1 when no thinning was needed, doubled at every thinning.
     pub keyframe_stride: u64,
 }
 
 /// Diagnostics kept by the index pass.
 pub const MAX_INDEX_DIAGNOSTICS: usize = 10_000;
+
+/// Engine events (fills, transfers, command-list events) kept by the index pass; the rest
+/// are counted. Before this cap, `costs` and `shader-trace` kept 1.7 GB of index records for
+/// a 200 KB trace whose lists jump back into themselves until the write budget ends them.
+pub const MAX_INDEX_ENGINE_EVENTS: usize = 1 << 20;
 
 #[derive(Clone)]
 struct Keyframe {
@@ -238,6 +253,9 @@ struct KeyframeStore {
     budget: u64,
     /// Sum of the kept keyframes' `bytes`.
     total: u64,
+    /// Bytes of the index records being built, counted against the same budget (updated by
+    /// the index pass before every push).
+    reserved: u64,
     dropped: usize,
     /// Spacing factor for the keyframes taken next (a power of two).
     stride: u64,
@@ -249,6 +267,7 @@ impl KeyframeStore {
             keys: Vec::new(),
             budget,
             total: 0,
+            reserved: 0,
             dropped: 0,
             stride: 1,
         }
@@ -257,6 +276,7 @@ impl KeyframeStore {
     fn clear(&mut self) {
         self.keys.clear();
         self.total = 0;
+        self.reserved = 0;
         self.dropped = 0;
         self.stride = 1;
     }
@@ -266,7 +286,13 @@ impl KeyframeStore {
         key.bytes = key.unique_bytes(self.keys.last());
         self.total = self.total.saturating_add(key.bytes);
         self.keys.push(key);
-        while self.total > self.budget && self.keys.len() > 1 {
+        self.fit();
+    }
+
+    /// Thins the store while the keyframes and the reserved bytes are over the budget (one
+    /// keyframe, the start, always stays).
+    fn fit(&mut self) {
+        while self.total.saturating_add(self.reserved) > self.budget && self.keys.len() > 1 {
             self.thin();
         }
     }
@@ -451,13 +477,27 @@ impl<S: TraceSource> Replay<S> {
 
     /// Restores a keyframe as the current state (with the current edit hooks).
     fn restore(&mut self, k: Keyframe) {
-        self.gpu = *k.gpu;
+        self.install(*k.gpu);
         self.mem = k.mem;
         self.pos = k.pos;
         self.gpu.edit_hooks = self.hooks.clone();
         self.gpu.pipeline.pixel_probe = self.probe;
         self.gpu.pipeline.tev_solo = self.solo;
         self.diverged = self.solo.is_some();
+    }
+
+    /// Makes `gpu` the current state but keeps the current vertex-shader engine's compiled
+    /// programs and lane buffers: they are pure caches (the engine's registers and options
+    /// come from `gpu`), and a clone of the state (a keyframe, the initial state) starts
+    /// without them, so every seek would otherwise compile each program of the trace again
+    /// (the whole 4096-word code memory, per program).
+    fn install(&mut self, mut gpu: Gpu) {
+        let warm = &mut self.gpu.pipeline.vs_unit;
+        let unit = &mut gpu.pipeline.vs_unit;
+        std::mem::swap(&mut warm.state, &mut unit.state);
+        warm.config = unit.config;
+        std::mem::swap(warm, unit);
+        self.gpu = gpu;
     }
 
     /// Ends the replay and gives its trace back.
@@ -588,7 +628,7 @@ impl<S: TraceSource> Replay<S> {
 
     /// Restarts from the initial state.
     pub fn rewind(&mut self) {
-        self.gpu = self.initial.0.clone();
+        self.install(self.initial.0.clone());
         self.gpu.pipeline.pixel_probe = self.probe;
         self.mem = self.initial.1.clone();
         self.pos = Position::default();
@@ -794,6 +834,7 @@ impl<S: TraceSource> Replay<S> {
                 // Empty frames (nothing executed since the last keyframe) get no keyframe;
                 // after thinning, only every `stride`-th frame marker does.
                 if keep && work_since_key && u64::from(after.frame - last_key.frame) >= stride {
+                    self.keyframes.reserved = rec.record_bytes();
                     self.keyframes.push(self.keyframe());
                     last_key = after;
                     rec.cost_since_key = 0;
@@ -814,6 +855,7 @@ impl<S: TraceSource> Replay<S> {
                 let mut key = self.keyframe();
                 // The step stopped at its target, right after draw `before.draws`.
                 key.at_draw_end = after.draws == before.draws + 1;
+                self.keyframes.reserved = rec.record_bytes();
                 self.keyframes.push(key);
                 last_key = after;
                 rec.cost_since_key = 0;
@@ -838,10 +880,14 @@ impl<S: TraceSource> Replay<S> {
             });
         }
         rec.index.end = end;
+        // The records grew since the last keyframe was taken.
+        self.keyframes.reserved = rec.record_bytes();
+        self.keyframes.fit();
         rec.index.keyframes = self.keyframes.keys.len();
         rec.index.keyframes_dropped = self.keyframes.dropped;
         rec.index.keyframe_bytes = self.keyframes.total;
         rec.index.keyframe_budget = self.keyframes.budget;
+        rec.index.record_bytes = rec.record_bytes();
         rec.index.keyframe_stride = self.keyframes.stride;
         Some(rec.index)
     }
@@ -932,6 +978,22 @@ struct IndexRecorder {
     draws_seen: u64,
     /// [`draw_cost`] of the draws since the last keyframe.
     cost_since_key: u64,
+    /// Bytes of the kept diagnostics' texts.
+    diagnostic_text_bytes: u64,
+}
+
+impl IndexRecorder {
+    /// Bytes the records hold (vectors by capacity, diagnostic texts), as counted against the
+    /// keyframe budget.
+    fn record_bytes(&self) -> u64 {
+        use std::mem::size_of;
+        let i = &self.index;
+        let n = i.frames.capacity() * size_of::<FrameInfo>()
+            + i.draws.capacity() * size_of::<DrawRecord>()
+            + i.engine_events.capacity() * size_of::<StreamEventRecord>()
+            + i.diagnostics.capacity() * size_of::<(Position, Diagnostic)>();
+        (n as u64).saturating_add(self.diagnostic_text_bytes)
+    }
 }
 
 struct IndexObserver<'a> {
@@ -980,6 +1042,7 @@ impl Observer for IndexObserver<'_> {
         let pos = self.pos();
         let idx = &mut self.rec.index;
         if idx.diagnostics.len() < MAX_INDEX_DIAGNOSTICS {
+            self.rec.diagnostic_text_bytes += diag.detail.capacity() as u64;
             idx.diagnostics.push((pos, diag.clone()));
         } else {
             idx.dropped_diagnostics += 1;
@@ -987,7 +1050,12 @@ impl Observer for IndexObserver<'_> {
     }
     fn engine(&mut self, ev: &EngineEvent) {
         let at = self.pos();
-        self.rec.index.engine_events.push(StreamEventRecord {
+        let idx = &mut self.rec.index;
+        if idx.engine_events.len() >= MAX_INDEX_ENGINE_EVENTS {
+            idx.dropped_engine_events += 1;
+            return;
+        }
+        idx.engine_events.push(StreamEventRecord {
             at,
             frame: at.frame,
             event: ev.clone(),

@@ -1122,3 +1122,62 @@ fn pass_through_outputs_and_traces_match_the_reference() {
     }
     assert!(fast_batches > 0 && traced > 0 && passed > 0);
 }
+
+/// Runs of identical instruction words (the compiler copies the op of the word before for a
+/// repeat instead of compiling it again): straight-line random arithmetic with each
+/// instruction repeated 1-4 times in a row (accumulating MAD/ADD, repeated copies to one
+/// output, repeated CMP/MOVA), END, and the rest of a 4096-word code memory filled with one
+/// word (zeros, as a GPU's code memory past the uploaded program), in every mode.
+#[test]
+fn runs_of_identical_words_match_the_reference() {
+    let mut rng = Rng(0x0DD5_1DE4_7100_0004);
+    let mut repeats = 0usize;
+    for case_no in 0..80 {
+        let mut g = Gen {
+            rng: &mut rng,
+            code: Vec::new(),
+            subs: Vec::new(),
+            arith_descs: 0,
+            mad_descs: 0,
+            in_loop: false,
+        };
+        let len = g.rng.range(2, 12);
+        for _ in 0..len {
+            let i = g.arith();
+            let times = g.rng.range(1, 4);
+            repeats += times as usize - 1;
+            for _ in 0..times {
+                g.code.push(i);
+            }
+        }
+        g.code.push(Instr::End);
+        let Ok((mut code, descs)) = encode_program(&g.code) else {
+            continue;
+        };
+        code.resize(4096, 0);
+        let program = Program::new(&code, &descs);
+        let edges = rng.chance(70);
+        let uniforms = random_uniforms(&mut rng, edges);
+        let start = random_state(&mut rng, edges);
+        let in_mask = if rng.chance(80) {
+            0x3F
+        } else {
+            rng.below(0x10000) as u16
+        };
+        let batches = random_batches(&mut rng, in_mask, edges);
+        let config = random_config(&mut rng);
+        let case = Case {
+            program: &program,
+            uniforms: &uniforms,
+            entry: 0,
+            config,
+            start: &start,
+            batches: &batches,
+            out_mask: 0xFF,
+        };
+        check(&case, &|| {
+            format!("case {case_no}, config {config:?}\n{}", listing(&program))
+        });
+    }
+    assert!(repeats > 100, "{repeats} repeated words");
+}

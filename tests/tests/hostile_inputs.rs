@@ -1373,4 +1373,67 @@ mod budgets {
         assert!(r.seek(Target::AfterDraw(150), &mut ()));
         assert_eq!(r.position(), full.draws[150].after);
     }
+
+    /// The index's own records count against the keyframe budget: with a budget a little over
+    /// what 10,000 draw records take, fewer keyframes are kept than with the default, the
+    /// keyframes and records together stay within it, the records are the same, and seeks are
+    /// still exact.
+    #[test]
+    fn index_records_count_against_the_keyframe_budget() {
+        let bytes = draws_trace(20, 500, 3, false);
+        let mut r = replay_with(&bytes, "defaults");
+        let roomy = r.build_index();
+        assert_eq!(roomy.draws.len(), 10_000);
+        let per_draw = std::mem::size_of::<gpu_core::replay::DrawRecord>() as u64;
+        assert!(
+            roomy.record_bytes >= 10_000 * per_draw,
+            "{}",
+            roomy.record_bytes
+        );
+        assert!(roomy.keyframes > 100, "{}", roomy.keyframes);
+        let budget = roomy.record_bytes + roomy.keyframe_bytes / 8;
+        r.set_keyframe_budget(budget);
+        let tight = r.build_index();
+        assert!(
+            tight.keyframes > 1 && tight.keyframes < roomy.keyframes,
+            "{} of {}",
+            tight.keyframes,
+            roomy.keyframes
+        );
+        assert!(tight.keyframe_bytes + tight.record_bytes <= budget);
+        assert_eq!(tight.draws, roomy.draws);
+        for m in [9_999u64, 17, 5_003] {
+            assert!(r.seek(Target::AfterDraw(m), &mut ()));
+            assert_eq!(r.position(), roomy.draws[m as usize].after);
+        }
+    }
+
+    /// Seeks that restore a keyframe (or the start) keep the vertex-shader engine's compiled
+    /// programs: a trace with one program compiles it once however often it is travelled
+    /// through (a keyframe's clone of the state carries no compiled program; compiling the
+    /// 4096-word code memory again on every seek was a fixed cost per seek and per fuzz input),
+    /// and the states reached are those of a fresh replay.
+    #[test]
+    fn seeks_compile_each_program_once() {
+        let bytes = draws_trace(40, 20, 3, false);
+        let mut r = replay_with(&bytes, "defaults");
+        let index = r.build_index();
+        assert!(index.keyframes > 10, "{}", index.keyframes);
+        let compiles = r.gpu().pipeline.vs_unit.stats().compiles;
+        assert_eq!(compiles, 1);
+        for m in [700u64, 3, 421, 0, 799, 255, 256] {
+            assert!(r.seek(Target::AfterDraw(m), &mut ()));
+            let mut fresh = replay_with(&bytes, "defaults");
+            assert!(fresh.run_until(Target::AfterDraw(m), &mut ()));
+            assert_eq!(r.position(), fresh.position());
+            assert_eq!(
+                r.gpu().pipeline.vs_unit.state,
+                fresh.gpu().pipeline.vs_unit.state
+            );
+            assert_eq!(r.gpu().regs, fresh.gpu().regs);
+        }
+        r.rewind();
+        assert!(r.run_until(Target::AfterDraw(10), &mut ()));
+        assert_eq!(r.gpu().pipeline.vs_unit.stats().compiles, compiles);
+    }
 }

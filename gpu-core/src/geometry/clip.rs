@@ -198,10 +198,21 @@ pub fn clip_triangle(tri: &[OutputVertex; 3], params: &ClipParams) -> ClippedPol
     });
     let planes = FRUSTUM_PLANES.iter().chain(user.iter());
 
-    // Fast path: every vertex inside every plane → the triangle passes unchanged.
-    let all_inside = planes
-        .clone()
-        .all(|p| input.iter().all(|v| p.distance(&v.pos) >= 0.0));
+    // Fast paths, exact: a plane with every vertex inside leaves the polygon as it is, so up
+    // to the first plane that has a vertex outside, the triangle is unchanged. Every vertex
+    // inside every plane: the triangle passes unchanged. Every vertex outside that first
+    // plane: nothing is left (the pass below would keep no vertex and find no crossing).
+    let mut all_inside = true;
+    for p in planes.clone() {
+        let inside = input.iter().filter(|v| p.distance(&v.pos) >= 0.0).count();
+        if inside == 0 {
+            return out;
+        }
+        if inside < 3 {
+            all_inside = false;
+            break;
+        }
+    }
     if all_inside {
         out.verts[..3].copy_from_slice(&input);
         out.len = 3;
@@ -282,6 +293,74 @@ mod tests {
     }
 
     const NO_USER: ClipParams = ClipParams { user_plane: None };
+
+    /// Plain Sutherland-Hodgman over every plane (no fast path), positions only: the oracle
+    /// for the fast paths of [`clip_triangle`].
+    fn clip_reference(tri: &[OutputVertex; 3], params: &ClipParams) -> Vec<[f32; 4]> {
+        let user = params.user_plane.map(|coef| ClipPlane {
+            coef,
+            constant: 0.0,
+        });
+        let mut poly: Vec<OutputVertex> = tri.to_vec();
+        for p in FRUSTUM_PLANES.iter().chain(user.iter()) {
+            let mut next = Vec::new();
+            for k in 0..poly.len() {
+                let prev = poly[(k + poly.len() - 1) % poly.len()];
+                let v = poly[k];
+                let (d_prev, d) = (p.distance(&prev.pos), p.distance(&v.pos));
+                if (d >= 0.0) != (d_prev >= 0.0) {
+                    next.push(prev.lerp(&v, d_prev / (d_prev - d)));
+                }
+                if d >= 0.0 {
+                    next.push(v);
+                }
+            }
+            if next.len() < 3 {
+                return Vec::new();
+            }
+            poly = next;
+        }
+        poly.iter().map(|v| v.pos).collect()
+    }
+
+    /// A triangle with every vertex outside one plane is dropped before any clipping (all-zero
+    /// positions, as a draw reading zeroed memory gives, are behind w >= W_MIN), and the fast
+    /// paths agree with plain clipping on random triangles.
+    #[test]
+    fn outside_one_plane_is_dropped_and_fast_paths_match_plain_clipping() {
+        let zeros = [p([0.0; 4]); 3];
+        assert!(clip_triangle(&zeros, &NO_USER).vertices().is_empty());
+        let beyond_x = [
+            p([2.0, 0.0, -0.5, 1.0]),
+            p([3.0, 0.5, -0.5, 1.0]),
+            p([2.5, -3.0, -0.9, 1.0]),
+        ];
+        let out = clip_triangle(&beyond_x, &NO_USER);
+        assert!(out.vertices().is_empty() && out.was_clipped());
+        let mut seed = 0x1234_5678_9ABC_DEF1u64;
+        let mut coord = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % 4001) as f32 / 1000.0 - 2.0
+        };
+        for case in 0..3000 {
+            let tri: [OutputVertex; 3] =
+                std::array::from_fn(|_| p([coord(), coord(), coord() - 1.0, coord() + 1.0]));
+            let params = if case % 3 == 0 {
+                ClipParams {
+                    user_plane: Some([coord(), coord(), coord(), coord()]),
+                }
+            } else {
+                NO_USER
+            };
+            assert_eq!(
+                positions(&clip_triangle(&tri, &params)),
+                clip_reference(&tri, &params),
+                "case {case}: {tri:?}"
+            );
+        }
+    }
 
     #[test]
     fn fully_inside_is_unchanged() {

@@ -536,12 +536,24 @@ impl Builder {
 /// Compiles `program` for hardware-flush mode (`flush`) or plain IEEE arithmetic.
 pub(crate) fn compile(program: &Program, flush: bool) -> Compiled {
     let instrs = program.instrs();
+    // Every pass below is a function of the instruction alone plus idempotent updates (bit
+    // ORs, constant interning, a per-output state machine that a repeat leaves unchanged), so
+    // an instruction equal to the one before it adds nothing: `distinct` skips such repeats,
+    // and pass 3 copies the previous op. The shader units' code memory is mostly a long run of
+    // one word past the program (zeros), which this makes nearly free to compile.
+    let distinct = || {
+        instrs
+            .iter()
+            .enumerate()
+            .filter(|&(k, i)| k == 0 || instrs.get(k - 1) != Some(i))
+            .map(|(_, i)| i)
+    };
     // Pass 1: what may be written, by whom.
     let mut maywrite_ro = 0u128;
     let mut maywrite_m = 0u8;
     let mut maxmin_r = 0u64;
     let mut serial_only = false;
-    for instr in instrs {
+    for instr in distinct() {
         let (ro, m, maxmin) = writes(instr);
         maywrite_ro |= ro;
         maywrite_m |= m;
@@ -565,7 +577,7 @@ pub(crate) fn compile(program: &Program, flush: bool) -> Compiled {
         // Per output register: Some(Some(J)) while every writer so far is a pass MOV from vJ,
         // Some(None) once some other writer was seen.
         let mut seen: [Option<Option<u8>>; 16] = [None; 16];
-        for instr in instrs {
+        for instr in distinct() {
             let (ro, _, _) = writes(instr);
             let outs = (ro >> 64) as u64;
             if outs == 0 {
@@ -604,7 +616,16 @@ pub(crate) fn compile(program: &Program, flush: bool) -> Compiled {
     let mut meta = Vec::with_capacity(instrs.len());
     let mut r_read = 0u64;
     let mut uses_rel = false;
+    let mut prev: Option<&Instr> = None;
     for instr in instrs {
+        if prev == Some(instr)
+            && let (Some(&op), Some(&m)) = (ops.last(), meta.last())
+        {
+            ops.push(op);
+            meta.push(m);
+            continue;
+        }
+        prev = Some(instr);
         let used = used_lanes(instr);
         let (srcs, flushing) = sources(instr);
         let mut reads_r = 0u64;
