@@ -248,6 +248,7 @@ fn shade_batch(
             let mut interp = Interpreter {
                 state: std::mem::take(&mut vs_unit.state),
                 config: vs_unit.config,
+                last_executed: 0,
             };
             let r = shading::run_vertex_shader(
                 &mut interp,
@@ -699,7 +700,9 @@ fn route<O: Observer>(
                 draw: Some(draw),
                 detail: format!("geometry shader stopped: {e}"),
             });
-            0
+            // The failed invocation's instructions count against the budgets like any other
+            // (a GS that runs its per-invocation allowance and then fails is not free).
+            p.gs_unit.last_executed
         }
     }
 }

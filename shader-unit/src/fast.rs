@@ -330,6 +330,7 @@ impl<const N: usize> FastEngineN<N> {
         let mut interp = Interpreter {
             state: std::mem::take(&mut self.state),
             config: self.config,
+            last_executed: 0,
         };
         let r = interp.run_batch(program, uniforms, entry, inputs, outputs);
         self.state = interp.state;

@@ -357,14 +357,30 @@ pub fn run<T: ShaderTracer, E: EmitSink>(
     tracer: &mut T,
     sink: &mut E,
 ) -> Result<RunStats, ExecError> {
-    Machine {
+    run_counted(program, uniforms, state, entry, config, tracer, sink).0
+}
+
+/// [`run`], also returning the number of instructions executed, including when the run stops
+/// with an error (a run that fails still did that work: budgets must see it).
+pub fn run_counted<T: ShaderTracer, E: EmitSink>(
+    program: &Program,
+    uniforms: &Uniforms,
+    state: &mut UnitState,
+    entry: u32,
+    config: &ExecConfig,
+    tracer: &mut T,
+    sink: &mut E,
+) -> (Result<RunStats, ExecError>, u64) {
+    let mut machine = Machine {
         program,
         uniforms,
         state,
         config,
         flow: FlowStacks::default(),
-    }
-    .run(entry, tracer, sink)
+        executed: 0,
+    };
+    let result = machine.run(entry, tracer, sink);
+    (result, machine.executed)
 }
 
 struct Machine<'a> {
@@ -373,6 +389,8 @@ struct Machine<'a> {
     state: &'a mut UnitState,
     config: &'a ExecConfig,
     flow: FlowStacks,
+    /// Instructions executed so far (kept here so an error return still reports them).
+    executed: u64,
 }
 
 /// What an instruction asks the sequencer to do besides PC + 1.
@@ -407,6 +425,7 @@ impl Machine<'_> {
                 });
             }
             stats.instructions += 1;
+            self.executed = stats.instructions;
 
             let mut rec = if T::ENABLED {
                 Some(TraceScratch::default())

@@ -1098,6 +1098,38 @@ mod budgets {
         assert!(index.draws.iter().all(|d| d.stats.gs_invocations > 0));
     }
 
+    /// Found by the replay fuzzer: every geometry-shader invocation of a 1,048,582-vertex draw
+    /// runs off the end of the program. A failed invocation's instructions count against the
+    /// budgets like a finished one's, so the instruction budget (not only the vertex budget)
+    /// ends the draw, and the draw's statistics show the work.
+    #[test]
+    fn failing_geometry_shader_invocations_count_against_the_instruction_budget() {
+        let bytes = std::fs::read(super::repo(
+            "tests/fixtures/hostile/replay-gs-errors-uncounted-99349406.ctf",
+        ))
+        .expect("fixture");
+        const LIMIT: u64 = 1 << 18;
+        let mut r = replay_with(
+            &bytes,
+            &format!("vertices-per-trace=2^20,shader-instructions-per-trace={LIMIT}"),
+        );
+        let index = r.build_index();
+        let b = budget_diags(index.diagnostics.iter().map(|(_, d)| d));
+        assert_eq!(b.len(), 1, "{b:?}");
+        assert_eq!(
+            (b[0].0, b[0].1),
+            (BudgetScope::Trace, BudgetResource::ShaderInstructions)
+        );
+        let gs: u64 = index.draws.iter().map(|d| d.stats.gs_instructions).sum();
+        let used: u64 = index
+            .draws
+            .iter()
+            .map(|d| d.stats.vs_instructions + d.stats.gs_instructions)
+            .sum();
+        assert!(gs > 0, "failed invocations were not counted");
+        assert!(used >= LIMIT, "{used}");
+    }
+
     /// The worst case of issue 18's 30 s target, scaled down: a geometry shader emitting in
     /// nested loops (262,144 instructions per invocation, 64 invocations per draw) is cut by
     /// the trace's instruction budget within one invocation of the limit (the draw checks after

@@ -162,6 +162,8 @@ pub struct Interpreter {
     pub state: UnitState,
     /// Options.
     pub config: ExecConfig,
+    /// Instructions executed by the last [`Interpreter::run_with`], also when it failed.
+    pub last_executed: u64,
 }
 
 impl Interpreter {
@@ -170,6 +172,7 @@ impl Interpreter {
         Self {
             state: UnitState::default(),
             config,
+            last_executed: 0,
         }
     }
 
@@ -200,7 +203,7 @@ impl Interpreter {
         tracer: &mut T,
         sink: &mut E,
     ) -> Result<RunStats, ExecError> {
-        super::run(
+        let (result, executed) = super::run_counted(
             program,
             uniforms,
             &mut self.state,
@@ -208,7 +211,9 @@ impl Interpreter {
             &self.config,
             tracer,
             sink,
-        )
+        );
+        self.last_executed = executed;
+        result
     }
 }
 

@@ -2049,3 +2049,44 @@ fn input_permutation_and_output_compaction() {
     assert_eq!(compact_outputs(&outs, 0xFFFF, &mut slots), 16);
     assert_eq!(slots[15], splat(15.0));
 }
+
+#[test]
+fn failed_runs_report_the_instructions_they_executed() {
+    let u = Uniforms::default();
+    let cfg = ExecConfig {
+        budget: 1000,
+        ..ExecConfig::default()
+    };
+    // Three NOPs, then the PC falls off the end: 3 executed.
+    let p = build(&[NOP, NOP, NOP]);
+    let mut st = UnitState::default();
+    let (r, n) = run_counted(&p, &u, &mut st, 0, &cfg, &mut (), &mut ());
+    assert_eq!(r, Err(ExecError::PcOutOfRange { pc: 3, len: 3 }));
+    assert_eq!(n, 3);
+    // An endless loop stops at the budget, having executed all of it.
+    let p = build(&[
+        Instr::JmpC {
+            cond: cond(CondOp::X, false, false),
+            dst: 0,
+        },
+        END,
+    ]);
+    let (r, n) = run_counted(&p, &u, &mut st, 0, &cfg, &mut (), &mut ());
+    assert!(matches!(
+        r,
+        Err(ExecError::BudgetExceeded { budget: 1000, .. })
+    ));
+    assert_eq!(n, 1000);
+    // The engine keeps the count of its last run, failed or not.
+    let mut unit = Interpreter::new(cfg);
+    let p = build(&[NOP, NOP]);
+    assert!(unit.run_with(&p, &u, 0, &mut (), &mut ()).is_err());
+    assert_eq!(unit.last_executed, 2);
+    let p = build(&[NOP, END]);
+    assert_eq!(
+        unit.run_with(&p, &u, 0, &mut (), &mut ())
+            .map(|s| s.instructions),
+        Ok(2)
+    );
+    assert_eq!(unit.last_executed, 2);
+}
