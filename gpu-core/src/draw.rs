@@ -1390,7 +1390,7 @@ mod tests {
         }
         // LIGHTING_ENABLE0 (0x08F) bit 0, TEXUNIT_CONFIG (0x080) bit 10: proctex.
         r[0x08F] = (r[0x08F] & !1) | u32::from(case % 3 != 2);
-        r[0x080] = (r[0x080] & !(1 << 10)) | (u32::from(case % 2 == 0) << 10);
+        r[0x080] = (r[0x080] & !(1 << 10)) | (u32::from(case.is_multiple_of(2)) << 10);
         // Fog mode (0x0E0 bits 0-2): fog, gas or off; fragment mode (0x100 bits 0-1).
         r[0x0E0] = (r[0x0E0] & !7) | [5, 7, 0, 5][case % 4];
         r[0x100] = (r[0x100] & !3) | [0, 1, 3, 0, 0][case % 5];
