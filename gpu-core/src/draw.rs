@@ -170,6 +170,8 @@ pub struct PipelineState {
     /// taken from here instead of being decoded again (traces that switch between a few shaders
     /// re-upload them between draws).
     recent_programs: Vec<(Arc<Program>, u64)>,
+    /// Recently decoded fixed-function stages (see [`StageCache`]).
+    stages: StageCache,
     scratch: Scratch,
     /// The open immediate-mode "draw" (vertices since FIXEDATTRIB_INDEX = 0xF), if any.
     immediate: Option<ImmediateDraw>,
@@ -284,6 +286,7 @@ impl Default for PipelineState {
             vs_program: None,
             gs_program: None,
             recent_programs: Vec::new(),
+            stages: StageCache::default(),
             scratch: Scratch::default(),
             immediate: None,
             textures: SharedTextureCache::default(),
@@ -707,27 +710,163 @@ fn route<O: Observer>(
     }
 }
 
-/// Lighting, procedural texture, fog and shadow stages of a draw; the unverified behaviours
-/// the configuration relies on are reported once per draw.
+/// How many fixed-function stage configurations [`PipelineState`] keeps for later draws
+/// (traces that alternate between a few kinds of draw on two screens reuse them; a miss costs
+/// one 64-bit comparison per entry).
+const RECENT_STAGES: usize = 16;
+
+/// The registers [`FixedFunctionStages::from_regs`] reads all lie in these ranges: texture unit
+/// 3 enable, the procedural texture, fog and gas (0x080-0x0FF: texturing, proctex 0x0A8-0x0AF,
+/// fog/gas 0x0E0-0x0E7), the fragment operation mode (0x100-0x10F) and gas, shadow and
+/// fragment lighting (0x120-0x1FF). The render target registers 0x110-0x11F are not read, so
+/// draws into the other screen's buffers share the entry. A cached configuration is reused
+/// only when every word of these ranges is equal.
+const STAGE_REGS: [std::ops::Range<usize>; 2] = [0x080..0x110, 0x120..0x200];
+
+/// Number of register words in [`STAGE_REGS`].
+const STAGE_KEY_WORDS: usize =
+    (STAGE_REGS[0].end - STAGE_REGS[0].start) + (STAGE_REGS[1].end - STAGE_REGS[1].start);
+
+/// The [`STAGE_REGS`] words of `regs`, in order.
+fn stage_key(regs: &[u32; 0x300]) -> [u32; STAGE_KEY_WORDS] {
+    let mut key = [0u32; STAGE_KEY_WORDS];
+    let (a, b) = key.split_at_mut(STAGE_REGS[0].end - STAGE_REGS[0].start);
+    a.copy_from_slice(&regs[STAGE_REGS[0].clone()]);
+    b.copy_from_slice(&regs[STAGE_REGS[1].clone()]);
+    key
+}
+
+/// A 64-bit digest of a stage key, compared before the words themselves.
+fn stage_key_hash(key: &[u32; STAGE_KEY_WORDS]) -> u64 {
+    let mut h = 0x243F_6A88_85A3_08D3u64;
+    for pair in key.chunks_exact(2) {
+        let w = u64::from(pair[0]) | (u64::from(pair[1]) << 32);
+        h = (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
+    }
+    h
+}
+
+/// A decoded [`FixedFunctionStages`] and what it was decoded from.
+struct CachedStages {
+    mode: RenderMode,
+    hash: u64,
+    regs: [u32; STAGE_KEY_WORDS],
+    /// The lookup tables as of the decode, when some enabled stage reads them (lighting,
+    /// procedural texture or fog); only the tables of the enabled stages are compared.
+    luts: Option<Box<LookupTables>>,
+    stages: FixedFunctionStages,
+}
+
+impl CachedStages {
+    /// True if decoding registers with stage key `key` (digest `hash`) and `luts` in `mode`
+    /// would give this entry's stages: the stage registers are equal and so are the tables
+    /// the enabled stages read (a disabled stage reads no table).
+    fn matches(
+        &self,
+        hash: u64,
+        key: &[u32; STAGE_KEY_WORDS],
+        luts: &LookupTables,
+        mode: RenderMode,
+    ) -> bool {
+        if self.hash != hash || self.mode != mode || self.regs != *key {
+            return false;
+        }
+        let Some(old) = self.luts.as_deref() else {
+            // No stage that reads a table is enabled (the registers above decide which are).
+            return true;
+        };
+        let s = &self.stages;
+        (s.lighting.is_none() || old.lighting == luts.lighting)
+            && (s.fog.is_none() || old.fog == luts.fog)
+            && (s.proctex.is_none()
+                || (old.proctex_noise == luts.proctex_noise
+                    && old.proctex_rgb_map == luts.proctex_rgb_map
+                    && old.proctex_alpha_map == luts.proctex_alpha_map
+                    && old.proctex_color == luts.proctex_color
+                    && old.proctex_color_diff == luts.proctex_color_diff))
+    }
+}
+
+/// Recently decoded fixed-function stage configurations, most recent first (at most
+/// [`RECENT_STAGES`]). Decoding the stages copies their tables (lighting LUTs, fog and proctex
+/// tables: tens of KiB) even when the draw changed nothing, so draws with the configuration of
+/// an earlier draw take the decoded stages from here. A pure cache: a clone of the pipeline
+/// state (a keyframe) starts empty.
+#[derive(Default)]
+struct StageCache(Vec<Box<CachedStages>>);
+
+impl Clone for StageCache {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl std::fmt::Debug for StageCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StageCache({} entries)", self.0.len())
+    }
+}
+
+impl StageCache {
+    /// The stages of a draw with `regs` and `luts`, taken out of the cache (or decoded);
+    /// give them back with [`StageCache::put`] when the draw is done.
+    fn take(
+        &mut self,
+        regs: &[u32; 0x300],
+        luts: &LookupTables,
+        mode: RenderMode,
+    ) -> Box<CachedStages> {
+        let key = stage_key(regs);
+        let hash = stage_key_hash(&key);
+        if let Some(i) = self
+            .0
+            .iter()
+            .position(|e| e.matches(hash, &key, luts, mode))
+        {
+            return self.0.remove(i);
+        }
+        let citra = (mode == RenderMode::CitraSwrast)
+            .then(|| citra_swrast_stage_regs(regs))
+            .flatten();
+        let stages = FixedFunctionStages::for_draw(citra.as_ref().unwrap_or(regs), luts);
+        let reads_tables =
+            stages.lighting.is_some() || stages.fog.is_some() || stages.proctex.is_some();
+        Box::new(CachedStages {
+            mode,
+            hash,
+            regs: key,
+            luts: reads_tables.then(|| Box::new(luts.clone())),
+            stages,
+        })
+    }
+
+    /// Keeps `entry` as the most recent configuration.
+    fn put(&mut self, entry: Box<CachedStages>) {
+        self.0.insert(0, entry);
+        self.0.truncate(RECENT_STAGES);
+    }
+}
+
+/// Lighting, procedural texture, fog and shadow stages of a draw (from `cache` when an
+/// earlier draw had the same configuration); the unverified behaviours the configuration
+/// relies on are reported once per draw. Return the entry to the cache after the draw.
 fn fixed_function_stages<O: Observer>(
+    cache: &mut StageCache,
     regs: &[u32; 0x300],
     luts: &LookupTables,
     mode: RenderMode,
     draw: u64,
     obs: &mut O,
-) -> FixedFunctionStages {
-    let citra = (mode == RenderMode::CitraSwrast)
-        .then(|| citra_swrast_stage_regs(regs))
-        .flatten();
-    let stages = FixedFunctionStages::for_draw(citra.as_ref().unwrap_or(regs), luts);
-    for issue in stages.issues() {
+) -> Box<CachedStages> {
+    let entry = cache.take(regs, luts, mode);
+    for issue in entry.stages.issues() {
         obs.diagnostic(&Diagnostic {
             kind: DiagKind::Unsupported,
             draw: Some(draw),
             detail: format!("fixed-function stage relies on unverified behaviour: {issue}"),
         });
     }
-    stages
+    entry
 }
 
 /// The registers as Citra's software renderer uses them for the fixed-function stages, when
@@ -812,7 +951,15 @@ impl PipelineState {
         }
         let mut debug = obs.take_debug_buffers();
         begin_debug(&mut debug, &mut pixels);
-        let mut stages = fixed_function_stages(&ds.regs, req.luts, self.render_mode, draw, obs);
+        let mut stage_entry = fixed_function_stages(
+            &mut self.stages,
+            &ds.regs,
+            req.luts,
+            self.render_mode,
+            draw,
+            obs,
+        );
+        let stages = &mut stage_entry.stages;
         let p = self;
         let mut gs_uniforms = ds.gs.as_ref().map(|(_, u)| u.clone());
         if ds.setup.geometry.enabled
@@ -970,7 +1117,7 @@ impl PipelineState {
                     &mut scratch.tris,
                     &ds,
                     &mut pixels,
-                    &mut stages,
+                    stages,
                     mem,
                     &mut stats,
                     Recording {
@@ -1005,7 +1152,8 @@ impl PipelineState {
                 break;
             }
         }
-        flush_screen(&mut sink, &mut pixels, &mut stages, mem, &mut stats);
+        flush_screen(&mut sink, &mut pixels, stages, mem, &mut stats);
+        p.stages.put(stage_entry);
         scratch.screen = screen;
         p.scratch = scratch;
         let gs_float_uniforms = gs_uniforms.map(|u| u.f);
@@ -1126,8 +1274,15 @@ impl PipelineState {
                     if let Some(probe) = self.pixel_probe {
                         pixels.set_probe(probe, draw);
                     }
-                    let mut stages =
-                        fixed_function_stages(&ds.regs, req.luts, self.render_mode, draw, obs);
+                    let mut stage_entry = fixed_function_stages(
+                        &mut self.stages,
+                        &ds.regs,
+                        req.luts,
+                        self.render_mode,
+                        draw,
+                        obs,
+                    );
+                    let stages = &mut stage_entry.stages;
                     // The triangles this vertex completed (one, or a geometry shader's
                     // output) are drawn before the next vertex arrives, with the draw's workers
                     // (a full-screen immediate-mode quad is worth splitting).
@@ -1140,7 +1295,7 @@ impl PipelineState {
                         &mut scratch.tris,
                         &ds,
                         &mut pixels,
-                        &mut stages,
+                        stages,
                         mem,
                         &mut imm.stats,
                         Recording {
@@ -1151,7 +1306,8 @@ impl PipelineState {
                         },
                         &mut sink,
                     );
-                    flush_screen(&mut sink, &mut pixels, &mut stages, mem, &mut imm.stats);
+                    flush_screen(&mut sink, &mut pixels, stages, mem, &mut imm.stats);
+                    self.stages.put(stage_entry);
                     scratch.screen = screen;
                     add_pixel_stats(&mut imm.stats, &pixels);
                     outcome.work.fragments = pixels.stats().fragments;
@@ -1186,5 +1342,176 @@ impl PipelineState {
     /// True while immediate-mode vertices are being collected into an open draw.
     pub fn immediate_open(&self) -> bool {
         self.immediate.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u32 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 >> 16) as u32
+        }
+    }
+
+    fn random_luts(rng: &mut Rng) -> LookupTables {
+        let mut l = LookupTables::default();
+        for t in l.lighting.iter_mut() {
+            for w in t.iter_mut() {
+                *w = rng.next() & 0xFF_FFFF;
+            }
+        }
+        for t in [
+            &mut l.fog[..],
+            &mut l.proctex_noise[..],
+            &mut l.proctex_rgb_map[..],
+            &mut l.proctex_alpha_map[..],
+            &mut l.proctex_color[..],
+            &mut l.proctex_color_diff[..],
+        ] {
+            for w in t.iter_mut() {
+                *w = rng.next();
+            }
+        }
+        l
+    }
+
+    /// Random registers with lighting, the procedural texture and fog (or gas, or shadow
+    /// rendering) switched on as `case` selects.
+    fn stage_regs(rng: &mut Rng, case: usize) -> Box<[u32; 0x300]> {
+        let mut r = Box::new([0u32; 0x300]);
+        for w in r.iter_mut() {
+            *w = rng.next();
+        }
+        // LIGHTING_ENABLE0 (0x08F) bit 0, TEXUNIT_CONFIG (0x080) bit 10: proctex.
+        r[0x08F] = (r[0x08F] & !1) | u32::from(case % 3 != 2);
+        r[0x080] = (r[0x080] & !(1 << 10)) | (u32::from(case.is_multiple_of(2)) << 10);
+        // Fog mode (0x0E0 bits 0-2): fog, gas or off; fragment mode (0x100 bits 0-1).
+        r[0x0E0] = (r[0x0E0] & !7) | [5, 7, 0, 5][case % 4];
+        r[0x100] = (r[0x100] & !3) | [0, 1, 3, 0, 0][case % 5];
+        r
+    }
+
+    /// `FixedFunctionStages::from_regs` reads only the [`STAGE_REGS`] words: changing every
+    /// other register at random never changes the decoded stages. This is what makes keying
+    /// the stage cache on those words sound.
+    #[test]
+    fn stages_depend_only_on_the_stage_registers() {
+        let mut rng = Rng(0xD4A5_0001_2345_6789);
+        let luts = random_luts(&mut rng);
+        for case in 0..200 {
+            let regs = stage_regs(&mut rng, case);
+            let base = format!("{:?}", FixedFunctionStages::for_draw(&regs, &luts));
+            let mut other = regs.clone();
+            for (i, w) in other.iter_mut().enumerate() {
+                if !STAGE_REGS.iter().any(|r| r.contains(&i)) {
+                    *w = rng.next();
+                }
+            }
+            assert_eq!(stage_key(&regs), stage_key(&other));
+            let changed = format!("{:?}", FixedFunctionStages::for_draw(&other, &luts));
+            assert_eq!(base, changed, "case {case}");
+        }
+    }
+
+    /// The stage cache hands back an entry only for the same stage registers, render mode and
+    /// the tables the enabled stages read; otherwise it decodes anew, and what it returns is
+    /// always what a fresh decode gives.
+    #[test]
+    fn stage_cache_reuses_only_identical_configurations() {
+        let mut rng = Rng(0x5EED_0000_D4A5_0002);
+        let luts = random_luts(&mut rng);
+        let regs = stage_regs(&mut rng, 0);
+        let fresh = |r: &[u32; 0x300], l: &LookupTables| {
+            format!("{:?}", FixedFunctionStages::for_draw(r, l))
+        };
+        let mode = RenderMode::Hardware;
+        let mut cache = StageCache::default();
+        let e = cache.take(&regs, &luts, mode);
+        assert!(e.stages.lighting.is_some() && e.stages.proctex.is_some());
+        assert!(e.stages.fog.is_some());
+        let first: *const CachedStages = &*e;
+        cache.put(e);
+        // The render target (0x110-0x11F) is not part of the key: the same entry.
+        let mut other_target = regs.clone();
+        other_target[0x11C] ^= 0x100;
+        other_target[0x11D] ^= 0x200;
+        let e = cache.take(&other_target, &luts, mode);
+        assert_eq!(&*e as *const CachedStages, first);
+        assert_eq!(format!("{:?}", e.stages), fresh(&other_target, &luts));
+        cache.put(e);
+        // A changed table entry of each enabled stage, a changed stage register, the other
+        // render mode: a new decode, equal to decoding from scratch.
+        let mut cases: Vec<(Box<[u32; 0x300]>, LookupTables, RenderMode)> = Vec::new();
+        let mut l = luts.clone();
+        l.fog[3] ^= 0x1234;
+        cases.push((regs.clone(), l, mode));
+        let mut l = luts.clone();
+        l.lighting[5][7] ^= 0x40_0001;
+        cases.push((regs.clone(), l, mode));
+        let mut l = luts.clone();
+        l.proctex_color[9] ^= 0xFF;
+        cases.push((regs.clone(), l, mode));
+        let mut l = luts.clone();
+        l.proctex_noise[1] ^= 0x10;
+        cases.push((regs.clone(), l, mode));
+        let mut r = regs.clone();
+        r[0x1C0] ^= 0x10;
+        cases.push((r, luts.clone(), mode));
+        let mut r = regs.clone();
+        r[0x0E1] ^= 0x0001_0000;
+        cases.push((r, luts.clone(), mode));
+        cases.push((regs.clone(), luts.clone(), RenderMode::CitraSwrast));
+        for (k, (r, l, m)) in cases.iter().enumerate() {
+            let e = cache.take(r, l, *m);
+            assert_ne!(
+                &*e as *const CachedStages, first,
+                "case {k}: stale entry reused"
+            );
+            let expected = match m {
+                RenderMode::CitraSwrast => {
+                    let c = citra_swrast_stage_regs(r);
+                    fresh(c.as_ref().unwrap_or(r), l)
+                }
+                RenderMode::Hardware => fresh(r, l),
+            };
+            assert_eq!(format!("{:?}", e.stages), expected, "case {k}");
+            // The entry is kept, and found again for the same input.
+            let again: *const CachedStages = &*e;
+            cache.put(e);
+            let e = cache.take(r, l, *m);
+            assert_eq!(&*e as *const CachedStages, again, "case {k}: not reused");
+            cache.put(e);
+        }
+        // Tables of stages that are off are not compared: with lighting, proctex and fog off
+        // any table change keeps the entry.
+        let mut off = regs.clone();
+        off[0x08F] &= !1;
+        off[0x080] &= !(1 << 10);
+        off[0x0E0] &= !7;
+        let e = cache.take(&off, &luts, mode);
+        assert!(e.luts.is_none());
+        let plain: *const CachedStages = &*e;
+        cache.put(e);
+        let mut l = luts.clone();
+        l.fog[0] ^= 1;
+        l.lighting[0][0] ^= 1;
+        l.proctex_color[0] ^= 1;
+        let e = cache.take(&off, &l, mode);
+        assert_eq!(&*e as *const CachedStages, plain);
+        cache.put(e);
+        // Bounded.
+        for k in 0..40u32 {
+            let mut r = regs.clone();
+            r[0x1C0] = k;
+            let e = cache.take(&r, &luts, mode);
+            cache.put(e);
+        }
+        assert_eq!(cache.0.len(), RECENT_STAGES);
     }
 }

@@ -581,7 +581,6 @@ fn convert_parallel(
     dst: &mut [u8],
     threads: usize,
 ) {
-    use rayon::prelude::*;
     let convert = convert_fn(in_fmt, out_fmt);
     let (group_rows, edge) = match job.out_layout {
         TileMode::Linear => (1u32, 1u32),
@@ -599,15 +598,28 @@ fn convert_parallel(
     }
     let groups = job.out_h.div_ceil(group_rows) as usize;
     let per_worker = groups.div_ceil(threads).max(1);
-    dst.par_chunks_mut(group_bytes)
-        .with_min_len(per_worker)
-        .enumerate()
-        .for_each(|(k, chunk)| {
-            // ok: k < groups <= out_h, which fits in u32.
-            let first = k as u32 * group_rows;
-            let rows = first.min(job.out_h)..(first + group_rows).min(job.out_h);
-            convert(job, chunk, k * group_bytes, rows);
-        });
+    let share_bytes = per_worker * group_bytes;
+    // One contiguous run of row groups per share; the calling thread converts the first while
+    // the pool converts the others (one hand-off, and the caller does not sleep until a woken
+    // worker finishes, as with the pixel pipeline's batches).
+    let run = |k: usize, chunk: &mut [u8]| {
+        // ok: k · per_worker < groups <= out_h, which fits in u32.
+        let first = (k * per_worker) as u32 * group_rows;
+        let last = first.saturating_add(per_worker as u32 * group_rows);
+        let rows = first.min(job.out_h)..last.min(job.out_h);
+        convert(job, chunk, k * share_bytes, rows);
+    };
+    let mut shares = dst.chunks_mut(share_bytes).enumerate();
+    let first = shares.next();
+    rayon::in_place_scope(|scope| {
+        let run = &run;
+        for (k, chunk) in shares {
+            scope.spawn(move |_| run(k, chunk));
+        }
+        if let Some((k, chunk)) = first {
+            run(k, chunk);
+        }
+    });
 }
 
 /// The row converter for one format pair.

@@ -375,7 +375,6 @@ fn content_hash(mem: &PhysMem, cfg: &TextureConfig) -> Option<u64> {
     let layout = cfg.layout()?;
     let faces = if cfg.texture_type.is_cube() { 6 } else { 1 };
     let mut h = Hasher::new();
-    let mut buf = [0u8; PAGE_SIZE];
     for &base in cfg.face_addresses.iter().take(faces) {
         h.word(u64::from(base));
         let mut addr = u64::from(base);
@@ -390,11 +389,14 @@ fn content_hash(mem: &PhysMem, cfg: &TextureConfig) -> Option<u64> {
                 Some(bytes) => h.bytes(bytes),
                 None => {
                     // Not resident (reads as zero), or unmapped (the decoder will fail).
-                    let chunk = &mut buf[..n];
-                    if mem.read(a, chunk).is_err() {
+                    // Hashed as one piece like a resident page, from a buffer that is only
+                    // made when needed (zeroing a page-sized buffer per lookup cost more than
+                    // hashing a small texture).
+                    let mut chunk = vec![0u8; n];
+                    if mem.read(a, &mut chunk).is_err() {
                         chunk.fill(0);
                     }
-                    h.bytes(chunk);
+                    h.bytes(&chunk);
                 }
             }
             addr += n as u64;
