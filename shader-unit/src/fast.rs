@@ -77,12 +77,23 @@
 //! (the per-instruction dispatch is amortised over more vertices while a chunk's planes still fit
 //! in L1), see the `shader` criterion bench (`fast8/…`–`fast32/…`). The lane loops are compiled
 //! three times, for the target's baseline, AVX2 and AVX-512, and [`Simd::detect`] picks one at
-//! run time (module `simd`, the crate's only `unsafe`). At the AVX2 and AVX-512 levels the
-//! transpositions between vertex-major registers and lane planes (inputs with their flush,
-//! outputs, gathered uniform rows) use AVX2 shuffles from `simd` (8 vertices per step); the
-//! baseline level keeps the portable loops, and both give the same bits. At the AVX-512 level a
-//! relative read whose rows (over the chunk) lie in one 64-row window is gathered with
-//! `vpermt2ps` from per-component tables instead (`simd::gather_cols`).
+//! run time (module `simd`, the crate's only `unsafe`). At the AVX2 level the transpositions
+//! between vertex-major registers and lane planes (inputs with their flush, outputs, gathered
+//! uniform rows) use AVX2 shuffles from `simd` (8 vertices per step), at the AVX-512 level two
+//! stages of `vpermt2ps` (16 vertices per step); the baseline level keeps the portable loops,
+//! and all give the same bits. At the AVX-512 level a relative read whose rows (over the chunk)
+//! lie in one 64-row window is gathered with `vpermt2ps` from per-component tables instead
+//! (`simd::gather_cols`); after a MOVA of the trace the range of a0 is known, so the window
+//! needs no scan and the row is the a0 value plus the offset (`simd::gather_cols_off`).
+//!
+//! Products without the 0·inf fix-up: in the trace's dot products, MUL and MAD a product with a
+//! finite non-zero uniform needs none; the others are computed plainly and the result lanes
+//! checked for NaN (a NaN product makes the whole result NaN, so a NaN-free result equals the
+//! fixed-up one bit for bit); only when some lane is NaN is the operation recomputed with the
+//! fix-up. A dot product whose first operand is a uniform (a matrix row) reads it as four
+//! scalars instead of four planes. The resolved micro-operations are kept across batches while
+//! the program, the rounding mode and the zero/non-zero classes of the uniforms stay the same;
+//! pass-through outputs are written once per batch.
 //!
 //! # Bit-exactness
 //!
@@ -391,6 +402,11 @@ impl<const N: usize> FastEngineN<N> {
         let bools = uniforms.bools();
         // The trace of the previous chunk: (carried aL it was looked up for, index in `traces`).
         let mut last: Option<(i32, usize)> = None;
+        // Pass-through outputs are written once for the whole batch (after the chunks) while
+        // every chunk ran the same pass-through MOVs; when one differs, the vertices so far are
+        // written and the remaining chunks write their own.
+        let mut deferred = 0u16;
+        let mut deferring = true;
         let mut first = 0;
         while first < total {
             let n = (total - first).min(N);
@@ -437,10 +453,27 @@ impl<const N: usize> FastEngineN<N> {
                 &mut stats,
             )?;
             self.stats.traced_chunks += u64::from(trace.is_some());
-            self.stats.pass_outputs += u64::from(lanes.pass_done().count_ones());
+            let pass = lanes.pass_done();
+            self.stats.pass_outputs += u64::from(pass.count_ones());
+            let skip = if !deferring {
+                0
+            } else if first == 0 || pass == deferred {
+                deferred = pass;
+                pass
+            } else {
+                lanes.store_pass(prog, inputs, &self.state, outputs, deferred, 0, first);
+                deferring = false;
+                deferred = 0;
+                0
+            };
             lanes.finish_chunk(prog, &mut self.state, n, out_mask, inputs, first);
-            lanes.store_outputs(prog, inputs, &self.state, outputs, first, n, wide);
+            lanes.store_outputs(prog, inputs, &self.state, outputs, first, n, wide, skip);
             first += n;
+        }
+        if deferred != 0 {
+            // Before the unit state's inputs move to the last vertex: an input register the
+            // batch does not carry is read from them.
+            lanes.store_pass(prog, inputs, &self.state, outputs, deferred, 0, total);
         }
         if total > 0 {
             inputs.load_vertex(total - 1, &mut self.state.inputs);

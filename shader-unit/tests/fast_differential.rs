@@ -1181,3 +1181,153 @@ fn runs_of_identical_words_match_the_reference() {
     }
     assert!(repeats > 100, "{repeats} repeated words");
 }
+
+/// Uniform matrix transforms (DP3/DP4/DPH with a uniform first operand, the engine's
+/// scalar-uniform path) and a0-relative matrix rows after MOVA (the known-range permute gather)
+/// feeding MAD/MUL, over batches of whole 64-lane chunks plus a remainder: uniforms with zeros,
+/// infinities and NaNs against inputs with the same (0·inf in every product position, which the
+/// engine detects after the fact and recomputes), a0 ranges inside one 32- or 64-row window,
+/// wider ones, and offsets that wrap or leave -128..=127; uniform values that change between
+/// runs of one engine with and without changing which uniforms are zero.
+#[test]
+fn transforms_and_relative_rows_match_the_reference() {
+    let input = |r| Src::plain(SrcReg::Input(r));
+    let temp = |r| Src::plain(SrcReg::Temp(r));
+    let cst = |r| Src::plain(SrcReg::Const(r));
+    let row = |r| Src {
+        rel: RelAddr::A0X,
+        ..cst(r)
+    };
+    let bin = |op, reg, mask, src1, src2| Instr::Binary {
+        op,
+        dst: Dst { reg, mask },
+        src1,
+        src2,
+        inverted: false,
+        desc: 0,
+    };
+    let mut instrs = vec![
+        Instr::Mova {
+            src: input(1),
+            mask: 0b1000,
+            dst_raw: 0,
+            desc: 0,
+        },
+        bin(BinaryOp::Dp4, DstReg::Temp(0), 0b1000, row(8), input(0)),
+        bin(BinaryOp::Dp4, DstReg::Temp(0), 0b0100, row(9), input(0)),
+        bin(BinaryOp::Dp4, DstReg::Temp(0), 0b0010, row(10), input(0)),
+        Instr::Mad {
+            dst: Dst {
+                reg: DstReg::Temp(1),
+                mask: 0xF,
+            },
+            src1: temp(0),
+            src2: input(2),
+            src3: input(3),
+            inverted: false,
+            desc: 0,
+        },
+        bin(BinaryOp::Dp4, DstReg::Output(0), 0b1000, cst(0), temp(1)),
+        bin(BinaryOp::Dp4, DstReg::Output(0), 0b0100, cst(1), input(0)),
+        bin(BinaryOp::Dph, DstReg::Output(0), 0b0010, cst(2), input(0)),
+        bin(BinaryOp::Dp3, DstReg::Output(0), 0b0001, cst(3), input(0)),
+        bin(BinaryOp::Dp4, DstReg::Output(3), 0b1111, cst(4), input(2)),
+        bin(BinaryOp::Mul, DstReg::Output(1), 0xF, input(0), temp(0)),
+        bin(BinaryOp::Mul, DstReg::Output(4), 0xF, cst(5), input(3)),
+        mov(DstReg::Output(2), 0xF, temp(1)),
+        Instr::End,
+    ];
+    for (i, ins) in instrs.iter_mut().enumerate() {
+        if let Instr::Unary { desc, .. }
+        | Instr::Binary { desc, .. }
+        | Instr::Mad { desc, .. }
+        | Instr::Mova { desc, .. } = ins
+        {
+            *desc = i as u8;
+        }
+    }
+    let (code, descs) = encode_program(&instrs).unwrap();
+    let program = Program::new(&code, &descs);
+    let mut rng = Rng(0x7A4E_5F01);
+    let mut fast_batches = 0;
+    for case_no in 0..48 {
+        let edges = case_no % 3 != 0;
+        let mut uniforms = random_uniforms(&mut rng, false);
+        if edges {
+            // Zeros, infinities and NaNs in the transform rows.
+            for c in uniforms.f.iter_mut().take(6) {
+                for x in c.iter_mut() {
+                    if rng.chance(30) {
+                        *x = [0.0, -0.0, f32::INFINITY, f32::NAN][rng.below(4) as usize];
+                    }
+                }
+            }
+        }
+        // a0.x ranges: one 32-row window, one 64-row window, wider, wrapping/invalid offsets.
+        let (lo, span) = [(0, 24), (-8, 60), (0, 90), (-200, 400)][case_no % 4];
+        let lens: &[usize] = if case_no % 2 == 0 { &[64, 200] } else { &[128] };
+        let batches: Vec<VertexBatch> = lens
+            .iter()
+            .map(|&len| {
+                let mut b = VertexBatch::new(len, 0xF);
+                for r in 0..4 {
+                    if let Some(vs) = b.reg_mut(r) {
+                        for v in vs {
+                            *v = random_vec(&mut rng, edges);
+                            if r == 1 {
+                                v[0] = (lo + rng.below(span) as i64) as f32 + 0.5;
+                            }
+                        }
+                    }
+                }
+                b
+            })
+            .collect();
+        let config = ExecConfig {
+            flush: case_no % 5 != 1,
+            round_f24: case_no % 7 == 3,
+            ..ExecConfig::default()
+        };
+        let start = UnitState::default();
+        let case = Case {
+            program: &program,
+            uniforms: &uniforms,
+            entry: 0,
+            config,
+            start: &start,
+            batches: &batches,
+            out_mask: 0x1F,
+        };
+        let what = || format!("case {case_no}, config {config:?}\n{}", listing(&program));
+        fast_batches += check(&case, &what).fast_batches;
+        // One engine over a batch, then the same batch with other uniform values (same zero /
+        // non-zero classes), then with a transform row zeroed: the resolved operations are
+        // kept across batches only while the classes stay.
+        let mut scaled = uniforms.clone();
+        for c in scaled.f.iter_mut() {
+            for x in c.iter_mut() {
+                *x *= 1.5;
+            }
+        }
+        let mut zeroed = scaled.clone();
+        zeroed.f[0] = [0.0, f32::INFINITY, 1.0, 0.0];
+        let mut reference = Interpreter::new(config);
+        let mut fast = FastEngine::new(config);
+        for u in [&uniforms, &scaled, &zeroed, &uniforms] {
+            let inputs = &batches[0];
+            let mut want = VertexBatch::new(inputs.len(), 0x1F);
+            let mut got = VertexBatch::new(inputs.len(), 0x1F);
+            let a = reference.run_batch(&program, u, 0, inputs, &mut want);
+            let b = fast.run_batch(&program, u, 0, inputs, &mut got);
+            assert_eq!(a, b, "{}", what());
+            assert_eq!(batch_bits(&got), batch_bits(&want), "{}", what());
+            assert_eq!(
+                state_bits(fast.state()),
+                state_bits(&reference.state),
+                "{}",
+                what()
+            );
+        }
+    }
+    assert!(fast_batches > 0);
+}

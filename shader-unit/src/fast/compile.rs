@@ -250,6 +250,8 @@ pub(crate) struct Compiled {
     pub v_raw_read: u64,
     /// Flushed input components read.
     pub v_fl_read: u64,
+    /// Input registers read raw or flushed (bit v).
+    pub v_regs: u16,
     /// Temp components read by some instruction.
     pub r_read: u64,
     /// Some operand uses relative addressing.
@@ -260,7 +262,13 @@ pub(crate) struct Compiled {
     /// No IFC/CALLC/JMPC/BREAKC: every lane of a chunk follows the same path (see
     /// [`super::trace`]).
     pub uniform_flow: bool,
+    /// A number no other compilation in this process has (keys work derived from this program,
+    /// such as the resolved micro-operations, across batches).
+    pub id: u64,
 }
+
+/// Source of [`Compiled::id`].
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Compiled {
     /// Total number of planes (registers + splatted uniforms).
@@ -788,10 +796,14 @@ pub(crate) fn compile(program: &Program, flush: bool) -> Compiled {
         maywrite_m,
         v_raw_read: b.v_raw_read,
         v_fl_read: b.v_fl_read,
+        v_regs: (0..16).fold(0u16, |m, r| {
+            m | (u16::from((b.v_raw_read | b.v_fl_read) >> (r * 4) & 15 != 0) << r)
+        }),
         r_read,
         uses_rel,
         pass,
         uniform_flow: !divergent,
+        id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
     }
 }
 

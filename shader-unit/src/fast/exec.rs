@@ -81,6 +81,10 @@ pub(crate) struct Lanes<const N: usize> {
     scr: [[[f32; N]; 4]; 3],
     out: [[f32; N]; 4],
     a0: [[i32; N]; 2],
+    /// Per a0 component: the smallest and largest value over all `N` lanes, when known (set by
+    /// the trace's MOVA and at the batch start, cleared by the generic MOVA); relative reads
+    /// use it to skip the per-gather range scan and index wrapping.
+    a0_range: [Option<(i32, i32)>; 2],
     cmp: [[bool; N]; 2],
     /// Per splatted uniform plane: finite and non-zero (products with it need no 0·inf check).
     const_safe: Vec<bool>,
@@ -113,7 +117,7 @@ pub(crate) struct Lanes<const N: usize> {
     micro: micro::MicroList,
     /// Transpositions may use AVX2 (the engine runs at the AVX2 or AVX-512 level).
     pub wide: bool,
-    /// Relative reads may use the AVX-512 permute gather (the engine runs at the AVX-512
+    /// Relative reads and transpositions may use AVX-512 (the engine runs at the AVX-512
     /// level).
     pub wide512: bool,
     /// Finishing step of each pass-through output (set per batch).
@@ -129,6 +133,7 @@ impl<const N: usize> Lanes<N> {
             scr: [[[0.0; N]; 4]; 3],
             out: [[0.0; N]; 4],
             a0: [[0; N]; 2],
+            a0_range: [None; 2],
             cmp: [[false; N]; 2],
             const_safe: Vec::new(),
             rows: [[0.0; 4]; ROWS],
@@ -212,12 +217,21 @@ impl<const N: usize> Lanes<N> {
             }
             self.planes[usize::from(C_BASE) + i] = [x; N];
         }
-        self.const_safe.clear();
-        self.const_safe.extend(
-            self.planes[usize::from(C_BASE)..]
+        // The resolved micro-operations depend on the program, the rounding mode and which
+        // uniforms are finite and non-zero: they are kept across batches while those stay.
+        let consts = &self.planes[usize::from(C_BASE)..];
+        let same = self.const_safe.len() == consts.len()
+            && self
+                .const_safe
                 .iter()
-                .map(|p| p[0].is_finite() && p[0] != 0.0),
-        );
+                .zip(consts)
+                .all(|(&s, p)| s == (p[0].is_finite() && p[0] != 0.0));
+        if !same {
+            self.const_safe.clear();
+            self.const_safe
+                .extend(consts.iter().map(|p| p[0].is_finite() && p[0] != 0.0));
+            self.micro.key = None;
+        }
         if prog.uses_rel {
             let used_rows = self.rows.iter_mut().zip(&mut self.rows_fl).take(ROWS_USED);
             for (i, (t, f)) in used_rows.enumerate() {
@@ -243,9 +257,14 @@ impl<const N: usize> Lanes<N> {
             }
         }
         self.a0 = [[state.a0[0]; N], [state.a0[1]; N]];
+        self.a0_range = [
+            Some((state.a0[0], state.a0[0])),
+            Some((state.a0[1], state.a0[1])),
+        ];
         self.cmp = [[state.cmp[0]; N], [state.cmp[1]; N]];
-        // Uniform classes and the program may have changed: resolve the trace again.
-        self.micro.key = None;
+        if self.micro.prog != prog.id || self.micro.round != round {
+            self.micro.key = None;
+        }
     }
 
     /// Transposes `n` vertices' input registers (those the program reads) into the planes.
@@ -260,8 +279,7 @@ impl<const N: usize> Lanes<N> {
     ) {
         // Only the registers the program reads (a chunk is short: a loop over all 16 with
         // their lookups cost more than a one-register transposition).
-        let read = prog.v_raw_read | prog.v_fl_read;
-        let mut regs = (0..16).fold(0u16, |m, r| m | (u16::from(read >> (r * 4) & 15 != 0) << r));
+        let mut regs = prog.v_regs;
         while regs != 0 {
             let r = regs.trailing_zeros() as usize;
             regs &= regs - 1;
@@ -281,7 +299,7 @@ impl<const N: usize> Lanes<N> {
                 ) else {
                     continue;
                 };
-                if raw != 0 && !wide_in(wide, vs, rp, false) {
+                if raw != 0 && !wide_in(wide, self.wide512, vs, rp, false) {
                     for l in 0..N {
                         let v = vs[l];
                         rp[0][l] = v[0];
@@ -290,7 +308,7 @@ impl<const N: usize> Lanes<N> {
                         rp[3][l] = v[3];
                     }
                 }
-                if fl != 0 && !wide_in(wide, vs, fp, true) {
+                if fl != 0 && !wide_in(wide, self.wide512, vs, fp, true) {
                     for l in 0..N {
                         let v = vs[l];
                         fp[0][l] = alu::flush(v[0]);
@@ -318,7 +336,9 @@ impl<const N: usize> Lanes<N> {
         }
     }
 
-    /// Writes `n` vertices' output registers in `outputs.mask()` from the planes.
+    /// Writes `n` vertices' output registers in `outputs.mask()` from the planes, except those
+    /// in `skip` (pass-through outputs the caller writes for the whole batch with
+    /// [`Lanes::store_pass`]).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub fn store_outputs(
@@ -330,8 +350,9 @@ impl<const N: usize> Lanes<N> {
         first: usize,
         n: usize,
         wide: bool,
+        skip: u16,
     ) {
-        let mut regs = outputs.mask();
+        let mut regs = outputs.mask() & !skip;
         while regs != 0 {
             let r = regs.trailing_zeros() as usize;
             regs &= regs - 1;
@@ -341,35 +362,7 @@ impl<const N: usize> Lanes<N> {
             if self.pass_done & (1 << r) != 0
                 && let Some(j) = prog.pass[r]
             {
-                let fin = self.pass_fins[r];
-                let fl = prog.flush;
-                match inputs
-                    .reg(usize::from(j))
-                    .and_then(|v| v.get(first..first + n))
-                {
-                    Some(src) => {
-                        match (fl, fin) {
-                            // The usual case (flush mode, MOV): one flush per component.
-                            (true, Fin::Plain) => {
-                                // Flat float slices: a plain element-wise loop that vectorises.
-                                let d = dst.as_flattened_mut();
-                                for (d, s) in d.iter_mut().zip(src.as_flattened()) {
-                                    *d = alu::flush(*s);
-                                }
-                            }
-                            (false, Fin::Plain) => dst.copy_from_slice(src),
-                            _ => {
-                                for (d, s) in dst.iter_mut().zip(src) {
-                                    *d = pass_vec(*s, fl, fin);
-                                }
-                            }
-                        }
-                    }
-                    None => {
-                        let v = pass_vec(state.inputs[usize::from(j)], fl, fin);
-                        dst.fill(v);
-                    }
-                }
+                self.pass_into(prog, inputs, state, dst, r, j, first, n);
                 continue;
             }
             let base = usize::from(O_BASE) + r * 4;
@@ -377,7 +370,7 @@ impl<const N: usize> Lanes<N> {
                 continue;
             };
             if let Ok(dst) = <&mut [[f32; 4]; N]>::try_from(&mut *dst) {
-                if wide_out(wide, src, dst) {
+                if wide_out(wide, self.wide512, src, dst) {
                     continue;
                 }
                 for l in 0..N {
@@ -387,6 +380,81 @@ impl<const N: usize> Lanes<N> {
                 for (l, d) in dst.iter_mut().enumerate() {
                     *d = [src[0][l], src[1][l], src[2][l], src[3][l]];
                 }
+            }
+        }
+    }
+
+    /// Writes pass-through outputs `regs` (those in `outputs.mask()` with a pass-through MOV)
+    /// of vertices `first .. first + n` straight from the input batch: the batch-wide form of
+    /// the pass-through branch of [`Lanes::store_outputs`] (one long loop per register instead
+    /// of one per chunk), for when every chunk of the range ran the same pass-through MOVs.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn store_pass(
+        &self,
+        prog: &Compiled,
+        inputs: &crate::interp::VertexBatch,
+        state: &UnitState,
+        outputs: &mut crate::interp::VertexBatch,
+        regs: u16,
+        first: usize,
+        n: usize,
+    ) {
+        let mut regs = regs & outputs.mask();
+        while regs != 0 {
+            let r = regs.trailing_zeros() as usize;
+            regs &= regs - 1;
+            let Some(j) = prog.pass[r] else {
+                continue;
+            };
+            let Some(dst) = outputs.reg_mut(r).and_then(|v| v.get_mut(first..first + n)) else {
+                continue;
+            };
+            self.pass_into(prog, inputs, state, dst, r, j, first, n);
+        }
+    }
+
+    /// Pass-through output `r` (from input `j`) of vertices `first .. first + n` into `dst`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn pass_into(
+        &self,
+        prog: &Compiled,
+        inputs: &crate::interp::VertexBatch,
+        state: &UnitState,
+        dst: &mut [[f32; 4]],
+        r: usize,
+        j: u8,
+        first: usize,
+        n: usize,
+    ) {
+        let fin = self.pass_fins[r];
+        let fl = prog.flush;
+        match inputs
+            .reg(usize::from(j))
+            .and_then(|v| v.get(first..first + n))
+        {
+            Some(src) => {
+                match (fl, fin) {
+                    // The usual case (flush mode, MOV): one flush per component.
+                    (true, Fin::Plain) => {
+                        // Flat float slices: a plain element-wise loop that vectorises.
+                        let d = dst.as_flattened_mut();
+                        for (d, s) in d.iter_mut().zip(src.as_flattened()) {
+                            *d = alu::flush(*s);
+                        }
+                    }
+                    (false, Fin::Plain) => dst.copy_from_slice(src),
+                    _ => {
+                        for (d, s) in dst.iter_mut().zip(src) {
+                            *d = pass_vec(*s, fl, fin);
+                        }
+                    }
+                }
+            }
+            None => {
+                let v = pass_vec(state.inputs[usize::from(j)], fl, fin);
+                dst.fill(v);
             }
         }
     }
@@ -719,7 +787,8 @@ impl<const N: usize> Lanes<N> {
                         // One 16-byte row per lane (from the pre-flushed table when the operand
                         // is flushed), transposed into four component planes; the swizzle and
                         // negation follow as plane operations unless they are the identity.
-                        let a = &self.a0[usize::from(index == RelIndex::A0Y)];
+                        let k = usize::from(index == RelIndex::A0Y);
+                        let a = &self.a0[k];
                         // flush(-x) == -flush(x) except at zero, so negated operands gather raw.
                         let rows = if flush && !neg {
                             &self.rows_fl
@@ -731,21 +800,33 @@ impl<const N: usize> Lanes<N> {
                         // Three vectorisable passes: row indices, a 16-byte copy per lane, and
                         // the transposition into component planes (as for inputs).
                         let (ix, tmp) = (&mut self.gath_ix, &mut self.gath_rows);
-                        for l in 0..N {
-                            ix[l] = rel_index(base, a[l]) as u32;
-                        }
                         let cols = if flush && !neg {
                             &self.cols_fl
                         } else {
                             &self.cols
                         };
-                        if wide_gather(self.wide512, cols, ix, g) {
+                        // Known a0 range with every row `base + a0` read without wrapping:
+                        // the permute gather adds the offset itself (no index pass, no range
+                        // scan).
+                        let known = match self.a0_range[k] {
+                            Some((mn, mx)) if self.wide512 && rel_plain(base, mn, mx) => {
+                                wide_gather_off(cols, a, base, base + mn, base + mx, g)
+                            }
+                            _ => false,
+                        };
+                        let gathered = known || {
+                            for l in 0..N {
+                                ix[l] = rel_index(base, a[l]) as u32;
+                            }
+                            wide_gather(self.wide512, cols, ix, g)
+                        };
+                        if gathered {
                             // Done with permutes (all lanes' rows within a 64-row window).
                         } else {
                             for l in 0..N {
                                 tmp[l] = rows[ix[l] as usize & (ROWS - 1)];
                             }
-                            if !wide_in(self.wide, tmp, g, false) {
+                            if !wide_in(self.wide, self.wide512, tmp, g, false) {
                                 for l in 0..N {
                                     let row = tmp[l];
                                     g[0][l] = row[0];
@@ -899,6 +980,58 @@ impl<const N: usize> Lanes<N> {
                 );
             }
         }
+    }
+
+    /// [`micro::Micro::DotRel`] fused: DP4 of the a0-relative row `src` and planes `y` into
+    /// plane `d` with the AVX-512 gather kernel, when the engine runs at that level, a0's range
+    /// is known and reads every row without wrapping. `None` when it did nothing; else whether
+    /// some lane came out NaN (the caller recomputes with the 0·inf fix-up).
+    #[inline(always)]
+    fn dot_rel(&mut self, src: &SrcSpec, y: [u16; 4], fin: Fin, d: usize) -> Option<bool> {
+        let SrcSpec::Rel {
+            base,
+            index,
+            flush,
+            neg: false,
+            ..
+        } = *src
+        else {
+            return None;
+        };
+        if !self.wide512 || index == RelIndex::Al || !matches!(fin, Fin::Plain | Fin::Flush) {
+            return None;
+        }
+        let k = usize::from(index == RelIndex::A0Y);
+        let (mn, mx) = self.a0_range[k]?;
+        let base = i32::from(base);
+        if !rel_plain(base, mn, mx) {
+            return None;
+        }
+        let Self {
+            planes,
+            cols,
+            cols_fl,
+            a0,
+            ..
+        } = self;
+        let cols = if flush { &*cols_fl } else { &*cols };
+        let (dp, sp) = split_dst(planes, d)?;
+        let ys = [
+            sp.get(usize::from(y[0]))?,
+            sp.get(usize::from(y[1]))?,
+            sp.get(usize::from(y[2]))?,
+            sp.get(usize::from(y[3]))?,
+        ];
+        dot4_rel(
+            cols,
+            &a0[k],
+            base,
+            base + mn,
+            base + mx,
+            ys,
+            dp,
+            fin == Fin::Flush,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1105,6 +1238,11 @@ impl<const N: usize> Lanes<N> {
     #[inline(always)]
     fn mova(&mut self, a: &SrcSpec, mask: u8, active: u64, all: bool, al: i32) {
         self.prep(a, 0, al);
+        for k in 0..2 {
+            if mask & (1 << k) != 0 {
+                self.a0_range[k] = None;
+            }
+        }
         let Self {
             planes, scr, a0, ..
         } = self;
@@ -1326,6 +1464,18 @@ fn rel_index(base: i32, offset: i32) -> usize {
                 128
             }
         }
+    }
+}
+
+/// Whether [`rel_index`]`(base, o)` is `base + o` for every offset `o` in `mn..=mx` (no
+/// wrapping, no out-of-range row).
+#[inline(always)]
+fn rel_plain(base: i32, mn: i32, mx: i32) -> bool {
+    match RELATIVE_UNIFORM_RULE {
+        RelativeUniformRule::WrapMod128 => {
+            mn >= -128 && mx <= 127 && base + mn >= 0 && base + mx <= 127
+        }
+        RelativeUniformRule::ZeroOutside => base + mn >= 0 && base + mx < 96,
     }
 }
 
@@ -1635,15 +1785,21 @@ fn mova_bits(x: f32) -> i32 {
 #[inline(always)]
 fn wide_in<const N: usize>(
     wide: bool,
+    wide512: bool,
     src: &[[f32; 4]; N],
     dst: &mut [[f32; N]; 4],
     flush: bool,
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if wide {
-        return super::simd::transpose_in(src, dst, flush);
+    {
+        if wide512 && super::simd::transpose_in512(src, dst, flush) {
+            return true;
+        }
+        if wide {
+            return super::simd::transpose_in(src, dst, flush);
+        }
     }
-    let _ = (wide, src, dst, flush);
+    let _ = (wide, wide512, src, dst, flush);
     false
 }
 
@@ -1665,14 +1821,70 @@ fn wide_gather<const N: usize>(
     false
 }
 
+/// The relative-read gather `dst[c][l] = cols[c][base + a[l]]` with AVX-512 permutes when
+/// `wide512`, for rows known to lie in `lo..=hi` (`false` when it did nothing).
+#[inline(always)]
+fn wide_gather_off<const N: usize>(
+    cols: &[[f32; ROWS]; 4],
+    a: &[i32; N],
+    base: i32,
+    lo: i32,
+    hi: i32,
+    dst: &mut [[f32; N]; 4],
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        super::simd::gather_cols_off(cols, a, base, lo, hi, dst)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (cols, a, base, lo, hi, dst);
+        false
+    }
+}
+
+/// [`super::simd::dot4_rel`] on x86-64; `None` elsewhere.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn dot4_rel<const N: usize>(
+    cols: &[[f32; ROWS]; 4],
+    a: &[i32; N],
+    base: i32,
+    lo: i32,
+    hi: i32,
+    y: [&[f32; N]; 4],
+    o: &mut [f32; N],
+    flush: bool,
+) -> Option<bool> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        super::simd::dot4_rel(cols, a, base, lo, hi, y, o, flush)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (cols, a, base, lo, hi, y, o, flush);
+        None
+    }
+}
+
 /// The output transposition of a full chunk with AVX2 when `wide` (see [`wide_in`]).
 #[inline(always)]
-fn wide_out<const N: usize>(wide: bool, src: &[[f32; N]; 4], dst: &mut [[f32; 4]; N]) -> bool {
+fn wide_out<const N: usize>(
+    wide: bool,
+    wide512: bool,
+    src: &[[f32; N]; 4],
+    dst: &mut [[f32; 4]; N],
+) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if wide {
-        return super::simd::transpose_out(src, dst);
+    {
+        if wide512 && super::simd::transpose_out512(src, dst) {
+            return true;
+        }
+        if wide {
+            return super::simd::transpose_out(src, dst);
+        }
     }
-    let _ = (wide, src, dst);
+    let _ = (wide, wide512, src, dst);
     false
 }
 
@@ -1760,6 +1972,146 @@ fn fill<const N: usize>(o: &mut [f32; N], fin: Fin, f: impl Fn(usize) -> f32) {
                 o[l] = alu::flush(round_to_f24(f(l)));
             }
         }
+    }
+}
+
+/// [`fill`] that also reports whether any value before finishing was NaN.
+///
+/// Used for products computed without the 0·inf fix-up: a NaN product makes the whole
+/// expression NaN, so a NaN-free result proves that no product was 0·inf and equals the fixed-up
+/// result bit for bit; otherwise the caller recomputes with the fix-up (rare: only lanes with
+/// NaN or 0·inf operands). One compare per lane instead of a fix-up per product.
+#[inline(always)]
+fn fill_chk<const N: usize>(o: &mut [f32; N], fin: Fin, f: impl Fn(usize) -> f32) -> bool {
+    let mut nan = 0u32;
+    match fin {
+        Fin::Plain => {
+            for l in 0..N {
+                let v = f(l);
+                nan |= u32::from(v.is_nan());
+                o[l] = v;
+            }
+        }
+        Fin::Flush => {
+            for l in 0..N {
+                let v = f(l);
+                nan |= u32::from(v.is_nan());
+                o[l] = alu::flush(v);
+            }
+        }
+        Fin::Round => {
+            for l in 0..N {
+                let v = f(l);
+                nan |= u32::from(v.is_nan());
+                o[l] = round_to_f24(v);
+            }
+        }
+        Fin::RoundFlush => {
+            for l in 0..N {
+                let v = f(l);
+                nan |= u32::from(v.is_nan());
+                o[l] = alu::flush(round_to_f24(v));
+            }
+        }
+    }
+    nan != 0
+}
+
+/// DP3/DP4/DPH into `o` as [`dot_masked`] does, but with plain products first and the per-product
+/// fix-up only when a result lane came out NaN (see [`fill_chk`]). `o` must not be an operand.
+#[inline(always)]
+fn dot_checked<const N: usize>(
+    op: BinaryOp,
+    o: &mut [f32; N],
+    x: [&[f32; N]; 4],
+    y: [&[f32; N]; 4],
+    fin: Fin,
+    safe: u8,
+) {
+    if safe & 15 == 15 {
+        dot_terms::<15, N>(op, o, x, y, fin);
+        return;
+    }
+    let [x0, x1, x2, x3] = x;
+    let [y0, y1, y2, y3] = y;
+    let nan = match op {
+        BinaryOp::Dp4 => fill_chk(o, fin, |l| {
+            ((x0[l] * y0[l] + x1[l] * y1[l]) + x2[l] * y2[l]) + x3[l] * y3[l]
+        }),
+        BinaryOp::Dp3 => fill_chk(o, fin, |l| (x0[l] * y0[l] + x1[l] * y1[l]) + x2[l] * y2[l]),
+        _ => fill_chk(o, fin, |l| {
+            ((x0[l] * y0[l] + x1[l] * y1[l]) + x2[l] * y2[l]) + alu::mul(1.0, y3[l])
+        }),
+    };
+    if nan {
+        dot_masked(op, o, x, y, fin, safe);
+    }
+}
+
+/// [`dot_checked`] with the first operand a uniform (`k[c]`, the same in every lane; `kp` its
+/// splatted planes for the fix-up). `o` must not be an operand.
+#[inline(always)]
+fn dot_const<const N: usize>(
+    op: BinaryOp,
+    o: &mut [f32; N],
+    k: [f32; 4],
+    kp: [&[f32; N]; 4],
+    y: [&[f32; N]; 4],
+    fin: Fin,
+    safe: u8,
+) {
+    let [k0, k1, k2, k3] = k;
+    let [y0, y1, y2, y3] = y;
+    let nan = match op {
+        BinaryOp::Dp4 => fill_chk(o, fin, |l| {
+            ((k0 * y0[l] + k1 * y1[l]) + k2 * y2[l]) + k3 * y3[l]
+        }),
+        BinaryOp::Dp3 => fill_chk(o, fin, |l| (k0 * y0[l] + k1 * y1[l]) + k2 * y2[l]),
+        _ => fill_chk(o, fin, |l| {
+            ((k0 * y0[l] + k1 * y1[l]) + k2 * y2[l]) + alu::mul(1.0, y3[l])
+        }),
+    };
+    if nan {
+        dot_masked(op, o, kp, y, fin, safe);
+    }
+}
+
+/// [`elementwise`] with MUL's 0·inf fix-up replaced by the NaN check of [`fill_chk`]. `o` must
+/// not be an operand.
+#[inline(always)]
+fn elem_checked<const N: usize>(
+    op: BinaryOp,
+    c: usize,
+    o: &mut [f32; N],
+    xs: &[f32; N],
+    ys: &[f32; N],
+    fin: Fin,
+    safe: bool,
+) {
+    if op == BinaryOp::Mul && !safe {
+        if fill_chk(o, fin, |l| xs[l] * ys[l]) {
+            elementwise(op, c, o, xs, ys, fin, false);
+        }
+    } else {
+        elementwise(op, c, o, xs, ys, fin, safe);
+    }
+}
+
+/// MAD `a·b + c` into `o` (0·inf fix-up per [`fill_chk`] unless `safe`). `o` must not be an
+/// operand.
+#[inline(always)]
+fn mad_checked<const N: usize>(
+    o: &mut [f32; N],
+    a: &[f32; N],
+    b: &[f32; N],
+    e: &[f32; N],
+    fin: Fin,
+    safe: bool,
+) {
+    if safe {
+        fill(o, fin, |l| a[l] * b[l] + e[l]);
+    } else if fill_chk(o, fin, |l| a[l] * b[l] + e[l]) {
+        fill(o, fin, |l| alu::mul(a[l], b[l]) + e[l]);
     }
 }
 

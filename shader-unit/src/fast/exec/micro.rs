@@ -23,10 +23,11 @@
 use crate::decode::{BinaryOp, UnaryOp};
 use crate::interp::alu;
 
-use super::super::compile::{Compiled, Op, SrcSpec};
+use super::super::compile::{C_BASE, Compiled, Op, RelIndex, SrcSpec};
 use super::super::trace::{Trace, TraceKey};
 use super::{
-    Fin, Lanes, Split, copy_plane, dot_masked, elementwise, fill, is_safe, mova_bits, split_dst,
+    Fin, Lanes, Split, copy_plane, dot_checked, dot_const, elem_checked, fill, is_safe,
+    mad_checked, mova_bits, split_dst,
 };
 
 /// Plane references at or above this value name scratch planes (`SCR + slot·4 + lane`).
@@ -49,6 +50,29 @@ pub(super) enum Micro {
         mask: u8,
         /// No operand plane is a destination plane: results go straight into the destination.
         into: bool,
+    },
+    /// A [`Micro::Dot`] whose first operand `k` is a splatted uniform (read as one value per
+    /// component instead of a plane) and no operand is a destination plane.
+    DotK {
+        op: BinaryOp,
+        k: [u16; 4],
+        y: [u16; 4],
+        /// As for [`Micro::Dot`].
+        safe: u8,
+        fin: Fin,
+        dst: [u16; 4],
+        mask: u8,
+    },
+    /// DP4 of an a0-relative uniform row `src` (no negation or swizzle) and planes `y`, no
+    /// operand a destination plane: gathered and multiplied in one pass when the a0 range
+    /// allows (`simd::dot4_rel`), else through scratch slot 0 as [`Micro::Prep`] + dot.
+    DotRel {
+        src: SrcSpec,
+        y: [u16; 4],
+        fin: Fin,
+        dst: [u16; 4],
+        mask: u8,
+        al: i32,
     },
     /// Component-wise two-source operation (ADD, MUL, SGE, SLT, MAX, MIN, DST).
     Elem {
@@ -101,8 +125,12 @@ pub(super) enum Micro {
 /// batch changes).
 #[derive(Debug, Default)]
 pub(super) struct MicroList {
-    /// The trace key they were built for, in the current batch (`None` after `begin_batch`).
+    /// The trace key they were built for (`None` when the batch changed what they depend on).
     pub key: Option<TraceKey>,
+    /// [`Compiled::id`] of the program they were built for.
+    pub prog: u64,
+    /// The rounding mode they were built for.
+    pub round: bool,
     /// The operations.
     pub ops: Vec<Micro>,
     /// Build scratch: the plane that currently holds each register plane (see [`Renames`]).
@@ -342,6 +370,38 @@ impl<const N: usize> Lanes<N> {
             };
             let dst_of = |d: &super::super::compile::DstSpec| rn.map(d.planes);
             match *op {
+                // DP4 of an a0-relative uniform row (no negation, no swizzle) and plain planes:
+                // the gather fused into the dot product when the a0 range allows.
+                Op::Bin {
+                    op: BinaryOp::Dp4,
+                    dst,
+                    a:
+                        a @ SrcSpec::Rel {
+                            index: RelIndex::A0X | RelIndex::A0Y,
+                            neg: false,
+                            comps: [0, 1, 2, 3],
+                            ..
+                        },
+                    b:
+                        SrcSpec::Planes {
+                            planes,
+                            neg: false,
+                            flush: false,
+                            ..
+                        },
+                } if dst.mask != 0
+                    && matches!(Fin::of(&dst, round), Fin::Plain | Fin::Flush)
+                    && disjoint(&dst_of(&dst), dst.mask, &[rn.map(planes)]) =>
+                {
+                    ops.push(Micro::DotRel {
+                        src: a,
+                        y: rn.map(planes),
+                        fin: Fin::of(&dst, round),
+                        dst: dst_of(&dst),
+                        mask: dst.mask,
+                        al,
+                    });
+                }
                 Op::Bin { op, dst, a, b } => {
                     let safe = |k: usize| is_safe(&a, k, cs) || is_safe(&b, k, cs);
                     let x = operand(&a, 0, al, &mut ops);
@@ -353,16 +413,33 @@ impl<const N: usize> Lanes<N> {
                             let ok = safe(k) || (k == 3 && op != BinaryOp::Dp4);
                             m | (u8::from(ok) << k)
                         });
-                        ops.push(Micro::Dot {
-                            op,
-                            x,
-                            y,
-                            safe: s,
-                            fin,
-                            dst: dst_of(&dst),
-                            mask: dst.mask,
-                            into: disjoint(&dst_of(&dst), dst.mask, &[x, y]),
-                        });
+                        let d = dst_of(&dst);
+                        let into = disjoint(&d, dst.mask, &[x, y]);
+                        // A uniform first operand (as in a matrix transform; the encodings put
+                        // uniforms first in DP3/DP4).
+                        let uniform = x.iter().all(|&q| (C_BASE..SCR).contains(&q));
+                        if uniform && into && dst.mask != 0 {
+                            ops.push(Micro::DotK {
+                                op,
+                                k: x,
+                                y,
+                                safe: s,
+                                fin,
+                                dst: d,
+                                mask: dst.mask,
+                            });
+                        } else {
+                            ops.push(Micro::Dot {
+                                op,
+                                x,
+                                y,
+                                safe: s,
+                                fin,
+                                dst: d,
+                                mask: dst.mask,
+                                into,
+                            });
+                        }
                     } else {
                         let s = (0..4).fold(0u8, |m, k| m | (u8::from(safe(k)) << k));
                         ops.push(Micro::Elem {
@@ -423,6 +500,8 @@ impl<const N: usize> Lanes<N> {
         self.micro.ops = ops;
         self.micro.loc = loc;
         self.micro.key = Some(t.key);
+        self.micro.prog = prog.id;
+        self.micro.round = round;
     }
 
     /// Runs the resolved steps on every lane of the chunk (`init` = the lane mask).
@@ -453,7 +532,7 @@ impl<const N: usize> Lanes<N> {
                             && let (Some(xs), Some(ys)) =
                                 (refs_split(&sp, scr, x), refs_split(&sp, scr, y))
                         {
-                            dot_masked(op, dp, xs, ys, fin, safe);
+                            dot_checked(op, dp, xs, ys, fin, safe);
                             for c in first + 1..4 {
                                 if mask & (1 << c) != 0 {
                                     copy_plane(planes, d, usize::from(dst[c]), 0, true);
@@ -464,11 +543,76 @@ impl<const N: usize> Lanes<N> {
                     }
                     {
                         let (xs, ys) = (refs(planes, scr, x), refs(planes, scr, y));
-                        dot_masked(op, &mut out[0], xs, ys, fin, safe);
+                        dot_checked(op, &mut out[0], xs, ys, fin, safe);
                     }
                     for c in 0..4 {
                         if mask & (1 << c) != 0 {
                             planes[usize::from(dst[c])] = out[0];
+                        }
+                    }
+                }
+                Micro::DotK {
+                    op,
+                    k,
+                    y,
+                    safe,
+                    fin,
+                    dst,
+                    mask,
+                } => {
+                    let Self {
+                        planes, scr, out, ..
+                    } = self;
+                    let kv = k.map(|p| planes.get(usize::from(p)).map_or(0.0, |v| v[0]));
+                    let first = (mask.trailing_zeros() as usize).min(3);
+                    let d = usize::from(dst[first]);
+                    if let Some((dp, sp)) = split_dst(planes, d)
+                        && let (Some(ks), Some(ys)) =
+                            (refs_split(&sp, scr, k), refs_split(&sp, scr, y))
+                    {
+                        dot_const(op, dp, kv, ks, ys, fin, safe);
+                        for c in first + 1..4 {
+                            if mask & (1 << c) != 0 {
+                                copy_plane(planes, d, usize::from(dst[c]), 0, true);
+                            }
+                        }
+                        continue;
+                    }
+                    {
+                        let (ks, ys) = (refs(planes, scr, k), refs(planes, scr, y));
+                        dot_const(op, &mut out[0], kv, ks, ys, fin, safe);
+                    }
+                    for c in 0..4 {
+                        if mask & (1 << c) != 0 {
+                            planes[usize::from(dst[c])] = out[0];
+                        }
+                    }
+                }
+                Micro::DotRel {
+                    ref src,
+                    y,
+                    fin,
+                    dst,
+                    mask,
+                    al,
+                } => {
+                    let first = (mask.trailing_zeros() as usize).min(3);
+                    let d = usize::from(dst[first]);
+                    if self.dot_rel(src, y, fin, d) != Some(false) {
+                        // Not fusable here, or some lane NaN (maybe 0·inf): gather into scratch
+                        // and take the checked dot product with its fix-up.
+                        self.prep(src, 0, al);
+                        let Self { planes, scr, .. } = self;
+                        if let Some((dp, sp)) = split_dst(planes, d)
+                            && let Some(ys) = refs_split(&sp, scr, y)
+                        {
+                            let [g0, g1, g2, g3] = &scr[0];
+                            dot_checked(BinaryOp::Dp4, dp, [g0, g1, g2, g3], ys, fin, 0);
+                        }
+                    }
+                    for c in first + 1..4 {
+                        if mask & (1 << c) != 0 {
+                            copy_plane(&mut self.planes, d, usize::from(dst[c]), 0, true);
                         }
                     }
                 }
@@ -497,12 +641,12 @@ impl<const N: usize> Lanes<N> {
                                 && let (Some(xs), Some(ys)) =
                                     (get_split(&sp, scr, x[c]), get_split(&sp, scr, y[c]))
                             {
-                                elementwise(op, c, dp, xs, ys, fin, s);
+                                elem_checked(op, c, dp, xs, ys, fin, s);
                                 continue;
                             }
                             {
                                 let (xs, ys) = (get(planes, scr, x[c]), get(planes, scr, y[c]));
-                                elementwise(op, c, &mut out[c], xs, ys, fin, s);
+                                elem_checked(op, c, &mut out[c], xs, ys, fin, s);
                             }
                             planes[d] = out[c];
                         }
@@ -513,7 +657,7 @@ impl<const N: usize> Lanes<N> {
                         for c in 0..4 {
                             if mask & (1 << c) != 0 {
                                 let s = safe & (1 << c) != 0;
-                                elementwise(op, c, &mut out[c], xs[c], ys[c], fin, s);
+                                elem_checked(op, c, &mut out[c], xs[c], ys[c], fin, s);
                             }
                         }
                     }
@@ -541,11 +685,7 @@ impl<const N: usize> Lanes<N> {
                             let d = usize::from(dst[c]);
                             let kernel =
                                 |o: &mut [f32; N], a: &[f32; N], b: &[f32; N], e: &[f32; N]| {
-                                    if s {
-                                        fill(o, fin, |l| a[l] * b[l] + e[l]);
-                                    } else {
-                                        fill(o, fin, |l| alu::mul(a[l], b[l]) + e[l]);
-                                    }
+                                    mad_checked(o, a, b, e, fin, s)
                                 };
                             if let Some((dp, sp)) = split_dst(planes, d)
                                 && let (Some(a), Some(b), Some(e)) = (
@@ -578,11 +718,7 @@ impl<const N: usize> Lanes<N> {
                                 continue;
                             }
                             let (a, b, d) = (xs[c], ys[c], zs[c]);
-                            if safe & (1 << c) != 0 {
-                                fill(&mut out[c], fin, |l| a[l] * b[l] + d[l]);
-                            } else {
-                                fill(&mut out[c], fin, |l| alu::mul(a[l], b[l]) + d[l]);
-                            }
+                            mad_checked(&mut out[c], a, b, d, fin, safe & (1 << c) != 0);
                         }
                     }
                     store(planes, out, dst, mask);
@@ -703,7 +839,11 @@ impl<const N: usize> Lanes<N> {
                 }
                 Micro::Mova { x, mask } => {
                     let Self {
-                        planes, scr, a0, ..
+                        planes,
+                        scr,
+                        a0,
+                        a0_range,
+                        ..
                     } = self;
                     let xs = refs(planes, scr, x);
                     for k in 0..2 {
@@ -712,6 +852,13 @@ impl<const N: usize> Lanes<N> {
                             for l in 0..N {
                                 d[l] = mova_bits(s[l]);
                             }
+                            // The range of the new values, for the relative reads that follow.
+                            let (mut mn, mut mx) = (i32::MAX, i32::MIN);
+                            for l in 0..N {
+                                mn = mn.min(d[l]);
+                                mx = mx.max(d[l]);
+                            }
+                            a0_range[k] = Some((mn, mx));
                         }
                     }
                 }
