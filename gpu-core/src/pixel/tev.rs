@@ -769,10 +769,6 @@ pub struct TevProgram {
     stages: [CompiledStage; 6],
     /// Number of leading entries of `stages` that are used.
     n: usize,
-    /// The active stages among the used ones, in order (the first `n_active` entries): the
-    /// program run when no stage reads the combiner buffer, with no per-stage `active` test.
-    active: [CompiledStage; 6],
-    n_active: usize,
     buffer_color: Rgba,
     update_rgb: u8,
     update_alpha: u8,
@@ -801,8 +797,6 @@ struct CompiledStage {
     alpha_scale: u32,
     /// The stage resolved to a specialised form, if it has one.
     fast: FastStage,
-    /// The RGB and alpha forms of a [`FastStage::Split`] stage (unused otherwise).
-    split: [SimpleOp; 2],
 }
 
 /// Common stage shapes evaluated without operand selection: the RGB and alpha combiners use
@@ -818,62 +812,6 @@ enum FastStage {
     Modulate(u8, u8),
     /// `ADD(t[a], t[b])`: `min(a + b, 255)` per channel.
     Add(u8, u8),
-    /// RGB and alpha combiners each one of the plain forms above (plain operands, scales 1)
-    /// but with different operations or sources: [`CompiledStage::split`] holds the two
-    /// forms (the RGB channels of the first, the alpha of the second). Kept out of this enum
-    /// so the common shapes' dispatch stays as small as it was (a payload here made every
-    /// stage's `match` dearer: +2% instructions on the sprite scene).
-    Split,
-}
-
-/// One of the plain stage forms ([`FastStage::Replace`], `Modulate`, `Add`) on its own.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SimpleOp {
-    Replace(u8),
-    Modulate(u8, u8),
-    Add(u8, u8),
-}
-
-impl SimpleOp {
-    /// The form of `op` (Replace, Modulate or Add; anything else is not a simple op) on
-    /// slots `a`, `b`.
-    fn new(op: TevOp, a: u8, b: u8) -> Option<Self> {
-        match op {
-            TevOp::Replace => Some(SimpleOp::Replace(a)),
-            TevOp::Modulate => Some(SimpleOp::Modulate(a, b)),
-            TevOp::Add => Some(SimpleOp::Add(a, b)),
-            _ => None,
-        }
-    }
-
-    /// All four channels of the operation (the caller keeps the ones it needs).
-    #[inline(always)]
-    fn apply(self, t: &[Rgba; 16]) -> Rgba {
-        match self {
-            SimpleOp::Replace(a) => t[usize::from(a & 15)],
-            SimpleOp::Modulate(a, b) => modulate(t[usize::from(a & 15)], t[usize::from(b & 15)]),
-            SimpleOp::Add(a, b) => add(t[usize::from(a & 15)], t[usize::from(b & 15)]),
-        }
-    }
-}
-
-/// `x·y/255` per channel (the MODULATE of [`op_channel`]).
-#[inline(always)]
-fn modulate(x: Rgba, y: Rgba) -> Rgba {
-    // Written out (not `array::map`, which is not always inlined).
-    let m = |c: usize| (u32::from(x[c]) * u32::from(y[c]) / 255) as u8;
-    [m(0), m(1), m(2), m(3)]
-}
-
-/// `min(x + y, 255)` per channel (the ADD of [`op_channel`]).
-#[inline(always)]
-fn add(x: Rgba, y: Rgba) -> Rgba {
-    [
-        x[0].saturating_add(y[0]),
-        x[1].saturating_add(y[1]),
-        x[2].saturating_add(y[2]),
-        x[3].saturating_add(y[3]),
-    ]
 }
 
 /// Slot of the source table for source `s` (sources 7-12 map to an all-zero slot).
@@ -940,7 +878,6 @@ impl TevProgram {
             rgb_scale: 1,
             alpha_scale: 1,
             fast: FastStage::Generic,
-            split: [SimpleOp::Replace(15); 2],
         }; 6];
         for (i, (c, st)) in stages.iter_mut().zip(&cfg.stages).enumerate() {
             c.index = i as u8;
@@ -956,7 +893,7 @@ impl TevProgram {
             c.constant = st.constant;
             c.rgb_scale = u32::from(st.rgb_scale);
             c.alpha_scale = u32::from(st.alpha_scale);
-            (c.fast, c.split) = c.specialise();
+            c.fast = c.specialise();
         }
         // Trailing pass-through stages beyond the last buffer-updating stage (0-3) and the last
         // active stage change nothing: drop them.
@@ -964,19 +901,9 @@ impl TevProgram {
         let reads_buffer = stages[..last_active]
             .iter()
             .any(|c| c.active && (c.rgb_src.contains(&13) || c.alpha_src.contains(&13)));
-        let mut active = stages;
-        let mut n_active = 0;
-        for c in &stages[..last_active] {
-            if c.active {
-                active[n_active] = *c;
-                n_active += 1;
-            }
-        }
         TevProgram {
             stages,
             n: last_active,
-            active,
-            n_active,
             reads_buffer,
             buffer_color: cfg.buffer_color,
             update_rgb: cfg.update_rgb & 0xF,
@@ -1005,11 +932,12 @@ impl TevProgram {
             PreviousInStage0::PrimaryColor => t[0],
         };
         if !self.reads_buffer {
-            // No stage reads the buffer: its updates are unobservable, and only the active
-            // stages run.
-            for c in &self.active[..self.n_active] {
-                t[14] = c.constant;
-                t[15] = c.run(t);
+            // No stage reads the buffer: its updates are unobservable.
+            for c in &self.stages[..self.n] {
+                if c.active {
+                    t[14] = c.constant;
+                    t[15] = c.run(t);
+                }
             }
             return t[15];
         }
@@ -1034,59 +962,51 @@ impl TevProgram {
 }
 
 impl CompiledStage {
-    /// The specialised form of this stage (see [`FastStage`]) and, for
-    /// [`FastStage::Split`], its two forms.
-    fn specialise(&self) -> (FastStage, [SimpleOp; 2]) {
-        let none = [SimpleOp::Replace(15); 2];
-        if self.rgb_scale != 1 || self.alpha_scale != 1 {
-            return (FastStage::Generic, none);
+    /// The specialised form of this stage (see [`FastStage`]).
+    fn specialise(&self) -> FastStage {
+        if self.rgb_op != self.alpha_op || self.rgb_scale != 1 || self.alpha_scale != 1 {
+            return FastStage::Generic;
         }
-        let rgb_plain =
-            (0..self.rgb_op.arity()).all(|k| self.rgb_sel[k] == [0, 1, 2] && self.rgb_xor[k] == 0);
-        let alpha_plain =
-            (0..self.alpha_op.arity()).all(|k| self.alpha_sel[k] == 3 && self.alpha_xor[k] == 0);
-        if !(rgb_plain && alpha_plain) {
-            return (FastStage::Generic, none);
+        let arity = self.rgb_op.arity();
+        let plain = (0..arity).all(|k| {
+            self.rgb_src[k] == self.alpha_src[k]
+                && self.rgb_sel[k] == [0, 1, 2]
+                && self.rgb_xor[k] == 0
+                && self.alpha_sel[k] == 3
+                && self.alpha_xor[k] == 0
+        });
+        if !plain {
+            return FastStage::Generic;
         }
         let [a, b, _] = self.rgb_src.map(|s| s & 15);
-        let [aa, ab, _] = self.alpha_src.map(|s| s & 15);
-        let (Some(rgb), Some(alpha)) = (
-            SimpleOp::new(self.rgb_op, a, b),
-            SimpleOp::new(self.alpha_op, aa, ab),
-        ) else {
-            return (FastStage::Generic, none);
-        };
-        let same_sources = (0..self.rgb_op.arity()).all(|k| self.rgb_src[k] == self.alpha_src[k]);
-        if self.rgb_op != self.alpha_op || !same_sources {
-            return (FastStage::Split, [rgb, alpha]);
+        match self.rgb_op {
+            TevOp::Replace => FastStage::Replace(a),
+            TevOp::Modulate => FastStage::Modulate(a, b),
+            TevOp::Add => FastStage::Add(a, b),
+            _ => FastStage::Generic,
         }
-        let fast = match rgb {
-            SimpleOp::Replace(a) => FastStage::Replace(a),
-            SimpleOp::Modulate(a, b) => FastStage::Modulate(a, b),
-            SimpleOp::Add(a, b) => FastStage::Add(a, b),
-        };
-        (fast, none)
-    }
-
-    /// A [`FastStage::Split`] stage: RGB of the first form, alpha of the second. Not inlined,
-    /// so the common shapes' code in [`CompiledStage::run`] stays small.
-    #[inline(never)]
-    fn run_split(&self, t: &[Rgba; 16]) -> Rgba {
-        let [rgb, alpha] = self.split;
-        let [r, g, b, _] = rgb.apply(t);
-        let [_, _, _, a] = alpha.apply(t);
-        [r, g, b, a]
     }
 
     /// Evaluates the stage on the source table.
     #[inline(always)]
     fn run(&self, t: &[Rgba; 16]) -> Rgba {
-        // Slots are below 16 (`& 15`: no bounds checks).
         match self.fast {
-            FastStage::Replace(a) => t[usize::from(a & 15)],
-            FastStage::Modulate(a, b) => modulate(t[usize::from(a & 15)], t[usize::from(b & 15)]),
-            FastStage::Add(a, b) => add(t[usize::from(a & 15)], t[usize::from(b & 15)]),
-            FastStage::Split => self.run_split(t),
+            FastStage::Replace(a) => t[usize::from(a)],
+            FastStage::Modulate(a, b) => {
+                let (x, y) = (t[usize::from(a)], t[usize::from(b)]);
+                // Written out (not `array::map`, which is not always inlined).
+                let m = |c: usize| (u32::from(x[c]) * u32::from(y[c]) / 255) as u8;
+                [m(0), m(1), m(2), m(3)]
+            }
+            FastStage::Add(a, b) => {
+                let (x, y) = (t[usize::from(a)], t[usize::from(b)]);
+                [
+                    x[0].saturating_add(y[0]),
+                    x[1].saturating_add(y[1]),
+                    x[2].saturating_add(y[2]),
+                    x[3].saturating_add(y[3]),
+                ]
+            }
             FastStage::Generic => self.eval(t),
         }
     }
