@@ -425,7 +425,9 @@ fn taps32<const K: u8>(fx: f32, last: i32, hi: f32) -> Option<(u32, u32, u32)> {
         EDGE => {
             // `hi` is n·2^F (exact in an f32: n ≤ 2047).
             let lo = -((1u32 << FILTER_FRAC_BITS) as f32);
-            // NaN goes to `lo` (see the doc above): |c| ≤ n·2^F < 2^22 afterwards.
+            // NaN goes to `lo` (see the doc above): |c| ≤ n·2^F < 2^22 afterwards. The negated
+            // comparison is the point: it is true for NaN.
+            #[allow(clippy::neg_cmp_op_on_partial_ord)]
             let c = if !(fx >= lo) {
                 lo
             } else if fx > hi {
