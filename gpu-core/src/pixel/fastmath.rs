@@ -30,6 +30,24 @@ pub fn floor_i32(x: f32) -> i32 {
     }
 }
 
+/// The magnitude below which [`floor_small`] is exact: 2^22.
+pub const FLOOR_SMALL_LIMIT: f32 = 4_194_304.0;
+
+/// `x.floor() as i32` for `|x| < 2^22` ([`FLOOR_SMALL_LIMIT`]); for other inputs (NaN,
+/// larger magnitudes) the result is some i32 (no panic), so callers check the range first.
+///
+/// `x + 1.5·2^23` lies in (2^23, 2^24), where the f32 spacing is 1: the addition rounds x to
+/// the nearest integer `r` exactly, and the low bits of the sum's encoding are `r + 2^22`.
+/// Subtracting the constant back is exact too, and `r > x` says the rounding went up (x not
+/// an integer), so the floor is `r − 1`. No saturating conversion and no libm call.
+#[inline(always)]
+pub fn floor_small(x: f32) -> i32 {
+    const MAGIC: f32 = 12_582_912.0; // 1.5·2^23
+    let sum = x + MAGIC;
+    let r = (sum.to_bits() as i32).wrapping_sub(MAGIC.to_bits() as i32);
+    r.wrapping_sub(i32::from(sum - MAGIC > x))
+}
+
 /// `x.floor()` (as f32).
 #[inline(always)]
 pub fn floor_f32(x: f32) -> f32 {
@@ -82,6 +100,34 @@ mod tests {
         );
         assert_eq!(round_u32(x), x.round() as u32, "round_u32({x:e})");
         assert_eq!(round_usize(x), x.round() as usize, "round_usize({x:e})");
+        if x.abs() < FLOOR_SMALL_LIMIT {
+            assert_eq!(floor_small(x), x.floor() as i32, "floor_small({x:e})");
+        }
+    }
+
+    /// `floor_small` on every f32 of a few binades across its range, and around the limit.
+    #[test]
+    fn floor_small_is_exact_below_its_limit() {
+        for start in [0.0f32, 0.25, 1.0, 255.0, 65_536.0, 4_194_303.0] {
+            let mut x = start;
+            for _ in 0..200_000 {
+                for v in [x, -x] {
+                    assert_eq!(floor_small(v), v.floor() as i32, "floor_small({v:e})");
+                }
+                x = f32::from_bits(x.to_bits() + 1);
+                if x >= FLOOR_SMALL_LIMIT {
+                    break;
+                }
+            }
+        }
+        let below = f32::from_bits(FLOOR_SMALL_LIMIT.to_bits() - 1);
+        // 2^22 − 0.5: its floor is 2^22 − 1, and that of its negation −2^22.
+        assert_eq!(floor_small(below), below.floor() as i32);
+        assert_eq!(floor_small(-below), (-below).floor() as i32);
+        assert_eq!(floor_small(-below), -4_194_304);
+        assert_eq!(floor_small(-0.0), 0);
+        assert_eq!(floor_small(f32::from_bits(1)), 0);
+        assert_eq!(floor_small(-f32::from_bits(1)), -1);
     }
 
     #[test]

@@ -28,11 +28,11 @@ use std::sync::Arc;
 
 use super::config::{Filter, MAX_LEVELS, RenderMode, TextureType, WrapMode};
 use super::sampler::{
-    DecodedTexels, FILTER_FRAC_BITS, Gradients, NEAREST_TRUNCATES_TOWARD_ZERO, Sampler, blend,
-    lambda_2d, weight,
+    DecodedTexels, FILTER_FRAC_BITS, Gradients, NEAREST_TRUNCATES_TOWARD_ZERO, Sampler, lambda_2d,
+    weight,
 };
 use crate::pixel::color::Rgba;
-use crate::pixel::fastmath::{floor_f32, floor_i32, floor_i64};
+use crate::pixel::fastmath::{FLOOR_SMALL_LIMIT, floor_f32, floor_i32, floor_i64, floor_small};
 use crate::pixel::raster::Fragment;
 
 /// Wrap kind: clamp to edge.
@@ -57,9 +57,16 @@ struct LevelView {
     /// `w as f32`, `h as f32`.
     wf: f32,
     hf: f32,
+    /// `w·2^F`, `h·2^F` as f32 (the scale of the bilinear coordinates; see [`scaled`]).
+    ws: f32,
+    hs: f32,
     /// The upper clamp of the scaled bilinear coordinates, `w·2^F` and `h·2^F` (see [`taps32`]).
     hi_s: f32,
     hi_t: f32,
+    /// The last texel index of each axis, `max(w, 1) − 1` and `max(h, 1) − 1` (the clamp
+    /// limit of clamp to edge and the mask of power-of-two repeat).
+    last_s: i32,
+    last_t: i32,
 }
 
 /// The view of a level outside the chain (never read for valid layouts; every texel reads 0).
@@ -69,22 +76,44 @@ const NO_LEVEL: LevelView = LevelView {
     h: 0,
     wf: 0.0,
     hf: 0.0,
+    ws: 0.0,
+    hs: 0.0,
     hi_s: 0.0,
     hi_t: 0.0,
+    last_s: 0,
+    last_t: 0,
 };
 
 impl LevelView {
     fn new(start: usize, w: u32, h: u32) -> Self {
+        let one = (1u32 << FILTER_FRAC_BITS) as f32;
         LevelView {
             start,
             w,
             h,
             wf: w as f32,
             hf: h as f32,
+            // Exact: w, h ≤ 2047 and 2^F are small integers.
+            ws: w as f32 * one,
+            hs: h as f32 * one,
             hi_s: (w << FILTER_FRAC_BITS) as f32,
             hi_t: (h << FILTER_FRAC_BITS) as f32,
+            // w, h ≤ 2047 for every layout: the casts are exact.
+            last_s: (w.max(1) - 1) as i32,
+            last_t: (h.max(1) - 1) as i32,
         }
     }
+}
+
+/// The scaled bilinear coordinate `(c·n − 0.5)·2^F` of the generic filter, computed as
+/// `c·(n·2^F) − 2^(F−1)` with `ns = n·2^F`: the same f32 for every input. Scaling by a power
+/// of two is exact and commutes with rounding wherever the result is a normal number or
+/// overflows (both forms give the same infinity); where `c·n` is subnormal or zero, both
+/// differences round to exactly −0.5·2^F (the subnormal part is far below half an ulp of
+/// 0.5), and NaN stays NaN.
+#[inline(always)]
+fn scaled(c: f32, ns: f32) -> f32 {
+    c * ns - (1u32 << (FILTER_FRAC_BITS - 1)) as f32
 }
 
 /// One texture unit of one draw, resolved for sampling (see the module doc).
@@ -277,11 +306,12 @@ impl UnitLookup {
     fn bilinear<const WS: u8, const WT: u8>(&self, lv: &LevelView, u: f32, v: f32) -> Rgba {
         let (w, h) = (lv.w, lv.h);
         let one = 1i64 << FILTER_FRAC_BITS;
-        let fx = (u * lv.wf - 0.5) * one as f32;
-        let fy = (v * lv.hf - 0.5) * one as f32;
-        if let (Some((x0, x1, fs)), Some((t0, t1, ft))) =
-            (taps32::<WS>(fx, w, lv.hi_s), taps32::<WT>(fy, h, lv.hi_t))
-        {
+        let fx = scaled(u, lv.ws);
+        let fy = scaled(v, lv.hs);
+        if let (Some((x0, x1, fs)), Some((t0, t1, ft))) = (
+            taps32::<WS>(fx, lv.last_s, lv.hi_s),
+            taps32::<WT>(fy, lv.last_t, lv.hi_t),
+        ) {
             // Both axes resolved on 32-bit integers: texel rows are memory rows `h − 1 − t`.
             let (y0, y1) = (
                 h.wrapping_sub(1).wrapping_sub(t0),
@@ -378,40 +408,46 @@ fn wrap_pair<const K: u8>(mode: WrapMode, c: i64, n: u32) -> (Option<u32>, Optio
 /// `(c·n − 0.5)·2^FILTER_FRAC_BITS` of the generic filter and `hi` is `n·2^F`. `None` when the fast form does not
 /// apply (wrap kind [`ANY`], or a repeat coordinate too large or NaN): the caller then takes
 /// the 64-bit path of the generic filter. Equal to that path wherever it answers:
-/// * clamp to edge clamps `fx` to `[−2^F, n·2^F]` first (NaN passes through and floors to 0,
-///   as `floor_i64` does). Below the range both taps clamp to texel 0 and above it both clamp
-///   to `n − 1`, before and after the clamp, and two equal taps give the same blend whatever
-///   the weight (`c·(2^F − f) + c·f = c·2^F`), so only the weight can differ and it does not
-///   matter; inside the range nothing changes.
-/// * repeat needs `|fx| < 2^30`: the floor then fits an i32 and the generic clamp of the
-///   integer coordinate to the i32 range does nothing.
+/// * clamp to edge clamps `fx` to `[−2^F, n·2^F]` first. Below the range both taps clamp to
+///   texel 0 and above it both clamp to `n − 1`, before and after the clamp, and two equal
+///   taps give the same blend whatever the weight (`c·(2^F − f) + c·f = c·2^F`), so only the
+///   weight can differ and it does not matter; inside the range nothing changes. NaN, which
+///   the generic path floors to 0 (taps 0 and 1, weight 0), is clamped to `−2^F` here (taps 0
+///   and 0, weight 0): the second tap has weight 0 either way, so the blend is the same.
+/// * repeat needs `|fx| < 2^22` (the range of the exact [`floor_small`]): the floor then
+///   fits an i32 and the generic clamp of the integer coordinate to the i32 range does
+///   nothing. Larger coordinates take the 64-bit path.
 #[inline(always)]
-fn taps32<const K: u8>(fx: f32, n: u32, hi: f32) -> Option<(u32, u32, u32)> {
+fn taps32<const K: u8>(fx: f32, last: i32, hi: f32) -> Option<(u32, u32, u32)> {
+    // `last` is `max(n, 1) − 1` (≥ 0): `max`/`min` below equal `clamp(0, last)`.
     let mask = (1i32 << FILTER_FRAC_BITS) - 1;
     match K {
         EDGE => {
             // `hi` is n·2^F (exact in an f32: n ≤ 2047).
             let lo = -((1u32 << FILTER_FRAC_BITS) as f32);
-            let c = if fx < lo {
+            // NaN goes to `lo` (see the doc above): |c| ≤ n·2^F < 2^22 afterwards. The negated
+            // comparison is the point: it is true for NaN.
+            #[allow(clippy::neg_cmp_op_on_partial_ord)]
+            let c = if !(fx >= lo) {
                 lo
             } else if fx > hi {
                 hi
             } else {
                 fx
             };
-            let sf = floor_i32(c);
+            let sf = floor_small(c);
             let s0 = sf >> FILTER_FRAC_BITS;
-            let last = n.max(1) as i32 - 1;
             Some((
-                s0.clamp(0, last) as u32,
-                (s0 + 1).clamp(0, last) as u32,
+                s0.max(0).min(last) as u32,
+                (s0 + 1).max(0).min(last) as u32,
                 (sf & mask) as u32,
             ))
         }
-        REPEAT if fx.abs() < 1_073_741_824.0 => {
-            let sf = floor_i32(fx);
+        REPEAT if fx.abs() < FLOOR_SMALL_LIMIT => {
+            let sf = floor_small(fx);
             let s0 = sf >> FILTER_FRAC_BITS;
-            let m = n.max(1) - 1;
+            // A power-of-two n: `last` is n − 1, the mask of the low bits.
+            let m = last as u32;
             Some((s0 as u32 & m, (s0 + 1) as u32 & m, (sf & mask) as u32))
         }
         _ => None,
@@ -467,7 +503,7 @@ fn mipmapped<const MAG: bool, const MIN: bool, const MIP: bool, const WS: u8, co
             return (a, na);
         }
         let (b, nb) = l.filter::<MIN, WS, WT>(l1 as usize, u, v);
-        (blend(a, b, weight(f)), na + nb)
+        (blend_levels(a, b, weight(f)), na + nb)
     } else {
         // Nearest level, round half down: ceil(λ + 0.5) − 1, with ceil(x) = −floor(−x)
         // (exact for every f32, no libm call).
@@ -479,6 +515,36 @@ fn mipmapped<const MAG: bool, const MIN: bool, const MIP: bool, const WS: u8, co
         let level = (level as u32).clamp(l.min_level, l.max_level);
         l.filter::<MIN, WS, WT>(level as usize, u, v)
     }
+}
+
+/// The mip blend of the generic sampler (`sampler::blend`: `(a·(2^F − f) + b·f + 2^(F−1)) >> F`
+/// per channel) on the four channels at once, in 16-bit lanes of a u64: with F = 8 and
+/// `f ≤ 2^F` (what [`weight`] returns) each lane's sum is at most `255·256 + 128 < 2^16`, so no
+/// lane carries into the next and the shifted, masked lanes are the per-channel results.
+#[inline(always)]
+fn blend_levels(a: Rgba, b: Rgba, f: u32) -> Rgba {
+    const LOW: u64 = 0x00FF_00FF_00FF_00FF;
+    const _: () = assert!(FILTER_FRAC_BITS <= 8, "the lane sums need F ≤ 8");
+    let one = 1u64 << FILTER_FRAC_BITS;
+    let f = u64::from(f);
+    let half = 0x0001_0001_0001_0001u64 << (FILTER_FRAC_BITS - 1);
+    let sum = spread(a) * (one - f) + spread(b) * f + half;
+    gather((sum >> FILTER_FRAC_BITS) & LOW)
+}
+
+/// The four channels of `c` in the low bytes of four 16-bit lanes (R lowest).
+#[inline(always)]
+fn spread(c: Rgba) -> u64 {
+    let w = u64::from(u32::from_le_bytes(c));
+    let t = (w | (w << 16)) & 0x0000_FFFF_0000_FFFF;
+    (t | (t << 8)) & 0x00FF_00FF_00FF_00FF
+}
+
+/// The inverse of [`spread`] for lanes holding values 0..=255.
+#[inline(always)]
+fn gather(q: u64) -> Rgba {
+    let t = (q | (q >> 8)) & 0x0000_FFFF_0000_FFFF;
+    ((t | (t >> 16)) as u32).to_le_bytes()
 }
 
 /// The bilinear blend of the generic sampler in one step: `Σ c·w + 2^(2F−1) >> 2F` per

@@ -153,8 +153,8 @@ fn specialised_lookups_match_the_generic_sampler() {
 }
 
 /// The 32-bit bilinear taps at their limits: scaled coordinates just inside, on and just
-/// outside the clamp-to-edge range `[−2^F, n·2^F]` and around the repeat bound `|fx| = 2^30`
-/// (where the 64-bit path takes over), for both axes and every level size of the test set.
+/// outside the clamp-to-edge range `[−2^F, n·2^F]` and around the repeat bound `|fx| = 2^22`
+/// (where the 64-bit path takes over; and the former bound 2^30), for both axes and every level size of the test set.
 #[test]
 fn bilinear_taps_match_at_the_clamp_and_repeat_limits() {
     let mut rng = Rng(0xB111_0042);
@@ -186,6 +186,8 @@ fn bilinear_taps_match_at_the_clamp_and_repeat_limits() {
                 n * one - one,
                 1_073_741_824.0,
                 -1_073_741_824.0,
+                4_194_304.0,
+                -4_194_304.0,
             ] {
                 let c = at(limit);
                 coords.push(c);
@@ -221,6 +223,80 @@ fn bilinear_taps_match_at_the_clamp_and_repeat_limits() {
                         "{size}x{size} {ws:?}/{wt:?} at ({v:e}, {u:e})"
                     );
                 }
+            }
+        }
+    }
+}
+
+/// `scaled(c, n·2^F)` is the generic filter's `(c·n − 0.5)·2^F` bit for bit: every level
+/// size, special values, values around the subnormal and overflow limits, and random bit
+/// patterns.
+#[test]
+fn scaled_coordinates_equal_the_generic_expression() {
+    let mut rng = Rng(0x5CA1_ED00);
+    let one = (1u32 << FILTER_FRAC_BITS) as f32;
+    let mut specials = vec![
+        0.0,
+        -0.0,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MAX,
+        f32::MIN,
+        f32::MIN_POSITIVE,
+        -f32::MIN_POSITIVE,
+        f32::from_bits(1),
+        f32::from_bits(0x8000_0001),
+        f32::MAX / 256.0,
+        f32::MAX / 2047.0,
+        0.5,
+        1.0,
+    ];
+    for k in 0..64 {
+        specials.push(f32::MAX / (1u64 << (k % 24)) as f32 / (1 + k / 24) as f32);
+        specials.push(f32::MIN_POSITIVE * (k + 1) as f32 / 64.0);
+    }
+    for n in 1..=2047u32 {
+        let lv = LevelView::new(0, n, n);
+        let wf = n as f32;
+        let check = |c: f32| {
+            let want = (c * wf - 0.5) * one;
+            let got = scaled(c, lv.ws);
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "n {n}, c {c:e}: {got:e} != {want:e}"
+            );
+        };
+        for &c in &specials {
+            check(c);
+            check(-c);
+        }
+        for _ in 0..400 {
+            check(f32::from_bits(rng.next()));
+            check(rng.unit() * 3.0 - 1.0);
+        }
+    }
+}
+
+/// The lane form of the mip blend equals the generic per-channel `sampler::blend` for every
+/// pair of channel values and every weight 0..=2^F, whatever the other lanes hold.
+#[test]
+fn mip_blend_lanes_equal_the_generic_blend() {
+    let mut rng = Rng(0x0B1E_4D00);
+    let one = 1u32 << FILTER_FRAC_BITS;
+    for f in 0..=one {
+        for x in 0..=255u8 {
+            for y in 0..=255u8 {
+                let r = rng.next().to_le_bytes();
+                let ch = (usize::from(x) + usize::from(y)) % 4;
+                let (mut a, mut b) = (r, [r[3], r[2], r[1], r[0]]);
+                a[ch] = x;
+                b[ch] = y;
+                assert_eq!(
+                    blend_levels(a, b, f),
+                    crate::pixel::texture::sampler::blend(a, b, f),
+                    "{a:?} {b:?} {f}"
+                );
             }
         }
     }
