@@ -816,6 +816,16 @@ impl<S: TraceSource> Replay<S> {
             let mut wrapped = IndexObserver { rec: &mut rec };
             self.step(Some(stop), &mut wrapped);
             let after = self.pos;
+            if keep {
+                // The records grow by doubling their capacity: make room for them at once, not
+                // at the next keyframe, so the store and the records stay within the budget
+                // (beyond it by at most the one keyframe being added).
+                let reserved = rec.record_bytes();
+                if reserved != self.keyframes.reserved {
+                    self.keyframes.reserved = reserved;
+                    self.keyframes.fit();
+                }
+            }
             let stride = self.keyframes.stride;
             if after.frame == before.frame && after != before {
                 work_since_key = true;
