@@ -177,6 +177,16 @@ fn assert_counted_within(m: &Measured, margin: f64, what: &str) {
     );
 }
 
+/// The heap during the pass stayed within 5% of `budget` (the store goes over it by the one
+/// keyframe being added before it thins; the records grow only after the store made room).
+fn assert_peak_within_budget(m: &Measured, budget: u64) {
+    assert!(
+        m.peak <= budget as i64 + budget as i64 / 20,
+        "peak {} over the budget {budget}",
+        m.peak
+    );
+}
+
 /// Many keyframes, small records: the cube scene for 300 frames (a keyframe per frame).
 #[test]
 fn keyframes_of_a_long_capture_are_counted_as_held() {
@@ -184,6 +194,8 @@ fn keyframes_of_a_long_capture_are_counted_as_held() {
     let m = measure(&bytes, 256 << 20);
     assert!(m.index.keyframes >= 30, "{}", m.index.keyframes);
     assert_counted_within(&m, 0.10, "cube x300");
+    assert!(m.index.keyframes_dropped > 0, "no thinning");
+    assert_peak_within_budget(&m, 256 << 20);
 }
 
 /// Many keyframes of draws without pixels (one every 16 draws): 200 frames of 64 draws.
@@ -203,11 +215,7 @@ fn records_and_thinned_keyframes_are_counted_as_held() {
     let m = measure(&bytes, budget);
     assert!(m.index.keyframes_dropped > 0, "no thinning");
     assert_counted_within(&m, 0.10, "draws 40x1000");
-    assert!(
-        m.held <= budget as i64 + (budget as i64) / 10,
-        "held {} over the budget {budget}",
-        m.held
-    );
+    assert_peak_within_budget(&m, budget);
 }
 
 /// A clone of the GPU state (what a keyframe holds) carries no shader-engine buffers: the
