@@ -140,8 +140,9 @@ fn ffff_draws_index_cancellably_and_log_their_budget() {
     drop(h);
     let _ = std::fs::remove_dir_all(dir);
 
-    // Short: a few frames index; the vertex budget's cut is in the log.
-    let (dir, path) = write_temp_trace("budget-ffff-short", "ffff.ctf", &ffff_draws_trace(2, 4));
+    // Short: 2 frames of 20 such draws (each capped at 2^20 vertices) index; the frame's
+    // 16 Mi vertex budget runs out and its cut is in the log.
+    let (dir, path) = write_temp_trace("budget-ffff-short", "ffff.ctf", &ffff_draws_trace(2, 20));
     let mut h = harness(Some(path));
     wait_indexed(&mut h);
     let lines = budget_lines(&h);
