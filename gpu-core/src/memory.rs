@@ -349,12 +349,23 @@ impl PhysMem {
 
     /// Bytes this memory holds that `prev` does not share with it: every resident page whose
     /// `Arc` is not pointer-equal to `prev`'s page at the same address, plus the 1 MiB chunk
-    /// tables that are not shared (what a copy-on-write snapshot costs on top of `prev`). With
-    /// `prev == None` every resident page and chunk table counts. Cheap: chunks shared whole are
-    /// skipped with one pointer comparison. Memories with other region layouts count whole.
+    /// tables that are not shared (what a copy-on-write snapshot costs on top of `prev`), each
+    /// with its `Arc`'s two counters, plus the region tables that every clone owns (~2.4 KB).
+    /// With `prev == None` every resident page and chunk table counts. Cheap: chunks shared
+    /// whole are skipped with one pointer comparison. Memories with other region layouts count
+    /// whole.
     pub fn bytes_not_shared_with(&self, prev: Option<&PhysMem>) -> u64 {
-        const CHUNK_TABLE_BYTES: u64 = std::mem::size_of::<Chunk>() as u64;
-        let mut bytes = 0u64;
+        use std::mem::size_of;
+        const ARC_COUNTS: u64 = 2 * size_of::<usize>() as u64;
+        const CHUNK_TABLE_BYTES: u64 = size_of::<Chunk>() as u64 + ARC_COUNTS;
+        const PAGE_BYTES: u64 = PAGE_SIZE as u64 + ARC_COUNTS;
+        let tables = self.regions.capacity() * size_of::<Region>()
+            + self
+                .regions
+                .iter()
+                .map(|r| r.chunks.capacity() * size_of::<Option<Arc<Chunk>>>())
+                .sum::<usize>();
+        let mut bytes = tables as u64;
         for (ri, region) in self.regions.iter().enumerate() {
             let other = prev
                 .and_then(|p| p.regions.get(ri))
@@ -374,7 +385,7 @@ impl PhysMem {
                         .and_then(|oc| oc[pi].as_ref())
                         .is_some_and(|op| Arc::ptr_eq(op, page));
                     if !shared {
-                        bytes += PAGE_SIZE as u64;
+                        bytes += PAGE_BYTES;
                     }
                 }
             }
@@ -405,18 +416,22 @@ mod tests {
     #[test]
     fn unshared_bytes_count_copied_pages_only() {
         let mut a = PhysMem::new();
-        assert_eq!(a.bytes_not_shared_with(None), 0);
+        // Every clone owns its region tables, shared or not.
+        let tables = a.bytes_not_shared_with(None);
+        assert!(tables > 0 && tables < 8192, "{tables}");
+        let arc = 2 * std::mem::size_of::<usize>() as u64;
+        let page = PAGE_SIZE as u64 + arc;
         a.write(VRAM.base, &[1; 2 * PAGE_SIZE]).unwrap();
-        let chunk = std::mem::size_of::<Chunk>() as u64;
-        assert_eq!(a.bytes_not_shared_with(None), chunk + 2 * PAGE_SIZE as u64);
+        let chunk = std::mem::size_of::<Chunk>() as u64 + arc;
+        assert_eq!(a.bytes_not_shared_with(None), tables + chunk + 2 * page);
         let mut b = a.clone();
-        assert_eq!(b.bytes_not_shared_with(Some(&a)), 0);
+        assert_eq!(b.bytes_not_shared_with(Some(&a)), tables);
         b.write(VRAM.base + PAGE_SIZE as u32, &[2]).unwrap();
-        assert_eq!(b.bytes_not_shared_with(Some(&a)), chunk + PAGE_SIZE as u64);
+        assert_eq!(b.bytes_not_shared_with(Some(&a)), tables + chunk + page);
         b.write(FCRAM.base, &[3]).unwrap();
         assert_eq!(
             b.bytes_not_shared_with(Some(&a)),
-            2 * chunk + 2 * PAGE_SIZE as u64
+            tables + 2 * chunk + 2 * page
         );
     }
 

@@ -811,11 +811,38 @@ impl<S: TraceSource> Replay<S> {
             rec.pos = before;
             rec.writes_seen = 0;
             rec.draws_seen = 0;
+            if keep {
+                // Full record vectors grow here, before the step that may need it, and the
+                // store first makes room for the grown capacity: growing inside the step would
+                // hold the doubled records beside a full store until the next fit.
+                let draw_limit =
+                    usize::try_from(self.gpu.work.budget.trace.draws).unwrap_or(usize::MAX);
+                let draws = growth_ahead(&rec.index.draws, draw_limit);
+                let events = growth_ahead(&rec.index.engine_events, MAX_INDEX_ENGINE_EVENTS);
+                if draws + events > 0 {
+                    let extra = draws * std::mem::size_of::<DrawRecord>()
+                        + events * std::mem::size_of::<StreamEventRecord>();
+                    self.keyframes.reserved = rec.record_bytes().saturating_add(extra as u64);
+                    self.keyframes.fit();
+                    rec.index.draws.reserve_exact(draws);
+                    rec.index.engine_events.reserve_exact(events);
+                }
+            }
             // Stop inside command lists after every draw so keyframes can be taken there.
             let stop = Target::AfterDraw(before.draws);
             let mut wrapped = IndexObserver { rec: &mut rec };
             self.step(Some(stop), &mut wrapped);
             let after = self.pos;
+            if keep {
+                // The records grow by doubling their capacity: make room for them at once, not
+                // at the next keyframe, so the store and the records stay within the budget
+                // (beyond it by at most the one keyframe being added).
+                let reserved = rec.record_bytes();
+                if reserved != self.keyframes.reserved {
+                    self.keyframes.reserved = reserved;
+                    self.keyframes.fit();
+                }
+            }
             let stride = self.keyframes.stride;
             if after.frame == before.frame && after != before {
                 work_since_key = true;
@@ -965,6 +992,15 @@ pub fn screen_image(gpu: &Gpu, mem: &PhysMem, screen: Screen) -> Result<DecodedI
     let cfg = LcdFramebufferConfig::from_ext_regs(screen, &gpu.ext_regs[..], EXT_REG_BASE);
     let fill = LcdColorFill::from_lcd_regs(screen, &gpu.lcd_regs[..], LCD_REG_BASE);
     scan_out(mem, &cfg, Eye::Left, fill)
+}
+
+/// How many elements a full `v` grows by before its next push: its capacity (doubling, at
+/// least 64), but not past `limit` elements in all (none once `limit` is reached).
+fn growth_ahead<T>(v: &Vec<T>, limit: usize) -> usize {
+    if v.len() < v.capacity() {
+        return 0;
+    }
+    v.capacity().max(64).min(limit.saturating_sub(v.len()))
 }
 
 #[derive(Default)]

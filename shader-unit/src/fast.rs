@@ -180,7 +180,9 @@ pub struct FastEngineN<const N: usize> {
     /// Options (the same meaning as for [`Interpreter`]).
     pub config: ExecConfig,
     cache: Vec<CacheEntry>,
-    lanes: Box<Lanes<N>>,
+    /// The lane planes and scratch (~40 KB at 64 lanes), allocated by the first batch: a
+    /// clone (a replay keyframe holds one per keyframe) or an engine that never runs holds none.
+    lanes: Option<Box<Lanes<N>>>,
     stats: FastStats,
     simd: Simd,
 }
@@ -259,13 +261,13 @@ impl<const N: usize> std::fmt::Debug for FastEngineN<N> {
 }
 
 impl<const N: usize> Clone for FastEngineN<N> {
-    /// A copy with the same state and options and an empty program cache.
+    /// A copy with the same state and options, an empty program cache and no lane buffers.
     fn clone(&self) -> Self {
         Self {
             state: self.state.clone(),
             config: self.config,
             cache: Vec::new(),
-            lanes: Box::new(Lanes::new()),
+            lanes: None,
             stats: self.stats,
             simd: self.simd,
         }
@@ -286,7 +288,7 @@ impl<const N: usize> FastEngineN<N> {
             state: UnitState::default(),
             config,
             cache: Vec::with_capacity(CACHE_LEN),
-            lanes: Box::new(Lanes::new()),
+            lanes: None,
             stats: FastStats::default(),
             simd: if simd as u8 <= best as u8 { simd } else { best },
         }
@@ -389,7 +391,7 @@ impl<const N: usize> FastEngineN<N> {
             return Err(Abort::Error);
         };
         let (prog, traces) = (&entry_c.compiled, &mut entry_c.traces);
-        let lanes = &mut *self.lanes;
+        let lanes = &mut **self.lanes.get_or_insert_with(|| Box::new(Lanes::new()));
         let total = inputs.len().min(outputs.len());
         let out_mask = outputs.mask();
         let budget = self.config.budget;

@@ -53,7 +53,9 @@ pub fn vertex(f: u32, d: u32, k: u32) -> ([f32; 4], [f32; 4]) {
     (pos, color)
 }
 
-fn setup(b: &mut CmdListBuilder) {
+/// The command-list set-up of the synthetic trace: shader upload, attribute layout, render target,
+/// texture unit 0, 3 vertices per draw.
+pub fn setup(b: &mut CmdListBuilder) {
     let prog = shader_unit::asm::assemble_str(VS).expect("test shader assembles");
     b.write(0x2CB, 0);
     b.repeated(0x2CC, 0xF, &prog.program)
