@@ -375,15 +375,15 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 if probe.contains(f.x, f.y) {
                     let mut r = st.record(f, w_at(tri, f.x, f.y));
                     if soloed {
-                        ctx.process(f, Soloed(&mut r));
+                        ctx.process_any(f, Soloed(&mut r));
                     } else {
-                        ctx.process(f, &mut r);
+                        ctx.process_any(f, &mut r);
                     }
                     st.push(r);
                 } else if soloed {
-                    ctx.process(f, Soloed(()));
+                    ctx.process_any(f, Soloed(()));
                 } else {
-                    ctx.process(f, ());
+                    ctx.process_any(f, ());
                 }
             })
         };
