@@ -1292,10 +1292,13 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 input_time: std::time::Duration::ZERO,
             };
             let soloed = self.solo.is_some();
-            let timer = self.timer.as_mut();
-            if timer.is_none()
-                && let Some(stage) = self.color_stage.filter(|_| !soloed)
-            {
+            if let Some(timer) = self.timer.as_mut() {
+                if soloed {
+                    ctx.shade_timed(fast, tri, timer, Soloed(()))
+                } else {
+                    ctx.shade_timed(fast, tri, timer, ())
+                }
+            } else if let Some(stage) = self.color_stage.filter(|_| !soloed) {
                 // The replay path: no solo, no stage timing and no recording (a probe
                 // returned above), so no debugging code runs per fragment.
                 let plan = FastPlan::new(&cfg, stage, ctx.color_cache.word_mask());
@@ -1304,10 +1307,11 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 } else {
                     ctx.shade_fast::<false>(fast, tri, &plan)
                 }
-            } else if ctx.costs {
-                ctx.shade_generic::<true>(fast, tri, timer, soloed)
+            } else if soloed {
+                // A solo: the generic code with the solo compiled in (see `probe::Soloed`).
+                rasterize_for_path(fast, &cfg.raster, tri, |f| ctx.process(f, Soloed(())))
             } else {
-                ctx.shade_generic::<false>(fast, tri, timer, soloed)
+                rasterize_for_path(fast, &cfg.raster, tri, |f| ctx.process(f, ()))
             }
         };
         self.color_cache.flush(mem);
@@ -1388,9 +1392,9 @@ impl<S: TextureSampler> PixelPipeline<S> {
             rasterize_triangle_reference(&cfg.raster, tri, |f| {
                 let before = ctx.stats.fragments_passed;
                 if soloed {
-                    ctx.process_any(f, Soloed(()));
+                    ctx.process(f, Soloed(()));
                 } else {
-                    ctx.process_any(f, ());
+                    ctx.process(f, ());
                 }
                 debug.fragment(f.x, f.y, ctx.stats.fragments_passed != before);
             })
@@ -1457,8 +1461,8 @@ struct FragCtx<'a, S: TextureSampler, H: FragmentHooks> {
     color_cache: &'a mut TileCache,
     depth_cache: &'a mut TileCache,
     stats: &'a mut PixelStats,
-    /// Keep the per-fragment cost counters (see [`PixelPipeline::set_costs`]): chosen once
-    /// per triangle, the per-fragment routines take it as a const parameter (`COSTS`).
+    /// Keep the per-fragment cost counters (see [`PixelPipeline::set_costs`]); the generic
+    /// code tests this, the specialised routine takes it as a const parameter.
     costs: bool,
     /// Bits of [`Feature`]s that were needed but not implemented.
     missing: &'a mut u32,
@@ -1505,46 +1509,10 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         }
     }
 
-    /// Rasterises `tri` through the generic per-fragment code ([`FragCtx::process`]), with
-    /// the solo compiled in when `soloed` and the stages timed when `timer` is given. `COSTS`
-    /// must equal [`FragCtx::costs`].
-    #[inline(always)]
-    fn shade_generic<const COSTS: bool>(
-        &mut self,
-        fast: bool,
-        tri: &[ScreenVertex; 3],
-        timer: Option<&mut PixelTimer>,
-        soloed: bool,
-    ) -> TriangleOutcome {
-        let cfg = self.cfg;
-        match (timer, soloed) {
-            (Some(timer), true) => self.shade_timed::<_, COSTS>(fast, tri, timer, Soloed(())),
-            (Some(timer), false) => self.shade_timed::<_, COSTS>(fast, tri, timer, ()),
-            // A solo: the generic code with the solo compiled in (see `probe::Soloed`).
-            (None, true) => rasterize_for_path(fast, &cfg.raster, tri, |f| {
-                self.process::<_, COSTS>(f, Soloed(()))
-            }),
-            (None, false) => {
-                rasterize_for_path(fast, &cfg.raster, tri, |f| self.process::<_, COSTS>(f, ()))
-            }
-        }
-    }
-
-    /// [`FragCtx::process`] with the cost counting chosen per fragment from [`FragCtx::costs`]
-    /// (for the debugging paths: pixel-history recording and the debug buffers).
-    #[inline(always)]
-    fn process_any<R: Recorder>(&mut self, frag: &Fragment, rec: R) {
-        if self.costs {
-            self.process::<R, true>(frag, rec);
-        } else {
-            self.process::<R, false>(frag, rec);
-        }
-    }
-
     /// Rasterises `tri` through the generic per-fragment code ([`FragCtx::process`] with
     /// `rec`, `()` or [`Soloed`]) while timing stages with `timer`.
     #[inline(always)]
-    fn shade_timed<R: Recorder + Copy, const COSTS: bool>(
+    fn shade_timed<R: Recorder + Copy>(
         &mut self,
         fast: bool,
         tri: &[ScreenVertex; 3],
@@ -1555,10 +1523,10 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         let o = rasterize_for_path(fast, &cfg.raster, tri, |f| {
             if timer.tick() {
                 self.sampling = true;
-                timer.sample(|| self.process::<R, COSTS>(f, rec));
+                timer.sample(|| self.process(f, rec));
                 self.sampling = false;
             } else {
-                self.process::<R, COSTS>(f, rec);
+                self.process(f, rec);
             }
         });
         timer.texture += PixelTimer::scaled(self.input_time);
@@ -1567,9 +1535,8 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
 
     /// Every stage of one fragment through the generic code, recording into `rec` (a no-op
     /// for `()`); the draw's combiner solo is applied only when `R::SOLO` (a [`Soloed`]
-    /// recorder), so the code for `()` has no solo test. The cost counters are compiled in
-    /// only when `COSTS` (which must equal [`FragCtx::costs`]).
-    fn process<R: Recorder, const COSTS: bool>(&mut self, frag: &Fragment, mut rec: R) {
+    /// recorder), so the code for `()` has no solo test.
+    fn process<R: Recorder>(&mut self, frag: &Fragment, mut rec: R) {
         let cfg = self.cfg;
         let ops = &cfg.ops;
 
@@ -1577,12 +1544,12 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         // same test, counters and writes as below, before the work whose result cannot change
         // the fragment's fate; a fragment it kills skips texturing, lighting and the combiners.
         let early = !R::ON && self.early_depth;
-        if early && !self.depth_stencil::<R, COSTS>(frag, &mut rec) {
+        if early && !self.depth_stencil(frag, &mut rec) {
             // The hardware samples the textures before the depth/stencil stage, so with costs
             // on the cost counter (`texels`) counts these lookups as the reference path does;
             // only the colours are dropped. Lighting, proctex and the combiners are skipped,
             // and with costs off the lookups too.
-            if COSTS {
+            if self.costs {
                 for unit in 0..3 {
                     if self.needs.tex[unit] {
                         let (_, texels) = self.sampler.sample_counted(self.mem, unit, frag);
@@ -1604,7 +1571,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             if self.needs.tex[unit] {
                 let (c, texels) = self.sampler.sample_counted(self.mem, unit, frag);
                 t[3 + unit] = c;
-                if COSTS {
+                if self.costs {
                     self.stats.texels += u64::from(texels);
                 }
                 if R::ON {
@@ -1663,7 +1630,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
 
         // Alpha test (§9.3).
         if ops.alpha_test.enabled && !ops.alpha_test.func.test(color[3], ops.alpha_test.reference) {
-            if COSTS {
+            if self.costs {
                 self.stats.alpha_failed += 1;
             }
             rec.fate(probe::FragmentFate::AlphaTest);
@@ -1698,7 +1665,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             rec.fog(self.hooks.fog_factor(frag), before_fog, color);
         }
 
-        if !early && !self.depth_stencil::<R, COSTS>(frag, &mut rec) {
+        if !early && !self.depth_stencil(frag, &mut rec) {
             return;
         }
         self.stats.fragments_passed += 1;
@@ -1825,13 +1792,13 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
 
     /// Stencil test, depth test, depth write and stencil operations (§9.5). Returns false if
     /// the fragment is discarded.
-    fn depth_stencil<R: Recorder, const COSTS: bool>(
-        &mut self,
-        frag: &Fragment,
-        rec: &mut R,
-    ) -> bool {
+    fn depth_stencil<R: Recorder>(&mut self, frag: &Fragment, rec: &mut R) -> bool {
         if !R::ON && self.color_stage.is_some() {
-            return self.depth_stencil_fast::<COSTS>(frag);
+            return if self.costs {
+                self.depth_stencil_fast::<true>(frag)
+            } else {
+                self.depth_stencil_fast::<false>(frag)
+            };
         }
         let cfg = self.cfg;
         let ops = &cfg.ops;
@@ -1860,7 +1827,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
 
         let mut result = true;
         if stencil_on && !ops.stencil.passes(old_stencil) {
-            if COSTS {
+            if self.costs {
                 self.stats.stencil_failed += 1;
             }
             rec.fate(probe::FragmentFate::Stencil);
@@ -1871,7 +1838,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             let z = (frag.depth * df.max_depth() as f32) as u32;
             // Depth test disabled behaves as "always" (HW: [3DB-I]).
             if ops.depth.enabled && !ops.depth.func.test(z, stored_z) {
-                if COSTS {
+                if self.costs {
                     self.stats.depth_failed += 1;
                 }
                 rec.fate(probe::FragmentFate::Depth);

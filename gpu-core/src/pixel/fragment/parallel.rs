@@ -213,7 +213,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             match plan {
                 Some(plan) if plan.over_rgba8 => self.process_fast::<true, COSTS>(f, plan),
                 Some(plan) => self.process_fast::<false, COSTS>(f, plan),
-                None => self.process::<_, COSTS>(f, ()),
+                None => self.process(f, ()),
             }
         })
     }

@@ -375,15 +375,15 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 if probe.contains(f.x, f.y) {
                     let mut r = st.record(f, w_at(tri, f.x, f.y));
                     if soloed {
-                        ctx.process_any(f, Soloed(&mut r));
+                        ctx.process(f, Soloed(&mut r));
                     } else {
-                        ctx.process_any(f, &mut r);
+                        ctx.process(f, &mut r);
                     }
                     st.push(r);
                 } else if soloed {
-                    ctx.process_any(f, Soloed(()));
+                    ctx.process(f, Soloed(()));
                 } else {
-                    ctx.process_any(f, ());
+                    ctx.process(f, ());
                 }
             })
         };
