@@ -5,8 +5,9 @@
 //! culled / rasterised, fragments generated / killed by the alpha, stencil and depth tests /
 //! written, texture samples and the texels they fetched.
 //!
-//! The counters come from one replay of the trace (the index pass); counting adds nothing to
-//! the replay's hot path but plain additions.
+//! The counters come from one replay of the trace (the index pass, which asks for them:
+//! `Observer::wants_costs`); replays that nobody reads costs from (`render`, `bench replay`'s
+//! timed runs, the viewer's seeks) run the per-fragment code without the cost counters.
 
 use std::io::Write as _;
 use std::path::PathBuf;

@@ -438,6 +438,10 @@ impl<W: Write> InfoPass<'_, W> {
 }
 
 impl<W: Write> Observer for InfoPass<'_, W> {
+    /// The JSON listing carries every counter of each draw (the text one only triangle counts).
+    fn wants_costs(&self) -> bool {
+        self.json
+    }
     fn reg_write(&mut self, ev: &RegWriteEvent) {
         self.last_addr = ev.source_addr;
     }

@@ -193,6 +193,13 @@ pub struct DrawInfo {
 }
 
 /// Counters for a finished draw.
+///
+/// The per-fragment cost counters ([`DrawStats::fragments_alpha_failed`],
+/// [`DrawStats::fragments_stencil_failed`], [`DrawStats::fragments_depth_failed`],
+/// [`DrawStats::texels_fetched`]: the cost table's, shown nowhere by default) are counted only
+/// when the observer asks for them ([`Observer::wants_costs`]) and are 0 otherwise, so a replay
+/// that nobody reads costs from runs per-fragment code without them. Every other field is
+/// counted in every mode.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DrawStats {
     /// Vertices fetched by the loader.
@@ -230,13 +237,16 @@ pub struct DrawStats {
     /// Fragments produced by the rasteriser (covered pixels inside scissor and target).
     #[serde(default)]
     pub fragments_generated: u64,
-    /// Fragments discarded by the alpha test.
+    /// Fragments discarded by the alpha test (a cost counter: 0 unless
+    /// [`Observer::wants_costs`]).
     #[serde(default)]
     pub fragments_alpha_failed: u64,
-    /// Fragments discarded by the stencil test.
+    /// Fragments discarded by the stencil test (a cost counter: 0 unless
+    /// [`Observer::wants_costs`]).
     #[serde(default)]
     pub fragments_stencil_failed: u64,
-    /// Fragments discarded by the depth test.
+    /// Fragments discarded by the depth test (a cost counter: 0 unless
+    /// [`Observer::wants_costs`]).
     #[serde(default)]
     pub fragments_depth_failed: u64,
     /// Texture samples: one per generated fragment per texture unit (0-3) the draw samples.
@@ -246,7 +256,8 @@ pub struct DrawStats {
     /// Texels fetched by texture units 0-2 (including shadow and cube lookups): 1 per nearest
     /// tap or shadow compare, 4 per bilinear tap (border taps included), summed over the one or
     /// two mip levels a lookup reads (trilinear: 8, or 4 when the LOD falls on a level). The
-    /// procedural texture (unit 3) reads no texture memory and adds none.
+    /// procedural texture (unit 3) reads no texture memory and adds none. A cost counter: 0
+    /// unless [`Observer::wants_costs`].
     #[serde(default)]
     pub texels_fetched: u64,
 }
@@ -646,6 +657,14 @@ pub trait Observer {
     fn draw_detail_limits(&self) -> DetailLimits {
         DetailLimits::DEFAULT
     }
+    /// True if the observer reads the per-fragment cost counters of [`DrawStats`] (the cost
+    /// table: fragments killed by each test, texels fetched). Asked once per draw; when false
+    /// the pixel pipeline runs without them (they read 0) and early depth skips the texture
+    /// lookups of the fragments it kills. Images, depth/stencil, diagnostics and the other
+    /// counters are the same either way.
+    fn wants_costs(&self) -> bool {
+        false
+    }
     /// A register write was executed.
     fn reg_write(&mut self, _ev: &RegWriteEvent) {}
     /// A draw is about to start.
@@ -712,6 +731,9 @@ impl<'a, O: Observer> DebugBufferRecorder<'a, O> {
 impl<O: Observer> Observer for DebugBufferRecorder<'_, O> {
     fn wants_draw_detail(&self) -> bool {
         self.inner.wants_draw_detail()
+    }
+    fn wants_costs(&self) -> bool {
+        self.inner.wants_costs()
     }
     fn draw_detail_limits(&self) -> DetailLimits {
         self.inner.draw_detail_limits()
@@ -902,6 +924,10 @@ impl EventLog {
 impl Observer for EventLog {
     fn wants_draw_detail(&self) -> bool {
         self.record_detail
+    }
+    /// The log records every event as it happened, the draws' cost counters included.
+    fn wants_costs(&self) -> bool {
+        true
     }
     fn reg_write(&mut self, ev: &RegWriteEvent) {
         self.push(GpuEvent::RegWrite(*ev));

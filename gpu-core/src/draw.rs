@@ -616,7 +616,8 @@ fn rasterize_all(
     }
 }
 
-/// Adds the pixel pipeline's counters to a draw's statistics.
+/// Adds the pixel pipeline's counters to a draw's statistics (the per-fragment cost counters
+/// are 0 when the pipeline ran with costs off, [`PixelPipeline::set_costs`]).
 fn add_pixel_stats(stats: &mut DrawStats, pixels: &PixelPipeline<TextureUnits>) {
     let ps = pixels.stats();
     stats.fragments_written += ps.fragments_passed;
@@ -940,6 +941,8 @@ impl PipelineState {
             .then(|| DrawDetail::new(&ds.regs[..], obs.draw_detail_limits()));
         let mut pixels = self.textures.pipeline(mem, &ds.regs, self.render_mode);
         pixels.set_path(self.pixel_path);
+        // The per-fragment cost counters only when someone reads them (Observer::wants_costs).
+        pixels.set_costs(obs.wants_costs());
         if self.tev_solo.is_some() {
             pixels.set_tev_solo(self.tev_solo);
         }
@@ -1266,6 +1269,7 @@ impl PipelineState {
                 if !scratch.tris.is_empty() {
                     let mut pixels = self.textures.pipeline(mem, &ds.regs, self.render_mode);
                     pixels.set_path(self.pixel_path);
+                    pixels.set_costs(obs.wants_costs());
                     let mut debug = obs.take_debug_buffers();
                     begin_debug(&mut debug, &mut pixels);
                     if self.tev_solo.is_some() {

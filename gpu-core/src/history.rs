@@ -323,6 +323,10 @@ fn overlaps(written: Option<(u32, u64)>, addr: u32, bytes: u32) -> bool {
 }
 
 impl Observer for Collector {
+    /// Pixel history reports each draw's counters in full.
+    fn wants_costs(&self) -> bool {
+        true
+    }
     fn draw_begin(&mut self, info: &DrawInfo) {
         self.open = Some(*info);
     }

@@ -371,6 +371,9 @@ impl<O: Observer> Observer for Driver<'_, O> {
     fn wants_draw_detail(&self) -> bool {
         self.inner.wants_draw_detail()
     }
+    fn wants_costs(&self) -> bool {
+        self.inner.wants_costs()
+    }
     fn draw_detail_limits(&self) -> crate::debug::DetailLimits {
         self.inner.draw_detail_limits()
     }
@@ -1048,6 +1051,11 @@ impl IndexObserver<'_> {
 }
 
 impl Observer for IndexObserver<'_> {
+    /// The index's draw records carry the costs (the viewer's cost table and `costs` read
+    /// them from there).
+    fn wants_costs(&self) -> bool {
+        true
+    }
     fn reg_write(&mut self, ev: &RegWriteEvent) {
         self.rec.writes_seen += 1;
         self.rec.last_write_addr = ev.source_addr;

@@ -5,6 +5,11 @@
 //! must be identical, and so must every other mapped byte (FCRAM holds the display transfers'
 //! output, which is converted in parallel too). Seeking with 2 threads must land on the linear
 //! replay's state.
+//!
+//! The per-fragment cost counters are optional (issue 15: counted only for an observer that
+//! wants them, [`Observer::wants_costs`]): with costs off, at 1, 2 and 8 threads, the images,
+//! depth/stencil, memory, diagnostics and every counter shown by default are identical to the
+//! replay with costs on, and the cost counters read 0.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::Hasher;
@@ -63,16 +68,21 @@ fn target_hash(replay: &Replay<Vec<u8>>) -> u64 {
     h.finish()
 }
 
-/// Collects every draw's counters and every diagnostic, in order.
+/// Collects every draw's counters and every diagnostic, in order; asks for the cost counters
+/// when `costs`.
 #[derive(Default)]
 struct Log {
-    stats: Vec<String>,
+    costs: bool,
+    stats: Vec<(u64, DrawStats)>,
     diagnostics: Vec<String>,
 }
 
 impl Observer for Log {
+    fn wants_costs(&self) -> bool {
+        self.costs
+    }
     fn draw_end(&mut self, info: &DrawInfo, stats: &DrawStats, _detail: Option<DrawDetail>) {
-        self.stats.push(format!("{}: {stats:?}", info.draw));
+        self.stats.push((info.draw, *stats));
     }
     fn diagnostic(&mut self, d: &gpu_core::debug::Diagnostic) {
         self.diagnostics.push(format!("{d:?}"));
@@ -86,16 +96,21 @@ struct Fingerprint {
     vram: u64,
     /// [`memory_hash`] at the end.
     memory: u64,
-    stats: Vec<String>,
+    stats: Vec<(u64, DrawStats)>,
     diagnostics: Vec<String>,
 }
 
-fn fingerprint(bytes: &[u8], path: PixelPath, threads: usize) -> Fingerprint {
+/// The replay of `bytes` on `path` with `threads` pixel threads, with or without the cost
+/// counters.
+fn fingerprint(bytes: &[u8], path: PixelPath, threads: usize, costs: bool) -> Fingerprint {
     let trace = CiTrace::from_bytes(bytes.to_vec()).expect("trace parses");
     let mut replay = Replay::new(trace);
     replay.set_pixel_path(path);
     replay.set_threads(threads);
-    let mut log = Log::default();
+    let mut log = Log {
+        costs,
+        ..Log::default()
+    };
     let mut per_draw = Vec::new();
     let mut draw = 0u64;
     while replay.run_until(Target::AfterDraw(draw), &mut log) {
@@ -136,7 +151,7 @@ fn first_difference(a: &Fingerprint, b: &Fingerprint) -> String {
         return format!("render target differs after draw {i}");
     }
     if let Some(i) = (0..a.stats.len().min(b.stats.len())).find(|&i| a.stats[i] != b.stats[i]) {
-        return format!("counters differ: {} vs {}", a.stats[i], b.stats[i]);
+        return format!("counters differ: {:?} vs {:?}", a.stats[i], b.stats[i]);
     }
     if a.diagnostics != b.diagnostics {
         return format!(
@@ -153,10 +168,10 @@ fn first_difference(a: &Fingerprint, b: &Fingerprint) -> String {
 #[test]
 fn every_trace_is_identical_at_1_2_and_8_threads_and_on_the_reference_path() {
     for (name, bytes) in traces() {
-        let reference = fingerprint(&bytes, PixelPath::Reference, 1);
+        let reference = fingerprint(&bytes, PixelPath::Reference, 1, true);
         assert!(!reference.per_draw.is_empty(), "{name}: no draws");
         for threads in [1, 2, 8] {
-            let fast = fingerprint(&bytes, PixelPath::Specialized, threads);
+            let fast = fingerprint(&bytes, PixelPath::Specialized, threads, true);
             assert!(
                 fast == reference,
                 "{name}, {threads} threads: {}",
@@ -169,7 +184,7 @@ fn every_trace_is_identical_at_1_2_and_8_threads_and_on_the_reference_path() {
 #[test]
 fn seeking_with_two_threads_matches_the_linear_replay() {
     for (name, bytes) in traces() {
-        let linear = fingerprint(&bytes, PixelPath::Specialized, 1);
+        let linear = fingerprint(&bytes, PixelPath::Specialized, 1, true);
         let trace = CiTrace::from_bytes(bytes.clone()).expect("trace parses");
         let mut replay = Replay::new(trace);
         replay.set_threads(2);
@@ -190,4 +205,46 @@ fn seeking_with_two_threads_matches_the_linear_replay() {
             );
         }
     }
+}
+
+/// `s` with the cost counters (the fields counted only for [`Observer::wants_costs`]) zeroed.
+fn without_costs(s: &DrawStats) -> DrawStats {
+    DrawStats {
+        fragments_alpha_failed: 0,
+        fragments_stencil_failed: 0,
+        fragments_depth_failed: 0,
+        texels_fetched: 0,
+        ..*s
+    }
+}
+
+#[test]
+fn costs_off_changes_nothing_but_the_cost_counters_at_1_2_and_8_threads() {
+    let mut killed_or_textured = 0;
+    for (name, bytes) in traces() {
+        let on = fingerprint(&bytes, PixelPath::Specialized, 1, true);
+        killed_or_textured += on
+            .stats
+            .iter()
+            .filter(|(_, s)| without_costs(s) != *s)
+            .count();
+        let expected = Fingerprint {
+            stats: on
+                .stats
+                .iter()
+                .map(|(d, s)| (*d, without_costs(s)))
+                .collect(),
+            ..on
+        };
+        for threads in [1, 2, 8] {
+            let off = fingerprint(&bytes, PixelPath::Specialized, threads, false);
+            assert!(
+                off == expected,
+                "{name}, {threads} threads, costs off: {}",
+                first_difference(&off, &expected)
+            );
+        }
+    }
+    // The traces exercise what costs off leaves out (texel counts, killed fragments).
+    assert!(killed_or_textured > 0);
 }

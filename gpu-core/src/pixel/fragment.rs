@@ -782,6 +782,12 @@ impl PipelineDiag {
 }
 
 /// Counters of one draw's pixel processing.
+///
+/// The per-fragment cost counters ([`PixelStats::alpha_failed`], [`PixelStats::stencil_failed`],
+/// [`PixelStats::depth_failed`], [`PixelStats::texels`]) are kept only while
+/// [`PixelPipeline::set_costs`] is on (the default; the draw driver turns it off when no
+/// observer wants costs, [`crate::debug::Observer::wants_costs`]) and stay 0 otherwise. The
+/// other counters are kept in every mode.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PixelStats {
     /// Triangles rasterised (not culled, not degenerate).
@@ -790,16 +796,17 @@ pub struct PixelStats {
     pub triangles_culled: u64,
     /// Fragments produced by the rasteriser.
     pub fragments: u64,
-    /// Fragments discarded by the alpha test.
+    /// Fragments discarded by the alpha test (a cost counter: 0 with costs off).
     pub alpha_failed: u64,
-    /// Fragments discarded by the stencil test.
+    /// Fragments discarded by the stencil test (a cost counter: 0 with costs off).
     pub stencil_failed: u64,
-    /// Fragments discarded by the depth test.
+    /// Fragments discarded by the depth test (a cost counter: 0 with costs off).
     pub depth_failed: u64,
     /// Fragments that reached the colour write (whether or not colour writes are enabled).
     pub fragments_passed: u64,
     /// Texels read by texture units 0-2 ([`TextureSampler::sample_counted`]: 1 per nearest
-    /// tap, 4 per bilinear tap, summed over the mip levels a lookup reads).
+    /// tap, 4 per bilinear tap, summed over the mip levels a lookup reads; a cost counter: 0
+    /// with costs off).
     #[serde(default)]
     pub texels: u64,
 }
@@ -908,6 +915,8 @@ pub struct PixelPipeline<S: TextureSampler = NoTextures> {
     color_cache: TileCache,
     depth_cache: TileCache,
     stats: PixelStats,
+    /// Keep the per-fragment cost counters ([`PixelPipeline::set_costs`]).
+    costs: bool,
     diags: Vec<PipelineDiag>,
     /// Bit per [`Feature`] already reported as not implemented.
     reported: u32,
@@ -1059,6 +1068,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
             color_cache: TileCache::new(color_bpp),
             depth_cache: TileCache::new(depth_bpp),
             stats: PixelStats::default(),
+            costs: true,
             diags: Vec::new(),
             reported: 0,
             invalid_triangles: 0,
@@ -1168,6 +1178,20 @@ impl<S: TextureSampler> PixelPipeline<S> {
             && hooks.skippable()
     }
 
+    /// Turns the per-fragment cost counters on or off (on by default; see [`PixelStats`]).
+    /// Off, the specialised per-fragment routine is compiled without them, and early depth
+    /// ([`PixelPipeline::early_depth`]) skips the texture lookups of the fragments it kills
+    /// (they are run, colours dropped, only to count their texels while costs are on). Images,
+    /// depth/stencil and the other counters are the same either way.
+    pub fn set_costs(&mut self, on: bool) {
+        self.costs = on;
+    }
+
+    /// True if the per-fragment cost counters are kept ([`PixelPipeline::set_costs`]).
+    pub fn costs(&self) -> bool {
+        self.costs
+    }
+
     /// The combiner solo in use.
     pub fn tev_solo(&self) -> Option<TevSolo> {
         self.solo.map(|s| s.solo)
@@ -1257,6 +1281,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 color_cache: &mut self.color_cache,
                 depth_cache: &mut self.depth_cache,
                 stats: &mut self.stats,
+                costs: self.costs,
                 missing: &mut missing,
                 mem: &mut *mem,
                 hooks: &mut *hooks,
@@ -1277,14 +1302,10 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 // The replay path: no solo, no stage timing and no recording (a probe
                 // returned above), so no debugging code runs per fragment.
                 let plan = FastPlan::new(&cfg, stage, ctx.color_cache.word_mask());
-                if plan.over_rgba8 {
-                    rasterize_for_path(fast, &cfg.raster, tri, |f| {
-                        ctx.process_fast::<true>(f, &plan)
-                    })
+                if ctx.costs {
+                    ctx.shade_fast::<true>(fast, tri, &plan)
                 } else {
-                    rasterize_for_path(fast, &cfg.raster, tri, |f| {
-                        ctx.process_fast::<false>(f, &plan)
-                    })
+                    ctx.shade_fast::<false>(fast, tri, &plan)
                 }
             } else if soloed {
                 // A solo: the generic code with the solo compiled in (see `probe::Soloed`).
@@ -1357,6 +1378,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 color_cache: &mut self.color_cache,
                 depth_cache: &mut self.depth_cache,
                 stats: &mut self.stats,
+                costs: self.costs,
                 missing: &mut missing,
                 mem: &mut *mem,
                 hooks: &mut *hooks,
@@ -1439,6 +1461,9 @@ struct FragCtx<'a, S: TextureSampler, H: FragmentHooks> {
     color_cache: &'a mut TileCache,
     depth_cache: &'a mut TileCache,
     stats: &'a mut PixelStats,
+    /// Keep the per-fragment cost counters (see [`PixelPipeline::set_costs`]); the generic
+    /// code tests this, the specialised routine takes it as a const parameter.
+    costs: bool,
     /// Bits of [`Feature`]s that were needed but not implemented.
     missing: &'a mut u32,
     mem: &'a mut PhysMem,
@@ -1460,6 +1485,28 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     #[inline]
     fn miss(&mut self, f: Feature) {
         *self.missing |= 1 << (f as u32);
+    }
+
+    /// Rasterises `tri` through the specialised per-fragment routine
+    /// ([`FragCtx::process_fast`]) with `plan`, its colour write and cost counting chosen
+    /// once here. `COSTS` must equal [`FragCtx::costs`].
+    #[inline(always)]
+    fn shade_fast<const COSTS: bool>(
+        &mut self,
+        fast: bool,
+        tri: &[ScreenVertex; 3],
+        plan: &FastPlan,
+    ) -> TriangleOutcome {
+        let cfg = self.cfg;
+        if plan.over_rgba8 {
+            rasterize_for_path(fast, &cfg.raster, tri, |f| {
+                self.process_fast::<true, COSTS>(f, plan)
+            })
+        } else {
+            rasterize_for_path(fast, &cfg.raster, tri, |f| {
+                self.process_fast::<false, COSTS>(f, plan)
+            })
+        }
     }
 
     /// Rasterises `tri` through the generic per-fragment code ([`FragCtx::process`] with
@@ -1498,13 +1545,16 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         // the fragment's fate; a fragment it kills skips texturing, lighting and the combiners.
         let early = !R::ON && self.early_depth;
         if early && !self.depth_stencil(frag, &mut rec) {
-            // The hardware samples the textures before the depth/stencil stage, so the cost
-            // counter (`texels`) counts these lookups as the reference path does; only the
-            // colours are dropped. Lighting, proctex and the combiners are still skipped.
-            for unit in 0..3 {
-                if self.needs.tex[unit] {
-                    let (_, texels) = self.sampler.sample_counted(self.mem, unit, frag);
-                    self.stats.texels += u64::from(texels);
+            // The hardware samples the textures before the depth/stencil stage, so with costs
+            // on the cost counter (`texels`) counts these lookups as the reference path does;
+            // only the colours are dropped. Lighting, proctex and the combiners are skipped,
+            // and with costs off the lookups too.
+            if self.costs {
+                for unit in 0..3 {
+                    if self.needs.tex[unit] {
+                        let (_, texels) = self.sampler.sample_counted(self.mem, unit, frag);
+                        self.stats.texels += u64::from(texels);
+                    }
                 }
             }
             return;
@@ -1521,7 +1571,9 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             if self.needs.tex[unit] {
                 let (c, texels) = self.sampler.sample_counted(self.mem, unit, frag);
                 t[3 + unit] = c;
-                self.stats.texels += u64::from(texels);
+                if self.costs {
+                    self.stats.texels += u64::from(texels);
+                }
                 if R::ON {
                     rec.texel(self.sampler.describe(unit, frag), unit, t[3 + unit]);
                 }
@@ -1578,7 +1630,9 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
 
         // Alpha test (§9.3).
         if ops.alpha_test.enabled && !ops.alpha_test.func.test(color[3], ops.alpha_test.reference) {
-            self.stats.alpha_failed += 1;
+            if self.costs {
+                self.stats.alpha_failed += 1;
+            }
             rec.fate(probe::FragmentFate::AlphaTest);
             return;
         }
@@ -1625,18 +1679,26 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     /// colour format's decode/encode inlined.
     ///
     /// `OVER_RGBA8` must equal [`FastPlan::over_rgba8`]: with it the colour write is alpha over
-    /// on the RGBA8 word, with no per-fragment choice of blend, mask or format.
+    /// on the RGBA8 word, with no per-fragment choice of blend, mask or format. `COSTS` must
+    /// equal [`FragCtx::costs`]: without it the code has no cost counters, and early depth
+    /// skips the texture lookups of the fragments it kills.
     #[inline(always)]
-    fn process_fast<const OVER_RGBA8: bool>(&mut self, frag: &Fragment, plan: &FastPlan) {
+    fn process_fast<const OVER_RGBA8: bool, const COSTS: bool>(
+        &mut self,
+        frag: &Fragment,
+        plan: &FastPlan,
+    ) {
         let cfg = self.cfg;
         let ops = &cfg.ops;
         let early = self.early_depth;
-        if early && plan.depth_stencil && !self.depth_stencil_fast(frag) {
-            // As `process`: the killed fragment's texel lookups are still counted.
-            for unit in 0..3 {
-                if self.needs.tex[unit] {
-                    let (_, texels) = self.sampler.sample_counted(self.mem, unit, frag);
-                    self.stats.texels += u64::from(texels);
+        if early && plan.depth_stencil && !self.depth_stencil_fast::<COSTS>(frag) {
+            // As `process`: with costs on, the killed fragment's texel lookups are counted.
+            if COSTS {
+                for unit in 0..3 {
+                    if self.needs.tex[unit] {
+                        let (_, texels) = self.sampler.sample_counted(self.mem, unit, frag);
+                        self.stats.texels += u64::from(texels);
+                    }
                 }
             }
             return;
@@ -1647,7 +1709,9 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             if self.needs.tex[unit] {
                 let (c, texels) = self.sampler.sample_counted(self.mem, unit, frag);
                 t[3 + unit] = c;
-                self.stats.texels += u64::from(texels);
+                if COSTS {
+                    self.stats.texels += u64::from(texels);
+                }
             }
         }
         if self.needs.proctex {
@@ -1672,7 +1736,9 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             return;
         }
         if ops.alpha_test.enabled && !ops.alpha_test.func.test(color[3], ops.alpha_test.reference) {
-            self.stats.alpha_failed += 1;
+            if COSTS {
+                self.stats.alpha_failed += 1;
+            }
             return;
         }
         match ops.fog {
@@ -1689,7 +1755,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             }
             FogMode::Off | FogMode::Other(_) => {}
         }
-        if !early && plan.depth_stencil && !self.depth_stencil_fast(frag) {
+        if !early && plan.depth_stencil && !self.depth_stencil_fast::<COSTS>(frag) {
             return;
         }
         self.stats.fragments_passed += 1;
@@ -1728,7 +1794,11 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     /// the fragment is discarded.
     fn depth_stencil<R: Recorder>(&mut self, frag: &Fragment, rec: &mut R) -> bool {
         if !R::ON && self.color_stage.is_some() {
-            return self.depth_stencil_fast(frag);
+            return if self.costs {
+                self.depth_stencil_fast::<true>(frag)
+            } else {
+                self.depth_stencil_fast::<false>(frag)
+            };
         }
         let cfg = self.cfg;
         let ops = &cfg.ops;
@@ -1757,7 +1827,9 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
 
         let mut result = true;
         if stencil_on && !ops.stencil.passes(old_stencil) {
-            self.stats.stencil_failed += 1;
+            if self.costs {
+                self.stats.stencil_failed += 1;
+            }
             rec.fate(probe::FragmentFate::Stencil);
             dirty |= stencil_op(cfg, df, &mut new, ops.stencil.fail, old_stencil);
             result = false;
@@ -1766,7 +1838,9 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             let z = (frag.depth * df.max_depth() as f32) as u32;
             // Depth test disabled behaves as "always" (HW: [3DB-I]).
             if ops.depth.enabled && !ops.depth.func.test(z, stored_z) {
-                self.stats.depth_failed += 1;
+                if self.costs {
+                    self.stats.depth_failed += 1;
+                }
                 rec.fate(probe::FragmentFate::Depth);
                 if stencil_on {
                     dirty |= stencil_op(cfg, df, &mut new, ops.stencil.depth_fail, old_stencil);
@@ -1800,9 +1874,9 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     }
 
     /// [`FragCtx::depth_stencil`] on the specialised path (no recording): the same tests,
-    /// counters and writes, with the pixel bytes loaded and stored as one word.
+    /// counters (when `COSTS`) and writes, with the pixel bytes loaded and stored as one word.
     #[inline(always)]
-    fn depth_stencil_fast(&mut self, frag: &Fragment) -> bool {
+    fn depth_stencil_fast<const COSTS: bool>(&mut self, frag: &Fragment) -> bool {
         let cfg = self.cfg;
         let ops = &cfg.ops;
         let fb = &cfg.fb;
@@ -1826,13 +1900,17 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         let mut dirty = false;
         let mut result = true;
         if stencil_on && !ops.stencil.passes(old_stencil) {
-            self.stats.stencil_failed += 1;
+            if COSTS {
+                self.stats.stencil_failed += 1;
+            }
             dirty |= stencil_op(cfg, df, &mut new, ops.stencil.fail, old_stencil);
             result = false;
         } else {
             let z = (frag.depth * df.max_depth() as f32) as u32;
             if ops.depth.enabled && !ops.depth.func.test(z, df.decode_depth(b)) {
-                self.stats.depth_failed += 1;
+                if COSTS {
+                    self.stats.depth_failed += 1;
+                }
                 if stencil_on {
                     dirty |= stencil_op(cfg, df, &mut new, ops.stencil.depth_fail, old_stencil);
                 }

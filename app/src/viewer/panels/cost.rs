@@ -4,8 +4,9 @@
 //! sortable columns, a bar chart over the frame's draws, click a row or a bar to select the draw.
 //!
 //! Stage: presentation. Input: the trace index ([`TraceIndex`]: every draw's
-//! [`DrawStats`], counted by the index pass — the counters are plain additions in the draw
-//! driver, so nothing is re-run for this table). Output: [`AppCommand::SelectDraw`]. The pure
+//! [`DrawStats`], counted by the index pass, which asks for the cost counters
+//! (`Observer::wants_costs`), so nothing is re-run for this table; the replays behind the
+//! images run without the per-fragment ones). Output: [`AppCommand::SelectDraw`]. The pure
 //! part ([`CostRow`], [`CostColumn`], [`frame_rows`], [`sort_rows`]) is shared with the
 //! `picaview costs` command-line tool. Registers read: none.
 //!

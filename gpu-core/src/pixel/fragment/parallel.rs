@@ -179,6 +179,46 @@ fn merge_tile(dst: &mut PhysMem, src: &PhysMem, addr: u32, len: usize, bpp: usiz
     }
 }
 
+/// The piece of the target one share shades, and where it notes the tiles it touched.
+struct Band<'t> {
+    bands: RowBands,
+    touched: &'t mut [(u32, u32)],
+    height: u32,
+}
+
+impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
+    /// Rasterises the part of `tri` in `band` through the specialised routine with `plan`
+    /// (the generic code without one), noting the touched tiles. `COSTS` must equal
+    /// [`FragCtx::costs`] (chosen once per triangle, so the per-fragment code has no test).
+    #[inline(always)]
+    fn shade_band<const COSTS: bool>(
+        &mut self,
+        tri: &[ScreenVertex; 3],
+        band: Band<'_>,
+        plan: Option<&FastPlan>,
+    ) -> TriangleOutcome {
+        let cfg = self.cfg;
+        let Band {
+            bands,
+            touched,
+            height,
+        } = band;
+        rasterize_triangle_bands(&cfg.raster, tri, Some(bands), |f| {
+            let row = (flip_row(f.y, height) >> 3) as usize;
+            if let Some(r) = touched.get_mut(row) {
+                let col = f.x >> 3;
+                r.0 = r.0.min(col);
+                r.1 = r.1.max(col);
+            }
+            match plan {
+                Some(plan) if plan.over_rgba8 => self.process_fast::<true, COSTS>(f, plan),
+                Some(plan) => self.process_fast::<false, COSTS>(f, plan),
+                None => self.process(f, ()),
+            }
+        })
+    }
+}
+
 impl<S: TextureSampler + Sync> PixelPipeline<S> {
     /// Rasterises and shades `tris` in order with `threads` workers (see the module doc);
     /// memory, counters and diagnostics end up exactly as after calling
@@ -226,6 +266,7 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
         let needs = self.needs;
         let color_stage = self.color_stage;
         let early_depth = self.early_depth(&*hooks);
+        let costs = self.costs;
         let cfg_ref = &cfg;
         // The parallel path runs only on the specialised path, without a solo (which selects
         // the reference path); the plan is `None` only if that ever changes.
@@ -273,6 +314,7 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
                             color_cache: &mut color_cache,
                             depth_cache: &mut depth_cache,
                             stats: &mut out.stats,
+                            costs,
                             missing: &mut missing,
                             mem: &mut *m,
                             hooks: &mut share_hooks,
@@ -283,19 +325,16 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
                             // A solo selects the reference path, which never comes here.
                             solo: None,
                         };
-                        rasterize_triangle_bands(&cfg_ref.raster, tri, Some(bands), |f| {
-                            let row = (flip_row(f.y, height) >> 3) as usize;
-                            if let Some(r) = touched.get_mut(row) {
-                                let col = f.x >> 3;
-                                r.0 = r.0.min(col);
-                                r.1 = r.1.max(col);
-                            }
-                            match &plan {
-                                Some(plan) if plan.over_rgba8 => ctx.process_fast::<true>(f, plan),
-                                Some(plan) => ctx.process_fast::<false>(f, plan),
-                                None => ctx.process(f, ()),
-                            }
-                        })
+                        let band = Band {
+                            bands,
+                            touched,
+                            height,
+                        };
+                        if costs {
+                            ctx.shade_band::<true>(tri, band, plan.as_ref())
+                        } else {
+                            ctx.shade_band::<false>(tri, band, plan.as_ref())
+                        }
                     };
                     color_cache.flush(m);
                     depth_cache.flush(m);

@@ -360,6 +360,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 color_cache: &mut self.color_cache,
                 depth_cache: &mut self.depth_cache,
                 stats: &mut self.stats,
+                costs: self.costs,
                 missing: &mut missing,
                 mem: &mut *mem,
                 hooks: &mut *hooks,
