@@ -45,9 +45,11 @@ pub struct ReduceArgs {
     /// Candidates checked at most.
     #[arg(long, default_value_t = 2000)]
     pub max_steps: u64,
-    /// Stop after this many seconds (the best trace found so far is written). The default keeps
-    /// the command within the 30-second bound every command has on any input; give more for a
-    /// long search on a big capture.
+    /// Stop after this many seconds (the best trace found so far is written). The limit covers
+    /// the whole run: no candidate starts that could not finish, with the final measurement,
+    /// before it (both timed on the first run). The default keeps the command within the
+    /// 30-second bound every command has on any input; give more for a long search on a big
+    /// capture.
     #[arg(long, default_value_t = 25)]
     pub time_limit: u64,
     /// The reduced trace.

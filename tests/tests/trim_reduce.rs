@@ -87,3 +87,46 @@ fn reduce_keeps_the_pixel_and_shrinks_the_trace() {
     assert!(report.after.draws <= report.before.draws, "{report:?}");
     assert!(lines > 0);
 }
+
+/// The time limit bounds the whole reduction, not only the search: with a check that takes
+/// 200 ms and a limit of 500 ms, at most a couple of candidates start (one more check plus the
+/// final measurement must fit before the limit), and the later phases, whose set-up replays the
+/// trace, are skipped. (A `reduce --time-limit 25` on a trace whose replay took ~5 s ran ~7
+/// replays, 38 s of CPU, because only the search looked at the deadline.)
+#[test]
+fn reduce_stops_the_whole_run_at_its_deadline() {
+    let original = demo_bytes("fog_blend");
+    let trace = CiTrace::from_bytes(original.clone()).expect("parses");
+    let frame = trace.stats().frame_markers as u32 - 1;
+    let (x, y) = (120, 200);
+    let cut = {
+        let (b, _) = trim(trace, 0, frame).expect("trims");
+        b.build().expect("builds")
+    };
+    let want = pixel_at_end(&cut, PixelSource::Color, x, y).expect("pixel");
+    let mut calls = 0u32;
+    let mut check = |bytes: &[u8]| {
+        calls += 1;
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        pixel_at_end(bytes, PixelSource::Color, x, y) == Some(want)
+    };
+    let mut progress = |_: &str| {};
+    let (out, report) = reduce(
+        original,
+        frame,
+        &mut check,
+        ReduceBudget {
+            max_steps: 400,
+            deadline: Some(std::time::Instant::now() + std::time::Duration::from_millis(500)),
+        },
+        &mut progress,
+    )
+    .expect("reduces");
+    assert!(report.budget_exhausted, "{report:?}");
+    // The input's own check, and at most two candidates that fitted (the second only if the
+    // first measurement was very fast); no packing check.
+    assert!(calls <= 3, "{calls} checks: {report:?}");
+    // Only the first phase ran; the others' set-up replays were skipped.
+    assert_eq!(report.phases.len(), 1, "{report:?}");
+    assert_eq!(pixel_at_end(&out, PixelSource::Color, x, y), Some(want));
+}

@@ -20,7 +20,11 @@
 //! header follows it) and the memory load that last covered it is known; others are kept.
 //! The candidate is always replayed to its end, so the check looks at the state after the
 //! target frame. The budget (steps = candidates checked, and an optional deadline) stops the
-//! search early with the best trace found so far.
+//! search early with the best trace found so far. The deadline bounds the whole call, not only
+//! the search: a candidate is not started when one more check (timed on the first, which
+//! always runs) plus the final measurement (timed on the first measurement) would end past it;
+//! once the budget is used up, the later phases' set-up replays and the packing check are
+//! skipped, and the final measurement is skipped when nothing was removed.
 //!
 //! Finally the result is **packed** ([`pack`]): neutralised commands are removed from the
 //! command lists that can be rewritten safely (sizes of the loads and of the submissions
@@ -32,7 +36,7 @@ mod pack;
 pub use pack::{PackReport, pack};
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use pica_cmd::citrace::{
     CiTrace, CiTraceBuilder, PA_CMDLIST_ADDR, PA_CMDLIST_SIZE, PA_CMDLIST_TRIGGER, StreamEvent,
@@ -341,14 +345,37 @@ struct Search<'a> {
     budget: ReduceBudget,
     steps: u64,
     exhausted: bool,
+    /// Time of one check (the first one's), kept free before the deadline for a candidate.
+    check_time: Duration,
+    /// Time of the final measurement (the first measurement's), kept free before the deadline.
+    reserve: Duration,
 }
 
 impl Search<'_> {
-    fn test(&mut self, bytes: &[u8]) -> bool {
-        if self.steps >= self.budget.max_steps
-            || self.budget.deadline.is_some_and(|d| Instant::now() >= d)
-        {
+    /// Checks `bytes` once, outside the budget (the input's own check), and times it.
+    fn first(&mut self, bytes: &[u8]) -> bool {
+        let start = Instant::now();
+        self.steps += 1;
+        let ok = (self.check)(bytes);
+        self.check_time = start.elapsed();
+        ok
+    }
+
+    /// True (and the search marked exhausted) when no further candidate fits the budget.
+    fn out_of_budget(&mut self) -> bool {
+        let late = self.budget.deadline.is_some_and(|d| {
+            Instant::now()
+                .checked_add(self.check_time + self.reserve)
+                .is_none_or(|end| end >= d)
+        });
+        if self.steps >= self.budget.max_steps || late {
             self.exhausted = true;
+        }
+        self.exhausted
+    }
+
+    fn test(&mut self, bytes: &[u8]) -> bool {
+        if self.out_of_budget() {
             return false;
         }
         self.steps += 1;
@@ -443,14 +470,19 @@ pub fn reduce(
         budget,
         steps: 0,
         exhausted: false,
+        check_time: Duration::ZERO,
+        reserve: Duration::ZERO,
     };
-    if !search.test(&current) {
+    if !search.first(&current) {
         return Err(ReduceError::InputFails);
     }
+    let cut_bytes = current.clone();
+    let measured = Instant::now();
     let mut report = ReduceReport {
         before: measure(&current)?,
         ..ReduceReport::default()
     };
+    search.reserve = measured.elapsed();
     // Phase 1: frames before the target.
     let mut trace = CiTrace::from_bytes(current.clone())?;
     let units: Vec<Unit> = frames[..frame as usize]
@@ -460,8 +492,8 @@ pub fn reduce(
     let removed = search.ddmin("frames", &mut trace, &Plan::default(), &units)?;
     report.phases.push(("frames", removed.len(), units.len()));
     current = build(&mut trace, &apply(&Plan::default(), &removed))?;
-    // Phase 2: draws.
-    {
+    // Phase 2: draws (its set-up replays the trace: skipped once the budget is used up).
+    if !search.out_of_budget() {
         let mut trace = CiTrace::from_bytes(current.clone())?;
         let (draws, _) = command_units(CiTrace::from_bytes(current.clone())?);
         let removed = search.ddmin("draws", &mut trace, &Plan::default(), &draws)?;
@@ -470,17 +502,19 @@ pub fn reduce(
     }
     // Phase 3: memory loads and stream register writes (these shrink the file most), then the
     // remaining commands.
-    let mut trace = CiTrace::from_bytes(current.clone())?;
-    let units: Vec<Unit> = (0..trace.elements().len())
-        .filter(|&i| !matches!(trace.event(i), Some(StreamEvent::FrameMarker) | None))
-        .map(|i| Unit::Elements(i, i + 1))
-        .collect();
-    let removed = search.ddmin("stream elements", &mut trace, &Plan::default(), &units)?;
-    report
-        .phases
-        .push(("stream elements", removed.len(), units.len()));
-    current = build(&mut trace, &apply(&Plan::default(), &removed))?;
-    {
+    if !search.out_of_budget() {
+        let mut trace = CiTrace::from_bytes(current.clone())?;
+        let units: Vec<Unit> = (0..trace.elements().len())
+            .filter(|&i| !matches!(trace.event(i), Some(StreamEvent::FrameMarker) | None))
+            .map(|i| Unit::Elements(i, i + 1))
+            .collect();
+        let removed = search.ddmin("stream elements", &mut trace, &Plan::default(), &units)?;
+        report
+            .phases
+            .push(("stream elements", removed.len(), units.len()));
+        current = build(&mut trace, &apply(&Plan::default(), &removed))?;
+    }
+    if !search.out_of_budget() {
         let mut trace = CiTrace::from_bytes(current.clone())?;
         let (_, others) = command_units(CiTrace::from_bytes(current.clone())?);
         let removed = search.ddmin("register writes", &mut trace, &Plan::default(), &others)?;
@@ -490,12 +524,23 @@ pub fn reduce(
         current = build(&mut trace, &apply(&Plan::default(), &removed))?;
     }
     // Packing: the neutralised commands leave the lists. The check must hold on the result
-    // (not counted against the budget: it always runs).
+    // (not counted against the steps; skipped when the deadline leaves no time for it).
     match pack(&current) {
         Ok((packed, pr)) => {
             let changed = packed != current;
             report.pack = pr;
-            if changed {
+            let late = search.budget.deadline.is_some_and(|d| {
+                Instant::now()
+                    .checked_add(search.check_time + search.reserve)
+                    .is_none_or(|end| end >= d)
+            });
+            if changed && late {
+                search.exhausted = true;
+                report.pack_note = Some(
+                    "packing not checked: the time limit ran out; the unpacked result is kept"
+                        .into(),
+                );
+            } else if changed {
                 if (search.check)(&packed) {
                     current = packed;
                 } else {
@@ -510,7 +555,11 @@ pub fn reduce(
             report.pack_note = Some(format!("packing failed ({e}); the unpacked result is kept"))
         }
     }
-    report.after = measure(&current)?;
+    report.after = if current == cut_bytes {
+        report.before
+    } else {
+        measure(&current)?
+    };
     report.steps = search.steps;
     report.budget_exhausted = search.exhausted;
     Ok((current, report))
