@@ -374,6 +374,20 @@ impl Search<'_> {
         self.exhausted
     }
 
+    /// True (and the search marked exhausted) when a phase whose set-up replays the trace
+    /// (about one check's time) could not also check one candidate within the budget.
+    fn no_room_for_phase(&mut self) -> bool {
+        let late = self.budget.deadline.is_some_and(|d| {
+            Instant::now()
+                .checked_add(self.check_time * 2 + self.reserve)
+                .is_none_or(|end| end >= d)
+        });
+        if late {
+            self.exhausted = true;
+        }
+        self.out_of_budget()
+    }
+
     fn test(&mut self, bytes: &[u8]) -> bool {
         if self.out_of_budget() {
             return false;
@@ -493,7 +507,7 @@ pub fn reduce(
     report.phases.push(("frames", removed.len(), units.len()));
     current = build(&mut trace, &apply(&Plan::default(), &removed))?;
     // Phase 2: draws (its set-up replays the trace: skipped once the budget is used up).
-    if !search.out_of_budget() {
+    if !search.no_room_for_phase() {
         let mut trace = CiTrace::from_bytes(current.clone())?;
         let (draws, _) = command_units(CiTrace::from_bytes(current.clone())?);
         let removed = search.ddmin("draws", &mut trace, &Plan::default(), &draws)?;
@@ -514,7 +528,7 @@ pub fn reduce(
             .push(("stream elements", removed.len(), units.len()));
         current = build(&mut trace, &apply(&Plan::default(), &removed))?;
     }
-    if !search.out_of_budget() {
+    if !search.no_room_for_phase() {
         let mut trace = CiTrace::from_bytes(current.clone())?;
         let (_, others) = command_units(CiTrace::from_bytes(current.clone())?);
         let removed = search.ddmin("register writes", &mut trace, &Plan::default(), &others)?;
