@@ -17,6 +17,7 @@ use pica_cmd::regs::pipeline::{AttribType, PrimitiveTopology};
 use pica_cmd::regs::tev::{TevOp, TevSource};
 use pica_cmd::regs::texturing::{TextureFormat, WrapMode};
 
+use crate::scene::demos::{DEMOS, demos_dir};
 use crate::scene::effect::{tev_modulate, tev_passthrough, tev_stage};
 use crate::scene::math;
 use crate::scene::{
@@ -41,6 +42,25 @@ pub const BENCH_SCENES: [BenchScene; 1] = [BenchScene {
     name: "sprites",
     build: sprites,
 }];
+
+/// Every trace the whole-pipeline tests run: the bundled demos (read from `assets/demos/`) and
+/// the generated bench scenes, as (name, `.ctf` bytes), demos first in [`DEMOS`] order.
+///
+/// Panics with the file or scene name if a demo cannot be read or a scene cannot be built (a
+/// broken checkout, not a condition a test should pass through).
+pub fn all_traces() -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for d in &DEMOS {
+        let path = demos_dir().join(format!("{}.ctf", d.name));
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        out.push((d.name.to_string(), bytes));
+    }
+    for s in &BENCH_SCENES {
+        let bytes = (s.build)().unwrap_or_else(|e| panic!("{}: {e}", s.name));
+        out.push((s.name.to_string(), bytes));
+    }
+    out
+}
 
 /// Quads per frame (two draws of half each).
 const SPRITES: u32 = 1400;

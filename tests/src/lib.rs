@@ -5,3 +5,4 @@ pub mod frames;
 pub mod image_compare;
 pub mod scene;
 pub mod screen_scenes;
+pub mod synthetic;

@@ -16,8 +16,7 @@ use std::path::PathBuf;
 use gpu_core::debug::DrawStats;
 use gpu_core::replay::{Replay, TraceIndex};
 use pica_cmd::citrace::CiTrace;
-use picaview_tests::bench_scenes::BENCH_SCENES;
-use picaview_tests::scene::demos::{DEMOS, demos_dir};
+use picaview_tests::bench_scenes::all_traces as traces;
 
 /// Every field of `s`, named, in declaration order (destructured, so a new field must be added
 /// here).
@@ -102,21 +101,6 @@ fn snapshot(index: &TraceIndex) -> String {
             write!(out, " {name}={v}").unwrap();
         }
         out.push('\n');
-    }
-    out
-}
-
-/// Every trace under test: the bundled demos and the generated bench scenes.
-fn traces() -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    for d in &DEMOS {
-        let path = demos_dir().join(format!("{}.ctf", d.name));
-        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        out.push((d.name.to_string(), bytes));
-    }
-    for s in &BENCH_SCENES {
-        let bytes = (s.build)().unwrap_or_else(|e| panic!("{}: {e}", s.name));
-        out.push((s.name.to_string(), bytes));
     }
     out
 }

@@ -749,17 +749,7 @@ mod budgets {
     use pica_cmd::cmdlist;
     use pica_cmd::regs::pipeline::{AttribType, PrimitiveTopology};
     use picaview_tests::scene::{AttribLayout, BufferLayout, Scene, ShaderBinary, ShaderProgram};
-
-    /// Pass-through vertex shader: position and colour from v0.
-    const PASS_VS: &str = "
-.out outpos position
-.out outclr color
-.proc main
-	mov outpos, v0
-	mov outclr, v0
-	end
-.end
-";
+    use picaview_tests::synthetic::{PASS_VS, zero_vertex_draws};
 
     /// A geometry shader that emits in two nested 256-iteration loops per invocation.
     const NESTED_GS: &str = "
@@ -785,39 +775,7 @@ mod budgets {
     /// stride over a 16-byte buffer: the rest reads zeros, so nothing is drawn but every vertex
     /// is fetched and shaded), with the geometry shader `gs` if given.
     fn draws_trace(frames: u32, draws: u32, count: u32, gs: bool) -> Vec<u8> {
-        let mut scene = Scene::new().expect("scene");
-        let top = scene.top_target().expect("target");
-        let bin = if gs {
-            ShaderBinary::assemble(&[("pass.v.pica", PASS_VS), ("nested.g.pica", NESTED_GS)])
-        } else {
-            ShaderBinary::assemble(&[("pass.v.pica", PASS_VS)])
-        }
-        .expect("shaders assemble");
-        let mut program = ShaderProgram::new(&bin, 0).expect("program");
-        if gs {
-            program = program.with_geometry(&bin, 1, 2).expect("gs");
-        }
-        let vbo = scene.vertex_buffer(&[0u8; 16]).expect("vertex buffer");
-        let attrs = AttribLayout::new().loader(0, AttribType::Float, 4);
-        let buffers = BufferLayout::new().buffer(vbo, 16, &[0]);
-        let topology = if gs {
-            PrimitiveTopology::GeometryPrimitive
-        } else {
-            PrimitiveTopology::Triangles
-        };
-        for _ in 0..frames {
-            let mut cmd = scene.command_list();
-            cmd.set_render_target(&top)
-                .bind_program(&program)
-                .set_attributes(&attrs)
-                .set_buffers(&buffers);
-            for _ in 0..draws {
-                cmd.draw_arrays(topology, 0, count);
-            }
-            scene.submit(cmd).expect("submit");
-            scene.end_frame();
-        }
-        scene.finish().expect("trace")
+        zero_vertex_draws(frames, draws, count, gs.then_some(NESTED_GS))
     }
 
     /// `frames` frames, each one list of `draws` draws of one triangle covering the whole

@@ -15,8 +15,7 @@ use std::cell::Cell;
 
 use gpu_core::replay::{Replay, TraceIndex};
 use pica_cmd::citrace::CiTrace;
-use pica_cmd::regs::pipeline::{AttribType, PrimitiveTopology};
-use picaview_tests::scene::{AttribLayout, BufferLayout, Scene, ShaderBinary, ShaderProgram};
+use picaview_tests::synthetic::zero_vertex_draws;
 
 struct Counting;
 
@@ -85,39 +84,9 @@ fn peak() -> i64 {
     PEAK.with(Cell::get)
 }
 
-const PASS_VS: &str = "
-.out outpos position
-.out outclr color
-.proc main
-	mov outpos, v0
-	mov outclr, v0
-	end
-.end
-";
-
-/// `frames` frames of `draws` draws of `count` vertices (zero positions: nothing is
-/// rasterised), one command list per frame.
+/// `frames` frames of `draws` draws of `count` vertices that rasterise nothing.
 fn draws_trace(frames: u32, draws: u32, count: u32) -> Vec<u8> {
-    let mut scene = Scene::new().expect("scene");
-    let top = scene.top_target().expect("target");
-    let bin = ShaderBinary::assemble(&[("pass.v.pica", PASS_VS)]).expect("shader assembles");
-    let program = ShaderProgram::new(&bin, 0).expect("program");
-    let vbo = scene.vertex_buffer(&[0u8; 16]).expect("vertex buffer");
-    let attrs = AttribLayout::new().loader(0, AttribType::Float, 4);
-    let buffers = BufferLayout::new().buffer(vbo, 16, &[0]);
-    for _ in 0..frames {
-        let mut cmd = scene.command_list();
-        cmd.set_render_target(&top)
-            .bind_program(&program)
-            .set_attributes(&attrs)
-            .set_buffers(&buffers);
-        for _ in 0..draws {
-            cmd.draw_arrays(PrimitiveTopology::Triangles, 0, count);
-        }
-        scene.submit(cmd).expect("submit");
-        scene.end_frame();
-    }
-    scene.finish().expect("trace")
+    zero_vertex_draws(frames, draws, count, None)
 }
 
 /// What one index pass holds and what it says it holds.

@@ -20,8 +20,7 @@ use gpu_core::pixel::fragment::PixelPath;
 use gpu_core::pixel::framebuffer::FramebufferConfig;
 use gpu_core::replay::{Replay, Target};
 use pica_cmd::citrace::CiTrace;
-use picaview_tests::bench_scenes::BENCH_SCENES;
-use picaview_tests::scene::demos::{DEMOS, demos_dir};
+use picaview_tests::bench_scenes::all_traces as traces;
 
 /// Hash of `len` bytes at `addr` (unmapped bytes hash as a marker, so they still compare).
 fn hash_range(replay: &Replay<Vec<u8>>, addr: u32, len: usize, h: &mut DefaultHasher) {
@@ -127,21 +126,6 @@ fn fingerprint(bytes: &[u8], path: PixelPath, threads: usize, costs: bool) -> Fi
         stats: log.stats,
         diagnostics: log.diagnostics,
     }
-}
-
-/// Every trace under test: the bundled demos and the generated bench scenes.
-fn traces() -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    for d in &DEMOS {
-        let path = demos_dir().join(format!("{}.ctf", d.name));
-        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        out.push((d.name.to_string(), bytes));
-    }
-    for s in &BENCH_SCENES {
-        let bytes = (s.build)().unwrap_or_else(|e| panic!("{}: {e}", s.name));
-        out.push((s.name.to_string(), bytes));
-    }
-    out
 }
 
 fn first_difference(a: &Fingerprint, b: &Fingerprint) -> String {

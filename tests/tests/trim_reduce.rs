@@ -54,18 +54,45 @@ fn trim_refuses_ranges_outside_the_trace() {
     }
 }
 
-#[test]
-fn reduce_keeps_the_pixel_and_shrinks_the_trace() {
+/// What the reduce tests keep: fog_blend's last frame and the colour of one pixel in the middle
+/// of its colour buffer at the end of that frame (read from the trace trimmed to frames 0..=last,
+/// the trace `reduce` starts from).
+struct Target {
+    original: Vec<u8>,
+    frame: u32,
+    x: u32,
+    y: u32,
+    want: [u8; 4],
+}
+
+fn fog_blend_target() -> Target {
     let original = demo_bytes("fog_blend");
     let trace = CiTrace::from_bytes(original.clone()).expect("parses");
     let frame = trace.stats().frame_markers as u32 - 1;
-    // A pixel in the middle of the colour buffer at the end of the chosen frame.
     let (x, y) = (120, 200);
     let cut = {
         let (b, _) = trim(trace, 0, frame).expect("trims");
         b.build().expect("builds")
     };
     let want = pixel_at_end(&cut, PixelSource::Color, x, y).expect("pixel");
+    Target {
+        original,
+        frame,
+        x,
+        y,
+        want,
+    }
+}
+
+#[test]
+fn reduce_keeps_the_pixel_and_shrinks_the_trace() {
+    let Target {
+        original,
+        frame,
+        x,
+        y,
+        want,
+    } = fog_blend_target();
     let mut check = |bytes: &[u8]| pixel_at_end(bytes, PixelSource::Color, x, y) == Some(want);
     let mut lines = 0usize;
     let mut progress = |_: &str| lines += 1;
@@ -95,15 +122,13 @@ fn reduce_keeps_the_pixel_and_shrinks_the_trace() {
 /// replays, 38 s of CPU, because only the search looked at the deadline.)
 #[test]
 fn reduce_stops_the_whole_run_at_its_deadline() {
-    let original = demo_bytes("fog_blend");
-    let trace = CiTrace::from_bytes(original.clone()).expect("parses");
-    let frame = trace.stats().frame_markers as u32 - 1;
-    let (x, y) = (120, 200);
-    let cut = {
-        let (b, _) = trim(trace, 0, frame).expect("trims");
-        b.build().expect("builds")
-    };
-    let want = pixel_at_end(&cut, PixelSource::Color, x, y).expect("pixel");
+    let Target {
+        original,
+        frame,
+        x,
+        y,
+        want,
+    } = fog_blend_target();
     let mut calls = 0u32;
     let mut check = |bytes: &[u8]| {
         calls += 1;
