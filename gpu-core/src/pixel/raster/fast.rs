@@ -218,11 +218,14 @@ fn interpolate<const NA: usize, const GRAD: bool, const DEPTH: bool>(
     for k in 0..NA {
         out[k] = (a0[k] * w[0] + a1[k] * w[1] + a2[k] * w[2]) * inv_d;
     }
-    let mut rgba = 0u32;
-    for c in 0..4 {
-        rgba |= round_to_u8_branchless(out[A_COLOR + c] * 255.0) << (8 * c);
-    }
-    f.color = rgba.to_le_bytes();
+    // The colour as four lanes: lane-wise operations that the compiler keeps in one vector
+    // register (the scalar form rounded each channel through f64).
+    f.color = round4_to_u8([
+        out[A_COLOR] * 255.0,
+        out[A_COLOR + 1] * 255.0,
+        out[A_COLOR + 2] * 255.0,
+        out[A_COLOR + 3] * 255.0,
+    ]);
     if NA == A_TC0_END {
         f.tc[0] = [out[A_TC], out[A_TC + 1]];
     } else if NA > A_TC {
@@ -267,6 +270,36 @@ fn interpolate<const NA: usize, const GRAD: bool, const DEPTH: bool>(
     }
 }
 
+/// [`round_to_u8_branchless`] of four channels at once, as bytes: the same result per channel,
+/// computed with lane-wise float operations only, so the four channels stay in one vector
+/// register (a float-to-integer cast per lane is scalarised with its saturation checks).
+///
+/// The clamp maps NaN and negatives to 0 and saturates at 255 (written as comparisons so they
+/// become single `maxps`/`minps`). For `c` in [0, 255], `c + 2^23` is `2^23 + rne(c)`
+/// (round to nearest even; the sum's ulp is 1), so its bits minus those of `2^23` are
+/// `rne(c)`, and `n = (c + 2^23) − 2^23` is `rne(c)` exactly. `c − n` is exact (`n = 0`, or
+/// `c` and `n` within a factor of two: Sterbenz's lemma) and equals 0.5 exactly when `c` was
+/// a tie that went down to the even neighbour, where rounding half away from zero goes up:
+/// adding that one gives `round(c)`. Tested against the scalar form (and checked on every
+/// f32 bit pattern when written).
+#[inline(always)]
+pub(super) fn round4_to_u8(y: [f32; 4]) -> [u8; 4] {
+    const MAGIC: f32 = 8_388_608.0; // 2^23
+    const MAGIC_BITS: u32 = 0x4B00_0000;
+    const _: () = assert!(MAGIC.to_bits() == MAGIC_BITS);
+    let mut r = [0u8; 4];
+    for (o, &v) in r.iter_mut().zip(&y) {
+        let c = if v > 0.0 { v } else { 0.0 };
+        let c = if c < 255.0 { c } else { 255.0 };
+        let f = c + MAGIC;
+        let n = f - MAGIC;
+        let up = u32::from(c - n == 0.5);
+        // ok: the difference is rne(c) in 0..=255 and `up` is 0 when it is 255.
+        *o = (f.to_bits().wrapping_sub(MAGIC_BITS) + up) as u8;
+    }
+    r
+}
+
 /// [`super::round_to_u8`] without branches: `round(y)` (half away from zero) saturated to
 /// 0..=255, NaN giving 0, as a u32.
 ///
@@ -274,7 +307,8 @@ fn interpolate<const NA: usize, const GRAD: bool, const DEPTH: bool>(
 /// saturates at 255; for the clamped value `c` in [0, 255], `c + 0.5` is exact in f64 (24
 /// significant bits plus one more binary place), so truncating it is `floor(c + 0.5)`, which is
 /// rounding half away from zero for non-negative values. Tested against the branchy form.
-#[inline(always)]
+/// (The traversal now uses [`round4_to_u8`]; this scalar form stays as a tested reference.)
+#[cfg(test)]
 pub(super) fn round_to_u8_branchless(y: f32) -> u32 {
     // Not `clamp`: it keeps NaN, and NaN must become 0 here.
     #[allow(clippy::manual_clamp)]

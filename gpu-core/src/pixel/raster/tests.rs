@@ -815,6 +815,21 @@ fn branchless_rounding_matches_the_reference_rounding() {
             "{y:?} ({:#x})",
             y.to_bits()
         );
+        // The four-lane form, with the value in each lane beside other lane contents.
+        for lane in 0..4 {
+            let mut v = [0.25, 254.5, f32::NAN, 7.5];
+            v[lane] = y;
+            let r = fast::round4_to_u8(v);
+            assert_eq!(
+                r[lane],
+                round_to_u8(y),
+                "lane {lane}: {y:?} ({:#x})",
+                y.to_bits()
+            );
+            for k in (0..4).filter(|&k| k != lane) {
+                assert_eq!(r[k], round_to_u8(v[k]), "other lane {k}");
+            }
+        }
     };
     for y in [
         0.0,

@@ -681,7 +681,7 @@ pub(crate) fn blend(a: Rgba, b: Rgba, f: u32) -> Rgba {
 
 /// Bilinear blend of four texels with integer weights `fs`, `ft` in 1/2^FILTER_FRAC_BITS.
 #[inline]
-fn bilinear(c00: Rgba, c10: Rgba, c01: Rgba, c11: Rgba, fs: u32, ft: u32) -> Rgba {
+pub(crate) fn bilinear(c00: Rgba, c10: Rgba, c01: Rgba, c11: Rgba, fs: u32, ft: u32) -> Rgba {
     let one = 1u32 << FILTER_FRAC_BITS;
     let shift = 2 * FILTER_FRAC_BITS;
     let half = 1u32 << (shift - 1);

@@ -278,6 +278,35 @@ fn scaled_coordinates_equal_the_generic_expression() {
     }
 }
 
+/// The one-step bilinear blend equals the generic two-step blend
+/// (`sampler::bilinear`) for every pair of weights 0..2^F, on the extreme taps (all 0, all
+/// 255, one tap 255 and the rest 0) and on random taps.
+#[test]
+fn one_step_bilinear_equals_the_generic_blend() {
+    let mut rng = Rng(0xB111_4EA2);
+    let one = 1u32 << FILTER_FRAC_BITS;
+    for fs in 0..one {
+        for ft in 0..one {
+            let mut cases = vec![[[0u8; 4]; 4], [[255u8; 4]; 4]];
+            for hot in 0..4 {
+                let mut c = [[0u8; 4]; 4];
+                c[hot] = [255; 4];
+                cases.push(c);
+            }
+            for _ in 0..4 {
+                cases.push([0; 4].map(|_: u8| rng.next().to_le_bytes()));
+            }
+            for [c00, c10, c01, c11] in cases {
+                assert_eq!(
+                    bilinear_direct(&c00, &c10, &c01, &c11, fs, ft),
+                    crate::pixel::texture::sampler::bilinear(c00, c10, c01, c11, fs, ft),
+                    "{c00:?} {c10:?} {c01:?} {c11:?} {fs} {ft}"
+                );
+            }
+        }
+    }
+}
+
 /// The lane form of the mip blend equals the generic per-channel `sampler::blend` for every
 /// pair of channel values and every weight 0..=2^F, whatever the other lanes hold.
 #[test]
