@@ -159,6 +159,123 @@ pub struct FastStats {
     pub traced_chunks: u64,
     /// Output registers of a chunk written straight from the input batch (pass-through MOVs).
     pub pass_outputs: u64,
+    /// Batches shaded on the lane executor although an invocation reads temps before writing
+    /// them (values carried from vertex to vertex, computed serially; see the module docs).
+    pub carried_batches: u64,
+    /// Invocations of the reference interpreter that computed carried values.
+    pub carry_evals: u64,
+}
+
+/// Most evaluations of the carried recurrence per batch before the batch is handed to the
+/// reference interpreter (each is one reference invocation; a recurrence that does not settle,
+/// such as a counter, is cheaper to run serially).
+const MAX_CARRY_EVALS: u32 = 16;
+
+/// Per-batch progress of the carried values (see [`trace::Trace::carry`]).
+#[derive(Default)]
+struct Carried {
+    /// The recurrence has reached a fixed point for the values in the unit state.
+    fixed: bool,
+    /// Evaluations so far in this batch.
+    evals: u32,
+    /// The batch used carried values.
+    used: bool,
+}
+
+/// What [`Carried::fill`] needs from the engine for one chunk.
+struct CarryRun<'a> {
+    prog: &'a Compiled,
+    program: &'a Program,
+    uniforms: &'a Uniforms,
+    entry: u32,
+    config: &'a ExecConfig,
+    state: &'a UnitState,
+    carry: u64,
+    n: usize,
+}
+
+impl Carried {
+    /// Writes into the temp planes of `carry` the value each lane of the chunk reads before its
+    /// invocation writes it: lane 0 the unit state's (the previous vertex's, as the reference
+    /// keeps it), lane l the result of running one invocation on lane l − 1's value. The trace
+    /// proved those results independent of the vertex ([`trace`]'s `carry_closed`), so one
+    /// reference invocation on the unit state computes them exactly; once the values stop
+    /// changing (typically after one step: `max r3, zero, r3` reads r3.zw it never uses),
+    /// every later lane gets the same values without further invocations.
+    fn fill<const N: usize>(
+        &mut self,
+        lanes: &mut Lanes<N>,
+        run: CarryRun<'_>,
+    ) -> Result<(), Abort> {
+        self.used = true;
+        let r_base = usize::from(compile::R_BASE);
+        let mut x = run.state.temps;
+        let clean = run.carry & run.prog.clean_r;
+        let unclean = |x: &[[f32; 4]; 16]| {
+            run.config.flush
+                && bits(clean).any(|k| {
+                    let v = x[k / 4][k % 4];
+                    v.to_bits() != crate::interp::alu::flush(v).to_bits()
+                })
+        };
+        if unclean(&x) {
+            return Err(Abort::Unclean);
+        }
+        let mut l = 0;
+        while l < run.n {
+            if self.fixed {
+                for k in bits(run.carry) {
+                    if let Some(p) = lanes.planes.get_mut(r_base + k) {
+                        p[l..run.n].fill(x[k / 4][k % 4]);
+                    }
+                }
+                return Ok(());
+            }
+            for k in bits(run.carry) {
+                if let Some(p) = lanes.planes.get_mut(r_base + k) {
+                    p[l] = x[k / 4][k % 4];
+                }
+            }
+            l += 1;
+            if l == run.n {
+                break;
+            }
+            self.evals += 1;
+            if self.evals > MAX_CARRY_EVALS {
+                return Err(Abort::Hazard);
+            }
+            let mut st = run.state.clone();
+            st.temps = x;
+            crate::interp::run(
+                run.program,
+                run.uniforms,
+                &mut st,
+                run.entry,
+                run.config,
+                &mut (),
+                &mut (),
+            )
+            .map_err(|_| Abort::Error)?;
+            self.fixed = bits(run.carry)
+                .all(|k| st.temps[k / 4][k % 4].to_bits() == x[k / 4][k % 4].to_bits());
+            x = st.temps;
+            if unclean(&x) {
+                return Err(Abort::Unclean);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The set bits of `m`, lowest first.
+fn bits(mut m: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let k = m.trailing_zeros() as usize;
+            m &= m - 1;
+            k
+        })
+    })
 }
 
 /// Traces kept per compiled program (distinct uniform/entry/aL keys).
@@ -352,6 +469,7 @@ impl<const N: usize> FastEngineN<N> {
 
     fn run_fast(
         &mut self,
+        program: &Program,
         uniforms: &Uniforms,
         entry: u32,
         inputs: &VertexBatch,
@@ -359,22 +477,23 @@ impl<const N: usize> FastEngineN<N> {
     ) -> Result<BatchStats, Abort> {
         match self.simd {
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx512 => simd::run_avx512(self, uniforms, entry, inputs, outputs),
+            Simd::Avx512 => simd::run_avx512(self, program, uniforms, entry, inputs, outputs),
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx2 => simd::run_avx2(self, uniforms, entry, inputs, outputs),
-            _ => self.run_portable(uniforms, entry, inputs, outputs),
+            Simd::Avx2 => simd::run_avx2(self, program, uniforms, entry, inputs, outputs),
+            _ => self.run_portable(program, uniforms, entry, inputs, outputs),
         }
     }
 
     #[inline(never)]
     pub(crate) fn run_portable(
         &mut self,
+        program: &Program,
         uniforms: &Uniforms,
         entry: u32,
         inputs: &VertexBatch,
         outputs: &mut VertexBatch,
     ) -> Result<BatchStats, Abort> {
-        self.run_fast_body(uniforms, entry, inputs, outputs)
+        self.run_fast_body(program, uniforms, entry, inputs, outputs)
     }
 
     /// The whole batch on the lane executor. Inlined into one wrapper per instruction-set level
@@ -382,6 +501,7 @@ impl<const N: usize> FastEngineN<N> {
     #[inline(always)]
     pub(crate) fn run_fast_body(
         &mut self,
+        program: &Program,
         uniforms: &Uniforms,
         entry: u32,
         inputs: &VertexBatch,
@@ -409,6 +529,7 @@ impl<const N: usize> FastEngineN<N> {
         // written and the remaining chunks write their own.
         let mut deferred = 0u16;
         let mut deferring = true;
+        let mut carried = Carried::default();
         let mut first = 0;
         while first < total {
             let n = (total - first).min(N);
@@ -428,7 +549,7 @@ impl<const N: usize> FastEngineN<N> {
                         };
                         let found = match traces.iter().position(|t| t.key == key) {
                             Some(i) => Some(i),
-                            None => trace::build(prog, uniforms, key).map(|t| {
+                            None => trace::build(prog, program, uniforms, key).map(|t| {
                                 if traces.len() == TRACES_PER_PROGRAM {
                                     traces.pop();
                                 }
@@ -443,6 +564,25 @@ impl<const N: usize> FastEngineN<N> {
             } else {
                 None
             };
+            let trace_ref = trace.and_then(|i| traces.get(i));
+            if let Some(t) = trace_ref
+                && t.carry != 0
+                && t.outcome.is_none()
+            {
+                carried.fill(
+                    lanes,
+                    CarryRun {
+                        prog,
+                        program,
+                        uniforms,
+                        entry,
+                        config: &self.config,
+                        state: &self.state,
+                        carry: t.carry,
+                        n,
+                    },
+                )?;
+            }
             lanes.run_chunk(
                 prog,
                 uniforms,
@@ -451,7 +591,7 @@ impl<const N: usize> FastEngineN<N> {
                 entry,
                 n,
                 self.state.al,
-                trace.and_then(|i| traces.get(i)),
+                trace_ref,
                 &mut stats,
             )?;
             self.stats.traced_chunks += u64::from(trace.is_some());
@@ -481,6 +621,8 @@ impl<const N: usize> FastEngineN<N> {
             inputs.load_vertex(total - 1, &mut self.state.inputs);
         }
         self.stats.splits += stats.splits;
+        self.stats.carried_batches += u64::from(carried.used);
+        self.stats.carry_evals += u64::from(carried.evals);
         Ok(BatchStats {
             vertices: total,
             instructions: stats.instructions,
@@ -517,7 +659,7 @@ impl<const N: usize> ShaderEngine for FastEngineN<N> {
             return self.run_serial(program, uniforms, entry, inputs, outputs);
         }
         let snapshot = self.state.clone();
-        match self.run_fast(uniforms, entry, inputs, outputs) {
+        match self.run_fast(program, uniforms, entry, inputs, outputs) {
             Ok(stats) => {
                 self.stats.fast_batches += 1;
                 Ok(stats)
@@ -530,6 +672,7 @@ impl<const N: usize> ShaderEngine for FastEngineN<N> {
                             e.hazard_flow = Some(flow_key);
                         }
                     }
+                    Abort::Unclean => self.stats.hazard_batches += 1,
                     Abort::Error => self.stats.error_batches += 1,
                 }
                 self.state = snapshot;
