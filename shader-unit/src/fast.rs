@@ -62,7 +62,21 @@
 //!   chunk they are forward-filled in vertex order, and the unit state is updated from the last
 //!   writer of every component.
 //!
-//! When the check fails (a read-before-write of a possibly-written component), or any lane
+//! **Carried temps.** On a straight-line trace, temp components read before the invocation
+//! writes them (the demos' lit shader: `max r3, zero, r3` reads r3.zw, which nothing else
+//! writes) are *carried*: vertex i reads what vertex i − 1 left. When the trace proves that the
+//! values those components hold at END depend only on their values at the start (no input
+//! reaches them through temps, a0 or cmp; `trace::carry_closed`), lane l's carried value is the
+//! result of l invocations from the unit state, with no dependency on the vertices: before each
+//! chunk the engine computes it with the reference interpreter (one invocation on the unit
+//! state per step) and writes it into the lanes' temp planes, stopping as soon as a step leaves
+//! the values unchanged (the lit shader's settle after one step, so a batch costs one reference
+//! invocation). A recurrence that has not settled after 16 steps per batch (a counter), or,
+//! in flush mode, a carried starting value that is not flushed while the program reads that
+//! component as already flushed, sends the batch to the reference interpreter.
+//!
+//! When the check fails (a read-before-write of a possibly-written component that is not
+//! carried as above, or on a path with divergent control flow), or any lane
 //! stops with an [`ExecError`](crate::interp::ExecError), or the program uses SETEMIT/EMIT (geometry shaders stay on the
 //! reference engine: they run one invocation per primitive through the shading glue, not in
 //! batches), the batch is re-run from its starting state on the reference interpreter. Results
