@@ -553,7 +553,7 @@ fn random_program(rng: &mut Rng) -> Program {
 /// `input` an input register): a temp read before any write, whose value then comes from the
 /// previous vertex.
 fn carry_instr(g: &mut Gen<'_>, input: bool) -> Instr {
-    let mut src = |g: &mut Gen<'_>, from_input: bool| {
+    let src = |g: &mut Gen<'_>, from_input: bool| {
         let r = &mut *g.rng;
         let reg = if from_input {
             SrcReg::Input(r.below(6) as u8)
