@@ -62,7 +62,21 @@
 //!   chunk they are forward-filled in vertex order, and the unit state is updated from the last
 //!   writer of every component.
 //!
-//! When the check fails (a read-before-write of a possibly-written component), or any lane
+//! **Carried temps.** On a straight-line trace, temp components read before the invocation
+//! writes them (the demos' lit shader: `max r3, zero, r3` reads r3.zw, which nothing else
+//! writes) are *carried*: vertex i reads what vertex i − 1 left. When the trace proves that the
+//! values those components hold at END depend only on their values at the start (no input
+//! reaches them through temps, a0 or cmp; `trace::carry_closed`), lane l's carried value is the
+//! result of l invocations from the unit state, with no dependency on the vertices: before each
+//! chunk the engine computes it with the reference interpreter (one invocation on the unit
+//! state per step) and writes it into the lanes' temp planes, stopping as soon as a step leaves
+//! the values unchanged (the lit shader's settle after one step, so a batch costs one reference
+//! invocation). A recurrence that has not settled after 16 steps per batch (a counter), or,
+//! in flush mode, a carried starting value that is not flushed while the program reads that
+//! component as already flushed, sends the batch to the reference interpreter.
+//!
+//! When the check fails (a read-before-write of a possibly-written component that is not
+//! carried as above, or on a path with divergent control flow), or any lane
 //! stops with an [`ExecError`](crate::interp::ExecError), or the program uses SETEMIT/EMIT (geometry shaders stay on the
 //! reference engine: they run one invocation per primitive through the shading glue, not in
 //! batches), the batch is re-run from its starting state on the reference interpreter. Results
@@ -159,6 +173,123 @@ pub struct FastStats {
     pub traced_chunks: u64,
     /// Output registers of a chunk written straight from the input batch (pass-through MOVs).
     pub pass_outputs: u64,
+    /// Batches shaded on the lane executor although an invocation reads temps before writing
+    /// them (values carried from vertex to vertex, computed serially; see the module docs).
+    pub carried_batches: u64,
+    /// Invocations of the reference interpreter that computed carried values.
+    pub carry_evals: u64,
+}
+
+/// Most evaluations of the carried recurrence per batch before the batch is handed to the
+/// reference interpreter (each is one reference invocation; a recurrence that does not settle,
+/// such as a counter, is cheaper to run serially).
+const MAX_CARRY_EVALS: u32 = 16;
+
+/// Per-batch progress of the carried values (see [`trace::Trace::carry`]).
+#[derive(Default)]
+struct Carried {
+    /// The recurrence has reached a fixed point for the values in the unit state.
+    fixed: bool,
+    /// Evaluations so far in this batch.
+    evals: u32,
+    /// The batch used carried values.
+    used: bool,
+}
+
+/// What [`Carried::fill`] needs from the engine for one chunk.
+struct CarryRun<'a> {
+    prog: &'a Compiled,
+    program: &'a Program,
+    uniforms: &'a Uniforms,
+    entry: u32,
+    config: &'a ExecConfig,
+    state: &'a UnitState,
+    carry: u64,
+    n: usize,
+}
+
+impl Carried {
+    /// Writes into the temp planes of `carry` the value each lane of the chunk reads before its
+    /// invocation writes it: lane 0 the unit state's (the previous vertex's, as the reference
+    /// keeps it), lane l the result of running one invocation on lane l − 1's value. The trace
+    /// proved those results independent of the vertex ([`trace`]'s `carry_closed`), so one
+    /// reference invocation on the unit state computes them exactly; once the values stop
+    /// changing (typically after one step: `max r3, zero, r3` reads r3.zw it never uses),
+    /// every later lane gets the same values without further invocations.
+    fn fill<const N: usize>(
+        &mut self,
+        lanes: &mut Lanes<N>,
+        run: CarryRun<'_>,
+    ) -> Result<(), Abort> {
+        self.used = true;
+        let r_base = usize::from(compile::R_BASE);
+        let mut x = run.state.temps;
+        let clean = run.carry & run.prog.clean_r;
+        let unclean = |x: &[[f32; 4]; 16]| {
+            run.config.flush
+                && bits(clean).any(|k| {
+                    let v = x[k / 4][k % 4];
+                    v.to_bits() != crate::interp::alu::flush(v).to_bits()
+                })
+        };
+        if unclean(&x) {
+            return Err(Abort::Unclean);
+        }
+        let mut l = 0;
+        while l < run.n {
+            if self.fixed {
+                for k in bits(run.carry) {
+                    if let Some(p) = lanes.planes.get_mut(r_base + k) {
+                        p[l..run.n].fill(x[k / 4][k % 4]);
+                    }
+                }
+                return Ok(());
+            }
+            for k in bits(run.carry) {
+                if let Some(p) = lanes.planes.get_mut(r_base + k) {
+                    p[l] = x[k / 4][k % 4];
+                }
+            }
+            l += 1;
+            if l == run.n {
+                break;
+            }
+            self.evals += 1;
+            if self.evals > MAX_CARRY_EVALS {
+                return Err(Abort::Hazard);
+            }
+            let mut st = run.state.clone();
+            st.temps = x;
+            crate::interp::run(
+                run.program,
+                run.uniforms,
+                &mut st,
+                run.entry,
+                run.config,
+                &mut (),
+                &mut (),
+            )
+            .map_err(|_| Abort::Error)?;
+            self.fixed = bits(run.carry)
+                .all(|k| st.temps[k / 4][k % 4].to_bits() == x[k / 4][k % 4].to_bits());
+            x = st.temps;
+            if unclean(&x) {
+                return Err(Abort::Unclean);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The set bits of `m`, lowest first.
+fn bits(mut m: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let k = m.trailing_zeros() as usize;
+            m &= m - 1;
+            k
+        })
+    })
 }
 
 /// Traces kept per compiled program (distinct uniform/entry/aL keys).
@@ -352,6 +483,7 @@ impl<const N: usize> FastEngineN<N> {
 
     fn run_fast(
         &mut self,
+        program: &Program,
         uniforms: &Uniforms,
         entry: u32,
         inputs: &VertexBatch,
@@ -359,22 +491,23 @@ impl<const N: usize> FastEngineN<N> {
     ) -> Result<BatchStats, Abort> {
         match self.simd {
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx512 => simd::run_avx512(self, uniforms, entry, inputs, outputs),
+            Simd::Avx512 => simd::run_avx512(self, program, uniforms, entry, inputs, outputs),
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx2 => simd::run_avx2(self, uniforms, entry, inputs, outputs),
-            _ => self.run_portable(uniforms, entry, inputs, outputs),
+            Simd::Avx2 => simd::run_avx2(self, program, uniforms, entry, inputs, outputs),
+            _ => self.run_portable(program, uniforms, entry, inputs, outputs),
         }
     }
 
     #[inline(never)]
     pub(crate) fn run_portable(
         &mut self,
+        program: &Program,
         uniforms: &Uniforms,
         entry: u32,
         inputs: &VertexBatch,
         outputs: &mut VertexBatch,
     ) -> Result<BatchStats, Abort> {
-        self.run_fast_body(uniforms, entry, inputs, outputs)
+        self.run_fast_body(program, uniforms, entry, inputs, outputs)
     }
 
     /// The whole batch on the lane executor. Inlined into one wrapper per instruction-set level
@@ -382,6 +515,7 @@ impl<const N: usize> FastEngineN<N> {
     #[inline(always)]
     pub(crate) fn run_fast_body(
         &mut self,
+        program: &Program,
         uniforms: &Uniforms,
         entry: u32,
         inputs: &VertexBatch,
@@ -409,6 +543,7 @@ impl<const N: usize> FastEngineN<N> {
         // written and the remaining chunks write their own.
         let mut deferred = 0u16;
         let mut deferring = true;
+        let mut carried = Carried::default();
         let mut first = 0;
         while first < total {
             let n = (total - first).min(N);
@@ -428,7 +563,7 @@ impl<const N: usize> FastEngineN<N> {
                         };
                         let found = match traces.iter().position(|t| t.key == key) {
                             Some(i) => Some(i),
-                            None => trace::build(prog, uniforms, key).map(|t| {
+                            None => trace::build(prog, program, uniforms, key).map(|t| {
                                 if traces.len() == TRACES_PER_PROGRAM {
                                     traces.pop();
                                 }
@@ -443,6 +578,25 @@ impl<const N: usize> FastEngineN<N> {
             } else {
                 None
             };
+            let trace_ref = trace.and_then(|i| traces.get(i));
+            if let Some(t) = trace_ref
+                && t.carry != 0
+                && t.outcome.is_none()
+            {
+                carried.fill(
+                    lanes,
+                    CarryRun {
+                        prog,
+                        program,
+                        uniforms,
+                        entry,
+                        config: &self.config,
+                        state: &self.state,
+                        carry: t.carry,
+                        n,
+                    },
+                )?;
+            }
             lanes.run_chunk(
                 prog,
                 uniforms,
@@ -451,7 +605,7 @@ impl<const N: usize> FastEngineN<N> {
                 entry,
                 n,
                 self.state.al,
-                trace.and_then(|i| traces.get(i)),
+                trace_ref,
                 &mut stats,
             )?;
             self.stats.traced_chunks += u64::from(trace.is_some());
@@ -481,6 +635,8 @@ impl<const N: usize> FastEngineN<N> {
             inputs.load_vertex(total - 1, &mut self.state.inputs);
         }
         self.stats.splits += stats.splits;
+        self.stats.carried_batches += u64::from(carried.used);
+        self.stats.carry_evals += u64::from(carried.evals);
         Ok(BatchStats {
             vertices: total,
             instructions: stats.instructions,
@@ -517,7 +673,7 @@ impl<const N: usize> ShaderEngine for FastEngineN<N> {
             return self.run_serial(program, uniforms, entry, inputs, outputs);
         }
         let snapshot = self.state.clone();
-        match self.run_fast(uniforms, entry, inputs, outputs) {
+        match self.run_fast(program, uniforms, entry, inputs, outputs) {
             Ok(stats) => {
                 self.stats.fast_batches += 1;
                 Ok(stats)
@@ -530,6 +686,7 @@ impl<const N: usize> ShaderEngine for FastEngineN<N> {
                             e.hazard_flow = Some(flow_key);
                         }
                     }
+                    Abort::Unclean => self.stats.hazard_batches += 1,
                     Abort::Error => self.stats.error_batches += 1,
                 }
                 self.state = snapshot;

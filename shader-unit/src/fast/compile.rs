@@ -254,6 +254,10 @@ pub(crate) struct Compiled {
     pub v_regs: u16,
     /// Temp components read by some instruction.
     pub r_read: u64,
+    /// Temp components whose every writer flushes its result (flush mode: reads after an
+    /// in-invocation write skip the flush). A value carried in from the unit state for such a
+    /// component must itself be flushed for the lanes to read it correctly (see `super`).
+    pub clean_r: u64,
     /// Some operand uses relative addressing.
     pub uses_rel: bool,
     /// Pass-through outputs: `pass[K] = Some(J)` when every writer of oK is an [`Op::Pass`]
@@ -800,10 +804,105 @@ pub(crate) fn compile(program: &Program, flush: bool) -> Compiled {
             m | (u16::from((b.v_raw_read | b.v_fl_read) >> (r * 4) & 15 != 0) << r)
         }),
         r_read,
+        clean_r: b.clean_r,
         uses_rel,
         pass,
         uniform_flow: !divergent,
         id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+    }
+}
+
+/// Destination of one [`lane_deps`] entry: a temp (0–63) or output (64–127) component.
+pub(crate) const DEP_A0X: u8 = 128;
+/// [`lane_deps`] destination a0.y.
+pub(crate) const DEP_A0Y: u8 = 129;
+/// [`lane_deps`] destination cmp.x.
+pub(crate) const DEP_CMPX: u8 = 130;
+/// [`lane_deps`] destination cmp.y.
+pub(crate) const DEP_CMPY: u8 = 131;
+
+/// What one written component of an arithmetic instruction is computed from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LaneDep {
+    /// The component written: temp/output bit (r·4 + c, outputs + 64) or a `DEP_*` value.
+    pub dst: u8,
+    /// Temp components read for it (bit r·4 + c).
+    pub r: u64,
+    /// It reads an input register component.
+    pub v: bool,
+    /// a0 components ([`M_A0X`], [`M_A0Y`]) that index a relative uniform read for it.
+    pub rel: u8,
+}
+
+/// Calls `f` once per component `instr` writes, with what that component is computed from
+/// (per component: an element-wise operation's x depends on its operands' x lanes only, a dot
+/// product's on every lane it reads). Control flow and NOP write nothing.
+pub(crate) fn lane_deps(instr: &Instr, mut f: impl FnMut(LaneDep)) {
+    let (srcs, _) = sources(instr);
+    let dep_of = |used: [u8; 3], dst: u8| {
+        let mut d = LaneDep {
+            dst,
+            ..LaneDep::default()
+        };
+        for (s, &u) in srcs.iter().zip(&used) {
+            if let Some(s) = s {
+                let (r, m, v) = src_reads(s, u);
+                d.r |= r;
+                d.v |= v != 0;
+                d.rel |= m & (M_A0X | M_A0Y);
+            }
+        }
+        d
+    };
+    // The instruction with its destination mask cut to one lane (descriptor bit 3 = x).
+    let one_lane = |lane: u8| -> Instr {
+        let mut i = *instr;
+        match &mut i {
+            Instr::Binary { dst, .. } | Instr::Unary { dst, .. } | Instr::Mad { dst, .. } => {
+                dst.mask = 8 >> lane;
+            }
+            _ => {}
+        }
+        i
+    };
+    match *instr {
+        Instr::Binary { dst, .. } | Instr::Mad { dst, .. } | Instr::Unary { dst, .. } => {
+            let lanes = lanes_of(dst.mask);
+            let (base, reg) = match dst.reg {
+                DstReg::Temp(i) => (0u8, i & 15),
+                DstReg::Output(i) => (64u8, i & 15),
+            };
+            for lane in 0..4u8 {
+                if lanes & (1 << lane) != 0 {
+                    f(dep_of(used_lanes(&one_lane(lane)), base + reg * 4 + lane));
+                }
+            }
+            if let Instr::Unary {
+                op: UnaryOp::Litp, ..
+            } = *instr
+            {
+                let all = dep_of(used_lanes(instr), DEP_CMPX);
+                f(all);
+                f(LaneDep {
+                    dst: DEP_CMPY,
+                    ..all
+                });
+            }
+        }
+        Instr::Mova { mask, .. } => {
+            let lanes = lanes_of(mask);
+            if lanes & 1 != 0 {
+                f(dep_of([1, 0, 0], DEP_A0X));
+            }
+            if lanes & 2 != 0 {
+                f(dep_of([2, 0, 0], DEP_A0Y));
+            }
+        }
+        Instr::Cmp { .. } => {
+            f(dep_of([1, 1, 0], DEP_CMPX));
+            f(dep_of([2, 2, 0], DEP_CMPY));
+        }
+        _ => {}
     }
 }
 

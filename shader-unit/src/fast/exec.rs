@@ -40,6 +40,10 @@ pub(crate) enum Abort {
     /// An invocation read a register component before writing it, while some instruction may
     /// write it: the value would come from the previous vertex.
     Hazard,
+    /// A carried temp value (see [`super::trace::Trace::carry`]) in the batch's starting state
+    /// is not flushed while the program reads that component as already flushed (flush mode):
+    /// this batch runs serially, later ones may not.
+    Unclean,
 }
 
 /// Counters of one chunk.

@@ -16,6 +16,7 @@
 //! AVX-512 levels; the baseline level runs the portable loops instead.
 #![allow(unsafe_code)]
 
+use crate::decode::Program;
 use crate::interp::{BatchStats, Uniforms, VertexBatch};
 
 use super::FastEngineN;
@@ -24,43 +25,47 @@ use super::exec::Abort;
 #[target_feature(enable = "avx2")]
 fn body_avx2<const N: usize>(
     e: &mut FastEngineN<N>,
+    program: &Program,
     uniforms: &Uniforms,
     entry: u32,
     inputs: &VertexBatch,
     outputs: &mut VertexBatch,
 ) -> Result<BatchStats, Abort> {
-    e.run_fast_body(uniforms, entry, inputs, outputs)
+    e.run_fast_body(program, uniforms, entry, inputs, outputs)
 }
 
 #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2")]
 fn body_avx512<const N: usize>(
     e: &mut FastEngineN<N>,
+    program: &Program,
     uniforms: &Uniforms,
     entry: u32,
     inputs: &VertexBatch,
     outputs: &mut VertexBatch,
 ) -> Result<BatchStats, Abort> {
-    e.run_fast_body(uniforms, entry, inputs, outputs)
+    e.run_fast_body(program, uniforms, entry, inputs, outputs)
 }
 
 /// The batch body with AVX2. The engine only selects `Simd::Avx2` when detected.
 pub(super) fn run_avx2<const N: usize>(
     e: &mut FastEngineN<N>,
+    program: &Program,
     uniforms: &Uniforms,
     entry: u32,
     inputs: &VertexBatch,
     outputs: &mut VertexBatch,
 ) -> Result<BatchStats, Abort> {
     if !std::arch::is_x86_feature_detected!("avx2") {
-        return e.run_portable(uniforms, entry, inputs, outputs);
+        return e.run_portable(program, uniforms, entry, inputs, outputs);
     }
     // SAFETY: `body_avx2` requires AVX2, and the check above proved this CPU has it.
-    unsafe { body_avx2(e, uniforms, entry, inputs, outputs) }
+    unsafe { body_avx2(e, program, uniforms, entry, inputs, outputs) }
 }
 
 /// The batch body with AVX-512. The engine only selects `Simd::Avx512` when detected.
 pub(super) fn run_avx512<const N: usize>(
     e: &mut FastEngineN<N>,
+    program: &Program,
     uniforms: &Uniforms,
     entry: u32,
     inputs: &VertexBatch,
@@ -72,10 +77,10 @@ pub(super) fn run_avx512<const N: usize>(
         && std::arch::is_x86_feature_detected!("avx512dq")
         && std::arch::is_x86_feature_detected!("avx2"))
     {
-        return e.run_portable(uniforms, entry, inputs, outputs);
+        return e.run_portable(program, uniforms, entry, inputs, outputs);
     }
     // SAFETY: `body_avx512` requires AVX-512 F/VL/BW/DQ and AVX2, all checked just above.
-    unsafe { body_avx512(e, uniforms, entry, inputs, outputs) }
+    unsafe { body_avx512(e, program, uniforms, entry, inputs, outputs) }
 }
 
 #[target_feature(enable = "avx2")]

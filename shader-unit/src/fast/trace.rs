@@ -14,10 +14,13 @@
 //! (`exec::Lanes::run_chunk`) without the lane work, so a trace's outcome is exactly what a
 //! chunk run would report.
 
+use crate::decode::Program;
 use crate::interp::Uniforms;
 use crate::interp::flow::FlowStacks;
 
-use super::compile::{Compiled, Op};
+use super::compile::{
+    Compiled, DEP_A0X, DEP_A0Y, DEP_CMPX, DEP_CMPY, M_A0X, M_A0Y, M_CMPX, M_CMPY, Op, lane_deps,
+};
 use super::exec::{Abort, Step, branch_if, call};
 
 /// Longest trace kept (arithmetic operations); longer paths use the per-instruction sequencer.
@@ -57,13 +60,24 @@ pub(crate) struct Trace {
     pub w_m: u8,
     /// aL at END.
     pub al_end: i32,
+    /// Temp components an invocation reads before writing them (bit r·4 + c), each of which
+    /// some instruction may write: every vertex reads the value the previous vertex left. Only
+    /// set when the values these components hold at END are computed from their values at the
+    /// start, uniforms and constants alone (not from inputs), see [`carry_closed`]; the engine
+    /// then feeds each lane its carried value (`super::FastEngineN`).
+    pub carry: u64,
     /// How a chunk run would end: `None` = END reached.
     pub outcome: Option<Abort>,
 }
 
 /// Simulates the sequencer for `key`. `None` when the program has divergent control flow or the
 /// path is too long to keep.
-pub(crate) fn build(prog: &Compiled, uniforms: &Uniforms, key: TraceKey) -> Option<Trace> {
+pub(crate) fn build(
+    prog: &Compiled,
+    program: &Program,
+    uniforms: &Uniforms,
+    key: TraceKey,
+) -> Option<Trace> {
     if !prog.uniform_flow {
         return None;
     }
@@ -75,6 +89,7 @@ pub(crate) fn build(prog: &Compiled, uniforms: &Uniforms, key: TraceKey) -> Opti
         w_ro: 0,
         w_m: 0,
         al_end: key.al0,
+        carry: 0,
         outcome: None,
     };
     let mut flow = FlowStacks::default();
@@ -95,10 +110,11 @@ pub(crate) fn build(prog: &Compiled, uniforms: &Uniforms, key: TraceKey) -> Opti
             return Some(t);
         }
         let meta = &prog.meta[pc as usize];
-        if meta.hazard_r & !(t.w_ro as u64) != 0 || meta.hazard_m & !t.w_m != 0 {
+        if meta.hazard_m & !t.w_m != 0 {
             t.outcome = Some(Abort::Hazard);
             return Some(t);
         }
+        t.carry |= meta.hazard_r & !(t.w_ro as u64);
         let step = match *op {
             Op::Bin { .. }
             | Op::Mad { .. }
@@ -159,6 +175,9 @@ pub(crate) fn build(prog: &Compiled, uniforms: &Uniforms, key: TraceKey) -> Opti
         pc = match step {
             Step::End => {
                 t.al_end = al;
+                if t.carry != 0 && !carry_closed(program, &t.steps, t.carry) {
+                    t.outcome = Some(Abort::Hazard);
+                }
                 return Some(t);
             }
             Step::Next => flow.next_pc(next, None, None, &mut al),
@@ -166,4 +185,49 @@ pub(crate) fn build(prog: &Compiled, uniforms: &Uniforms, key: TraceKey) -> Opti
             Step::Break(target) => flow.next_pc(next, None, Some(target), &mut al),
         };
     }
+}
+
+/// Whether the values of the `carry` components at the end of the path `steps` depend only on
+/// their values at the start (plus uniforms and constants): no input component reaches them,
+/// directly or through temps, a0 (relative uniform reads) or cmp. Then the value vertex i reads
+/// is the previous vertex's, which is a function of the batch's starting state alone, and the
+/// engine can compute it serially without running the whole batch serially.
+///
+/// A forward pass over the path: `dep_r`/`dep_m` hold the temp components and a0/cmp bits whose
+/// current value depends on an input (a write replaces its destination's mark).
+fn carry_closed(program: &Program, steps: &[(u32, i32)], carry: u64) -> bool {
+    let instrs = program.instrs();
+    let mut dep_r = 0u64;
+    let mut dep_m = 0u8;
+    for &(pc, _) in steps {
+        let Some(instr) = instrs.get(pc as usize) else {
+            return false;
+        };
+        // All marks of one instruction are computed from the state before it (a destination
+        // may also be an operand).
+        let mut marks = [(0u8, false); 6];
+        let mut n = 0;
+        lane_deps(instr, |d| {
+            let dep = d.v || d.r & dep_r != 0 || d.rel & dep_m != 0;
+            if let Some(slot) = marks.get_mut(n) {
+                *slot = (d.dst, dep);
+                n += 1;
+            }
+        });
+        for &(dst, dep) in &marks[..n] {
+            let bit = match dst {
+                0..=63 => {
+                    dep_r = (dep_r & !(1u64 << dst)) | (u64::from(dep) << dst);
+                    continue;
+                }
+                DEP_A0X => M_A0X,
+                DEP_A0Y => M_A0Y,
+                DEP_CMPX => M_CMPX,
+                DEP_CMPY => M_CMPY,
+                _ => continue,
+            };
+            dep_m = if dep { dep_m | bit } else { dep_m & !bit };
+        }
+    }
+    dep_r & carry == 0
 }
