@@ -47,7 +47,9 @@ use crate::geometry::vertex_loader::{
 use crate::geometry::viewport::{self, Viewport};
 use crate::lut::LookupTables;
 use crate::memory::PhysMem;
-use crate::pixel::fragment::{PixelPath, PixelPipeline, TextureCache, TextureUnits};
+use crate::pixel::fragment::{
+    PipelineTemplate, PixelPath, PixelPipeline, TextureCache, TextureUnits,
+};
 use crate::pixel::raster::TriangleOutcome;
 use crate::pixel::stages::FixedFunctionStages;
 use crate::pixel::tev::TevSolo;
@@ -172,6 +174,8 @@ pub struct PipelineState {
     recent_programs: Vec<(Arc<Program>, u64)>,
     /// Recently decoded fixed-function stages (see [`StageCache`]).
     stages: StageCache,
+    /// Recently decoded pixel-pipeline templates (see [`TemplateCache`]).
+    templates: TemplateCache,
     scratch: Scratch,
     /// The open immediate-mode "draw" (vertices since FIXEDATTRIB_INDEX = 0xF), if any.
     immediate: Option<ImmediateDraw>,
@@ -203,19 +207,66 @@ impl SharedTextureCache {
         mem: &PhysMem,
         regs: &[u32; 0x300],
         mode: RenderMode,
+        template: &PipelineTemplate,
     ) -> PixelPipeline<TextureUnits> {
         match self.0.lock() {
             Ok(mut cache) => {
                 cache.render_mode = mode;
-                PixelPipeline::for_draw_cached(mem, regs, &mut cache)
+                PixelPipeline::for_draw_template(mem, regs, &mut cache, template)
             }
             // A panic elsewhere poisoned the cache: decode without it.
             Err(_) => {
                 let mut cache = TextureCache::new(0);
                 cache.render_mode = mode;
-                PixelPipeline::for_draw_cached(mem, regs, &mut cache)
+                PixelPipeline::for_draw_template(mem, regs, &mut cache, template)
             }
         }
+    }
+}
+
+/// Words of a [`PipelineTemplate`] key ([`PipelineTemplate::KEY`]).
+const TEMPLATE_KEY_WORDS: usize = PipelineTemplate::KEY.end - PipelineTemplate::KEY.start;
+
+/// How many pixel-pipeline templates [`TemplateCache`] keeps.
+const RECENT_TEMPLATES: usize = 16;
+
+/// Recently decoded [`PipelineTemplate`]s, most recent first, each with a copy of the key
+/// registers it was decoded from (compared word for word: no hash, no false hit). A draw whose
+/// registers 0x040-0x1FF equal an entry's reuses its template instead of decoding the
+/// combiners, fragment operations and framebuffer configuration again (stress: 936 pixel set-ups
+/// per replay, a handful of configurations). A pure cache: a clone of the pipeline state (a
+/// keyframe) starts empty.
+#[derive(Default)]
+struct TemplateCache(Vec<(Box<[u32; TEMPLATE_KEY_WORDS]>, PipelineTemplate)>);
+
+impl Clone for TemplateCache {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl std::fmt::Debug for TemplateCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TemplateCache({} entries)", self.0.len())
+    }
+}
+
+impl TemplateCache {
+    /// The template for `regs`, decoded now or reused (and made the most recent entry).
+    fn get(&mut self, regs: &[u32; 0x300]) -> &PipelineTemplate {
+        let key = &regs[PipelineTemplate::KEY];
+        match self.0.iter().position(|(k, _)| k[..] == *key) {
+            Some(i) => self.0[..=i].rotate_right(1),
+            None => {
+                let mut k = Box::new([0u32; TEMPLATE_KEY_WORDS]);
+                k.copy_from_slice(key);
+                if self.0.len() >= RECENT_TEMPLATES {
+                    self.0.pop();
+                }
+                self.0.insert(0, (k, PipelineTemplate::from_regs(regs)));
+            }
+        }
+        &self.0[0].1
     }
 }
 
@@ -287,6 +338,7 @@ impl Default for PipelineState {
             gs_program: None,
             recent_programs: Vec::new(),
             stages: StageCache::default(),
+            templates: TemplateCache::default(),
             scratch: Scratch::default(),
             immediate: None,
             textures: SharedTextureCache::default(),
@@ -939,7 +991,10 @@ impl PipelineState {
         let mut detail = obs
             .wants_draw_detail()
             .then(|| DrawDetail::new(&ds.regs[..], obs.draw_detail_limits()));
-        let mut pixels = self.textures.pipeline(mem, &ds.regs, self.render_mode);
+        let template = self.templates.get(&ds.regs);
+        let mut pixels = self
+            .textures
+            .pipeline(mem, &ds.regs, self.render_mode, template);
         pixels.set_path(self.pixel_path);
         // The per-fragment cost counters only when someone reads them (Observer::wants_costs).
         pixels.set_costs(obs.wants_costs());
@@ -1267,7 +1322,10 @@ impl PipelineState {
                 outcome.work.shader_instructions += gs_instructions;
                 outcome.gs_float_uniforms = gs_uniforms.map(|u| u.f);
                 if !scratch.tris.is_empty() {
-                    let mut pixels = self.textures.pipeline(mem, &ds.regs, self.render_mode);
+                    let template = self.templates.get(&ds.regs);
+                    let mut pixels =
+                        self.textures
+                            .pipeline(mem, &ds.regs, self.render_mode, template);
                     pixels.set_path(self.pixel_path);
                     pixels.set_costs(obs.wants_costs());
                     let mut debug = obs.take_debug_buffers();
@@ -1517,5 +1575,72 @@ mod tests {
             cache.put(e);
         }
         assert_eq!(cache.0.len(), RECENT_STAGES);
+    }
+
+    /// `PipelineTemplate::from_regs` reads only the [`PipelineTemplate::KEY`] words: changing
+    /// every other register at random never changes the template (configuration, combiner
+    /// program, units read, diagnostics). This is what makes keying the template cache on
+    /// those words sound.
+    #[test]
+    fn templates_depend_only_on_the_key_registers() {
+        let mut rng = Rng(0xC3D5_0001_7E3A_1001);
+        let mut diagnosed = 0;
+        for case in 0..300 {
+            let regs = stage_regs(&mut rng, case);
+            let t = PipelineTemplate::from_regs(&regs);
+            diagnosed += usize::from(!format!("{t:?}").contains("diags: []"));
+            let base = format!("{t:?}");
+            let mut other = regs.clone();
+            for (i, w) in other.iter_mut().enumerate() {
+                if !PipelineTemplate::KEY.contains(&i) {
+                    *w = rng.next();
+                }
+            }
+            let changed = format!("{:?}", PipelineTemplate::from_regs(&other));
+            assert_eq!(base, changed, "case {case}");
+        }
+        // Random registers exercise the diagnostics too (reserved values, unknown formats).
+        assert!(diagnosed > 0);
+    }
+
+    /// The template cache hands back a template equal to a fresh decode, reuses an entry only
+    /// for identical key words (any changed key word decodes anew), and stays bounded.
+    #[test]
+    fn template_cache_reuses_only_identical_keys() {
+        let mut rng = Rng(0x7E3A_0000_C3D5_0002);
+        let regs = stage_regs(&mut rng, 0);
+        let fresh = |r: &[u32; 0x300]| format!("{:?}", PipelineTemplate::from_regs(r));
+        let mut cache = TemplateCache::default();
+        assert_eq!(format!("{:?}", cache.get(&regs)), fresh(&regs));
+        let first: *const PipelineTemplate = cache.get(&regs);
+        assert_eq!(cache.0.len(), 1);
+        // Registers outside the key (vertex arrays, shader uniforms): the same entry.
+        let mut outside = regs.clone();
+        outside[0x200] ^= 0x1000;
+        outside[0x2B0] ^= 1;
+        outside[0x03F] ^= 7;
+        assert_eq!(cache.get(&outside) as *const PipelineTemplate, first);
+        assert_eq!(cache.0.len(), 1);
+        // Any key word changed: a new entry equal to a fresh decode; the old one is still found.
+        for i in [
+            0x040usize, 0x080, 0x0C0, 0x0FF, 0x100, 0x110, 0x11C, 0x140, 0x1FF,
+        ] {
+            let mut r = regs.clone();
+            r[i] ^= 0x0001_0001;
+            let n = cache.0.len();
+            assert_eq!(format!("{:?}", cache.get(&r)), fresh(&r), "word 0x{i:03X}");
+            assert_eq!(cache.0.len(), n + 1, "word 0x{i:03X}: stale entry reused");
+            assert_eq!(format!("{:?}", cache.get(&regs)), fresh(&regs));
+            assert_eq!(cache.0.len(), n + 1);
+        }
+        // Bounded.
+        for k in 0..40u32 {
+            let mut r = regs.clone();
+            r[0x0C0] = k;
+            let _ = cache.get(&r);
+        }
+        assert_eq!(cache.0.len(), RECENT_TEMPLATES);
+        // A clone (a keyframe) starts empty.
+        assert_eq!(cache.clone().0.len(), 0);
     }
 }

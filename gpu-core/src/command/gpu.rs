@@ -431,63 +431,61 @@ impl ListState {
         self.cursor
     }
 
-    fn next_write(&mut self, mem: &PhysMem) -> Result<Option<ListWrite>, (DiagKind, String)> {
-        if self.current.is_none() {
-            // Padding: commands start 8-byte aligned relative to the buffer start.
-            if !(self.cursor - u64::from(self.start)).is_multiple_of(8) {
-                self.cursor += 4;
-            }
-            if self.cursor + 8 > self.end {
-                return Ok(None);
-            }
-            let at = self.cursor as u32;
-            let read = |a: u32| {
-                mem.read_u32(a).map_err(|_| {
-                    (
-                        DiagKind::UnmappedRead { addr: a, len: 4 },
-                        format!("command list word at 0x{a:08X} is outside mapped memory; list abandoned"),
-                    )
-                })
-            };
-            let param = read(at)?;
-            let header = read(at.wrapping_add(4))?;
-            let h = CmdHeader(header);
-            // Extra-parameter count: 8 bits (20-27) per [3DB]/[P]/[M]; [C] reads 11 bits.
-            let extra = h.extra_params(ExtraParamWidth::Bits8);
-            if self.cursor + 8 + 4 * u64::from(extra) > self.end {
-                return Err((
-                    DiagKind::CommandList,
-                    format!(
-                        "command at 0x{at:08X} (id 0x{:03X}) declares {extra} extra parameters past the end of the list; list abandoned",
-                        h.id()
+    /// The next register write of the list, `Ok(None)` at its end. The hot path of the command
+    /// processor: a new command's parameter and header are read together when both lie in one
+    /// resident page, and errors are returned as a small value (their text is made by
+    /// [`ListError::into_diagnostic`] only when one happens).
+    #[inline]
+    fn next_write(&mut self, mem: &PhysMem) -> Result<Option<ListWrite>, ListError> {
+        let cmd = match self.current.as_mut() {
+            Some(cmd) => cmd,
+            None => {
+                // Padding: commands start 8-byte aligned relative to the buffer start.
+                if !(self.cursor - u64::from(self.start)).is_multiple_of(8) {
+                    self.cursor += 4;
+                }
+                if self.cursor + 8 > self.end {
+                    return Ok(None);
+                }
+                let at = self.cursor as u32;
+                let (param, header) = match mem.slice_in_page(at, 8) {
+                    Some(&[a, b, c, d, e, f, g, h]) => (
+                        u32::from_le_bytes([a, b, c, d]),
+                        u32::from_le_bytes([e, f, g, h]),
                     ),
-                ));
+                    _ => {
+                        let read = |a: u32| mem.read_u32(a).map_err(|_| ListError::Word(a));
+                        (read(at)?, read(at.wrapping_add(4))?)
+                    }
+                };
+                let h = CmdHeader(header);
+                // Extra-parameter count: 8 bits (20-27) per [3DB]/[P]/[M]; [C] reads 11 bits.
+                let extra = h.extra_params(ExtraParamWidth::Bits8);
+                if self.cursor + 8 + 4 * u64::from(extra) > self.end {
+                    return Err(ListError::PastEnd {
+                        at,
+                        id: h.id(),
+                        extra,
+                    });
+                }
+                self.cursor += 8;
+                self.current.insert(CurrentCommand {
+                    id: u32::from(h.id()),
+                    mask: h.mask(),
+                    consecutive: h.consecutive(),
+                    extra,
+                    next: 0,
+                    first_param: param,
+                    addr: at,
+                })
             }
-            self.current = Some(CurrentCommand {
-                id: u32::from(h.id()),
-                mask: h.mask(),
-                consecutive: h.consecutive(),
-                extra,
-                next: 0,
-                first_param: param,
-                addr: at,
-            });
-            self.cursor += 8;
-        }
-        let Some(cmd) = self.current.as_mut() else {
-            return Ok(None);
         };
         let k = cmd.next;
         let (value, addr) = if k == 0 {
             (cmd.first_param, cmd.addr)
         } else {
             let a = (self.cursor as u32).wrapping_add(4 * (k - 1));
-            let v = mem.read_u32(a).map_err(|_| {
-                (
-                    DiagKind::UnmappedRead { addr: a, len: 4 },
-                    format!("command list parameter at 0x{a:08X} is outside mapped memory; list abandoned"),
-                )
-            })?;
+            let v = mem.read_u32(a).map_err(|_| ListError::Parameter(a))?;
             (v, a)
         };
         let w = ListWrite {
@@ -502,6 +500,45 @@ impl ListState {
             self.current = None;
         }
         Ok(Some(w))
+    }
+}
+
+/// Why a command list was abandoned while reading it.
+#[derive(Clone, Copy, Debug)]
+enum ListError {
+    /// A command's parameter or header word at this address is outside mapped memory.
+    Word(u32),
+    /// An extra parameter word at this address is outside mapped memory.
+    Parameter(u32),
+    /// The command at `at` declares more extra parameters than the list holds.
+    PastEnd { at: u32, id: u16, extra: u32 },
+}
+
+impl ListError {
+    fn into_diagnostic(self) -> Diagnostic {
+        let (kind, detail) = match self {
+            ListError::Word(a) => (
+                DiagKind::UnmappedRead { addr: a, len: 4 },
+                format!("command list word at 0x{a:08X} is outside mapped memory; list abandoned"),
+            ),
+            ListError::Parameter(a) => (
+                DiagKind::UnmappedRead { addr: a, len: 4 },
+                format!(
+                    "command list parameter at 0x{a:08X} is outside mapped memory; list abandoned"
+                ),
+            ),
+            ListError::PastEnd { at, id, extra } => (
+                DiagKind::CommandList,
+                format!(
+                    "command at 0x{at:08X} (id 0x{id:03X}) declares {extra} extra parameters past the end of the list; list abandoned"
+                ),
+            ),
+        };
+        Diagnostic {
+            kind,
+            draw: None,
+            detail,
+        }
     }
 }
 
@@ -957,6 +994,7 @@ impl Gpu {
     }
 
     /// Counts a PICA write and applies a write override to it (trace editing).
+    #[inline]
     fn edited_write(
         &mut self,
         id: u32,
@@ -1105,28 +1143,25 @@ impl Gpu {
     /// Continues an interrupted command list (see [`Gpu::run_command_list`]). Returns true when
     /// the list is finished (or there was none).
     pub fn resume_command_list<O: Observer>(&mut self, mem: &mut PhysMem, obs: &mut O) -> bool {
-        while let Some(mut st) = self.list.take() {
+        // The list state stays in place (the write below reads it: budgets, edits).
+        while let Some(st) = self.list.as_mut() {
             let w = match st.next_write(mem) {
                 Ok(Some(w)) => w,
                 Ok(None) => break,
-                Err((kind, detail)) => {
-                    obs.diagnostic(&Diagnostic {
-                        kind,
-                        draw: None,
-                        detail,
-                    });
+                Err(e) => {
+                    obs.diagnostic(&e.into_diagnostic());
                     break;
                 }
             };
+            let start = st.start;
             if let Some(e) = self.work.check_start(BudgetResource::Writes, true) {
-                let d = self.budget_diagnostic(&e, Some(st.start), Some(w.addr), None);
+                let d = self.budget_diagnostic(&e, Some(start), Some(w.addr), None);
                 obs.diagnostic(&d);
                 break;
             }
             self.work.count_write(true);
             st.writes += 1;
             let writes = st.writes;
-            self.list = Some(st);
             match self.write_pica_reg_flow(mem, w.id, w.value, w.mask, Some(w.addr), obs) {
                 Flow::Continue => {}
                 Flow::Stop => self.list = None,

@@ -966,17 +966,99 @@ impl PixelPipeline<TextureUnits> {
     /// As [`PixelPipeline::for_draw`], reusing decoded textures from `cache` (which keeps them
     /// for later draws).
     pub fn for_draw_cached(mem: &PhysMem, regs: &[u32; 0x300], cache: &mut TextureCache) -> Self {
-        let tev = TevConfig::from_regs(regs);
-        let light_tex = lighting_texture_units(regs, &tev);
-        let wanted = [0, 1, 2].map(|u| tev.reads(tex_source(u)) || light_tex[u]);
-        let mut units = TextureUnits::from_regs_cached(mem, regs, wanted, cache);
+        Self::for_draw_template(mem, regs, cache, &PipelineTemplate::from_regs(regs))
+    }
+
+    /// As [`PixelPipeline::for_draw_cached`], with the register-only part of the set-up
+    /// already decoded: `template` must be [`PipelineTemplate::from_regs`] of registers whose
+    /// [`PipelineTemplate::KEY`] words equal `regs`' (the command processor keeps recent
+    /// templates and reuses them; the textures are still looked up for every draw).
+    pub fn for_draw_template(
+        mem: &PhysMem,
+        regs: &[u32; 0x300],
+        cache: &mut TextureCache,
+        template: &PipelineTemplate,
+    ) -> Self {
+        let mut units = TextureUnits::from_regs_cached(mem, regs, template.wanted, cache);
         let errors = std::mem::take(&mut units.errors);
-        let mut p = Self::with_sampler(regs, units);
+        let mut p = Self::with_template(regs, units, template);
         for (unit, error) in errors {
             p.diags.push(PipelineDiag::Texture { unit, error });
         }
         p
     }
+}
+
+/// The part of a draw's pixel-pipeline set-up that depends only on the registers
+/// [`PipelineTemplate::KEY`] (not on memory): the decoded configuration, the combiner program,
+/// the texture units the draw reads and the diagnostics the configuration alone gives.
+/// Decoding it costs several thousand instructions per draw; the command processor keeps the
+/// recent ones (`draw.rs`) so that draws with a recurring configuration decode it once.
+#[derive(Clone, Debug)]
+pub struct PipelineTemplate {
+    cfg: PipelineConfig,
+    tev: TevProgram,
+    /// Texture units 0-3 that fragment lighting reads ([`lighting_texture_units`]).
+    light_tex: [bool; 4],
+    /// Texture units 0-2 the combiners or lighting read (decoded when enabled).
+    wanted: [bool; 3],
+    /// [`PixelPipeline`]'s configuration diagnostics, in order.
+    diags: Vec<PipelineDiag>,
+}
+
+impl PipelineTemplate {
+    /// The registers a template is decoded from: 0x040-0x1FF (rasteriser, texturing,
+    /// combiners, fragment operations, framebuffer, lighting). A test checks that changing any
+    /// other register never changes the template.
+    pub const KEY: std::ops::Range<usize> = 0x040..0x200;
+
+    /// Decodes the template of the draw configured in `regs`.
+    pub fn from_regs(regs: &[u32; 0x300]) -> Self {
+        let cfg = PipelineConfig::from_regs(regs);
+        let light_tex = lighting_texture_units(regs, &cfg.tev);
+        let wanted = [0, 1, 2].map(|u| cfg.tev.reads(tex_source(u)) || light_tex[u]);
+        PipelineTemplate {
+            tev: TevProgram::new(&cfg.tev),
+            diags: static_diagnostics(&cfg),
+            cfg,
+            light_tex,
+            wanted,
+        }
+    }
+}
+
+/// The diagnostics a pipeline configuration alone gives (unknown formats, combiner issues,
+/// reserved blend and fragment-mode values), in the order [`PixelPipeline`] reports them.
+fn static_diagnostics(cfg: &PipelineConfig) -> Vec<PipelineDiag> {
+    let mut diags = Vec::new();
+    if cfg.fb.color_format.is_none() && cfg.fb.color_write {
+        diags.push(PipelineDiag::UnknownColorFormat(cfg.fb.color_format_id));
+    }
+    let uses_depth = cfg.ops.depth.enabled || cfg.ops.depth.write || cfg.ops.stencil.enabled;
+    if cfg.fb.depth_format.is_none() && uses_depth {
+        diags.push(PipelineDiag::UnknownDepthFormat(cfg.fb.depth_format_id));
+    }
+    for issue in cfg.tev.issues() {
+        diags.push(PipelineDiag::Tev(issue));
+    }
+    if let ColorOutput::Blend(b) = cfg.ops.output {
+        for eq in [b.rgb_eq, b.alpha_eq] {
+            if let BlendEquation::Reserved(n) = eq {
+                diags.push(PipelineDiag::ReservedBlendEquation(n));
+            }
+        }
+        if [b.rgb_src, b.rgb_dst, b.alpha_src, b.alpha_dst].contains(&BlendFactor::Reserved15) {
+            diags.push(PipelineDiag::ReservedBlendFactor);
+        }
+    }
+    if cfg.ops.mode == FragmentMode::Reserved2 {
+        diags.push(PipelineDiag::ReservedFragmentMode);
+    }
+    if let FogMode::Other(n) = cfg.ops.fog {
+        diags.push(PipelineDiag::UnknownFogMode(n));
+    }
+    diags.dedup();
+    diags
 }
 
 /// Texture units 0-3 that fragment lighting reads (bump/tangent map, shadow factor) when it
@@ -1023,9 +1105,15 @@ fn tex_source(unit: usize) -> TevSource {
 impl<S: TextureSampler> PixelPipeline<S> {
     /// A pipeline for the draw configured in `regs` that samples textures with `sampler`.
     pub fn with_sampler(regs: &[u32; 0x300], sampler: S) -> Self {
-        let mut cfg = PipelineConfig::from_regs(regs);
+        Self::with_template(regs, sampler, &PipelineTemplate::from_regs(regs))
+    }
+
+    /// As [`PixelPipeline::with_sampler`] with the register-only set-up decoded already
+    /// (`template` decoded from registers whose [`PipelineTemplate::KEY`] words equal `regs`').
+    fn with_template(regs: &[u32; 0x300], sampler: S, template: &PipelineTemplate) -> Self {
+        let mut cfg = template.cfg;
         let tev = &cfg.tev;
-        let light_tex = lighting_texture_units(regs, tev);
+        let light_tex = template.light_tex;
         let needs = Needs {
             tex: [0, 1, 2]
                 .map(|u| sampler.enabled(u) && (tev.reads(tex_source(u)) || light_tex[u])),
@@ -1060,8 +1148,8 @@ impl<S: TextureSampler> PixelPipeline<S> {
             .fb
             .depth_format
             .map_or(4, |f| f.bytes_per_pixel() as u32);
-        let mut p = PixelPipeline {
-            tev: TevProgram::new(&cfg.tev),
+        PixelPipeline {
+            tev: template.tev,
             cfg,
             sampler,
             needs,
@@ -1069,49 +1157,14 @@ impl<S: TextureSampler> PixelPipeline<S> {
             depth_cache: TileCache::new(depth_bpp),
             stats: PixelStats::default(),
             costs: true,
-            diags: Vec::new(),
+            diags: template.diags.clone(),
             reported: 0,
             invalid_triangles: 0,
             color_stage: Some(ColorStage::new(cfg.ops.output, cfg.ops.color_mask)),
             timer: None,
             solo: None,
             probe: None,
-        };
-        p.static_diagnostics();
-        p
-    }
-
-    fn static_diagnostics(&mut self) {
-        let cfg = self.cfg;
-        if cfg.fb.color_format.is_none() && cfg.fb.color_write {
-            self.diags
-                .push(PipelineDiag::UnknownColorFormat(cfg.fb.color_format_id));
         }
-        let uses_depth = cfg.ops.depth.enabled || cfg.ops.depth.write || cfg.ops.stencil.enabled;
-        if cfg.fb.depth_format.is_none() && uses_depth {
-            self.diags
-                .push(PipelineDiag::UnknownDepthFormat(cfg.fb.depth_format_id));
-        }
-        for issue in cfg.tev.issues() {
-            self.diags.push(PipelineDiag::Tev(issue));
-        }
-        if let ColorOutput::Blend(b) = cfg.ops.output {
-            for eq in [b.rgb_eq, b.alpha_eq] {
-                if let BlendEquation::Reserved(n) = eq {
-                    self.diags.push(PipelineDiag::ReservedBlendEquation(n));
-                }
-            }
-            if [b.rgb_src, b.rgb_dst, b.alpha_src, b.alpha_dst].contains(&BlendFactor::Reserved15) {
-                self.diags.push(PipelineDiag::ReservedBlendFactor);
-            }
-        }
-        if cfg.ops.mode == FragmentMode::Reserved2 {
-            self.diags.push(PipelineDiag::ReservedFragmentMode);
-        }
-        if let FogMode::Other(n) = cfg.ops.fog {
-            self.diags.push(PipelineDiag::UnknownFogMode(n));
-        }
-        self.diags.dedup();
     }
 
     fn not_implemented(&mut self, f: Feature) {
