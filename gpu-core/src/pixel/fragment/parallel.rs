@@ -195,11 +195,19 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         plan: Option<&FastPlan>,
     ) -> TriangleOutcome {
         let cfg = self.cfg;
-        rasterize_triangle_bands(&cfg.raster, tri, Some(bands), |f| match plan {
-            Some(plan) if plan.over_rgba8 => self.process_fast::<true, COSTS>(f, plan),
-            Some(plan) => self.process_fast::<false, COSTS>(f, plan),
-            None => self.process(f, ()),
-        })
+        let bands = Some(bands);
+        // The routine is chosen here, once per triangle, so each rasteriser loop calls one.
+        match plan {
+            Some(plan) if plan.over_rgba8 => {
+                rasterize_triangle_bands(&cfg.raster, tri, bands, |f| {
+                    self.process_fast::<true, COSTS>(f, plan)
+                })
+            }
+            Some(plan) => rasterize_triangle_bands(&cfg.raster, tri, bands, |f| {
+                self.process_fast::<false, COSTS>(f, plan)
+            }),
+            None => rasterize_triangle_bands(&cfg.raster, tri, bands, |f| self.process(f, ())),
+        }
     }
 }
 
