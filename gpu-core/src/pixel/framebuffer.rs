@@ -304,6 +304,135 @@ impl FramebufferConfig {
 /// Largest tile: 64 pixels of 4 bytes.
 const TILE_BYTES_MAX: usize = 256;
 
+/// One tile a [`TileStore`] holds.
+#[derive(Clone, Debug)]
+struct StoredTile {
+    /// Physical address of the tile.
+    addr: u32,
+    /// Bit n set: pixel with Morton index n is in mapped memory.
+    mapped: u64,
+    data: [u8; TILE_BYTES_MAX],
+}
+
+/// The modified tiles of a [`TileCache`] in deferred mode ([`TileCache::deferred`]): the
+/// cache reads memory but never writes it; a dirty tile it lets go of is kept here (and read
+/// back from here when the cache needs it again), and [`TileStore::write_back`] writes them
+/// all to memory later.
+///
+/// The parallel pixel path gives each share one per buffer: during a batch nobody writes the
+/// caller's memory, so the shares read it without copying a page, and after the batch the
+/// stores (whose tiles are disjoint between shares) are written back. A store is meant to be
+/// reused: [`TileStore::reset`] keeps its allocations.
+#[derive(Clone, Debug, Default)]
+pub struct TileStore {
+    /// Address of tile number 0 (the buffer's base address).
+    base: u32,
+    /// Bytes per tile (64 × bytes per pixel).
+    tile_len: u32,
+    /// Per tile number ((address − base) / `tile_len`): 1 + index into `tiles`, 0 = not held.
+    slots: Vec<u32>,
+    /// The tiles held, in the order they were first stored.
+    tiles: Vec<StoredTile>,
+}
+
+/// Tiles a [`TileStore`] keeps its allocation for across [`TileStore::reset`]s (256 KiB of
+/// tile data); above this it is freed, so an idle store stays small.
+const STORE_KEEP_TILES: usize = 1024;
+
+impl TileStore {
+    /// Empties the store for a buffer at `base` with `bpp` bytes per pixel and `tiles` tiles
+    /// (tiles at other addresses are still held correctly, found by a linear search).
+    pub fn reset(&mut self, base: u32, bpp: u32, tiles: usize) {
+        for t in &self.tiles {
+            let n = t.addr.wrapping_sub(self.base) / self.tile_len.max(1);
+            if let Some(s) = self.slots.get_mut(n as usize) {
+                *s = 0;
+            }
+        }
+        self.tiles.clear();
+        if self.tiles.capacity() > STORE_KEEP_TILES {
+            self.tiles.shrink_to(STORE_KEEP_TILES);
+        }
+        self.base = base;
+        self.tile_len = 64 * bpp.clamp(1, 4);
+        // Bounded by the largest render target (2048 × 1024 pixels: 32 Ki tiles).
+        self.slots.resize(tiles.min(1 << 15), 0);
+    }
+
+    /// Number of tiles held.
+    pub fn len(&self) -> usize {
+        self.tiles.len()
+    }
+
+    /// True if no tile is held.
+    pub fn is_empty(&self) -> bool {
+        self.tiles.is_empty()
+    }
+
+    /// The slot of the tile at `addr` in the dense table, if it has one.
+    fn slot(&self, addr: u32) -> Option<usize> {
+        let off = addr.wrapping_sub(self.base);
+        let len = self.tile_len.max(1);
+        if !off.is_multiple_of(len) {
+            return None;
+        }
+        let n = (off / len) as usize;
+        (n < self.slots.len()).then_some(n)
+    }
+
+    /// Index into `tiles` of the tile at `addr`, if held.
+    fn find(&self, addr: u32) -> Option<usize> {
+        match self.slot(addr) {
+            Some(n) => self.slots[n].checked_sub(1).map(|i| i as usize),
+            None => self.tiles.iter().position(|t| t.addr == addr),
+        }
+    }
+
+    /// Keeps `data` (one tile) as the bytes of the tile at `addr`.
+    fn put(&mut self, addr: u32, mapped: u64, data: &[u8; TILE_BYTES_MAX]) {
+        if let Some(i) = self.find(addr) {
+            let t = &mut self.tiles[i];
+            t.mapped = mapped;
+            t.data = *data;
+            return;
+        }
+        if let Some(n) = self.slot(addr) {
+            // ok: at most `slots.len()` ≤ 32 Ki tiles have a slot, so the index fits.
+            self.slots[n] = self.tiles.len() as u32 + 1;
+        }
+        self.tiles.push(StoredTile {
+            addr,
+            mapped,
+            data: *data,
+        });
+    }
+
+    /// Writes every held tile to `mem` (the mapped pixels of each).
+    pub fn write_back(&self, mem: &mut PhysMem) {
+        let len = self.tile_len as usize;
+        for t in &self.tiles {
+            write_tile(mem, t.addr, t.mapped, &t.data[..len.min(TILE_BYTES_MAX)]);
+        }
+    }
+}
+
+/// Writes the tile `data` (64 pixels) to `addr`: in one piece when every pixel is mapped,
+/// otherwise the mapped pixels one by one.
+fn write_tile(mem: &mut PhysMem, addr: u32, mapped: u64, data: &[u8]) {
+    if mapped == u64::MAX {
+        // ok: the same range was read successfully at load time.
+        let _ = mem.write(addr, data);
+        return;
+    }
+    let bpp = data.len() / 64;
+    for m in 0..64usize {
+        if mapped & (1 << m) != 0 {
+            let a = addr.wrapping_add((m * bpp) as u32);
+            let _ = mem.write(a, &data[m * bpp..(m + 1) * bpp]);
+        }
+    }
+}
+
 /// A write-back cache of one 8×8 tile of a colour or depth buffer.
 ///
 /// The fragment pipeline asks for a pixel's bytes with [`TileCache::pixel`]; when the pixel is
@@ -333,6 +462,8 @@ pub struct TileCache {
     pub unmapped_pixels: u64,
     /// Tiles loaded from memory (statistics).
     pub tiles_loaded: u64,
+    /// Deferred mode: where modified tiles go instead of memory (see [`TileStore`]).
+    store: Option<TileStore>,
 }
 
 impl TileCache {
@@ -347,7 +478,38 @@ impl TileCache {
             data: [0; TILE_BYTES_MAX],
             unmapped_pixels: 0,
             tiles_loaded: 0,
+            store: None,
         }
+    }
+
+    /// A cache in deferred mode: it reads tiles from memory (or from `store` when it modified
+    /// them before) and never writes memory; modified tiles go to `store` (emptied first by
+    /// the caller with [`TileStore::reset`]). Get the store back with
+    /// [`TileCache::into_store`] and write it with [`TileStore::write_back`].
+    pub fn deferred(bpp: u32, store: TileStore) -> Self {
+        let mut c = Self::new(bpp);
+        c.store = Some(store);
+        c
+    }
+
+    /// Ends deferred mode: keeps the current tile if modified and returns the store (`None`
+    /// for a cache not in deferred mode).
+    pub fn into_store(mut self) -> Option<TileStore> {
+        self.save_dirty();
+        self.store.take()
+    }
+
+    /// In deferred mode, moves the current tile into the store if it was modified; true if
+    /// the cache is in deferred mode.
+    fn save_dirty(&mut self) -> bool {
+        let Some(store) = self.store.as_mut() else {
+            return false;
+        };
+        if let (Some(tile_addr), true) = (self.tile, self.dirty) {
+            store.put(tile_addr, self.mapped, &self.data);
+        }
+        self.dirty = false;
+        true
     }
 
     /// Bytes per pixel of the cached buffer.
@@ -491,6 +653,15 @@ impl TileCache {
         self.tiles_loaded += 1;
         self.tile = Some(tile_addr);
         self.dirty = false;
+        if let Some(t) = self
+            .store
+            .as_ref()
+            .and_then(|s| s.find(tile_addr).map(|i| &s.tiles[i]))
+        {
+            self.mapped = t.mapped;
+            self.data = t.data;
+            return;
+        }
         if mem.read(tile_addr, &mut self.data[..len]).is_ok() {
             self.mapped = u64::MAX;
             return;
@@ -511,26 +682,18 @@ impl TileCache {
         }
     }
 
-    /// Writes the cached tile back if it was modified.
+    /// Writes the cached tile back if it was modified (in deferred mode: into the store).
     pub fn flush(&mut self, mem: &mut PhysMem) {
+        if self.save_dirty() {
+            return;
+        }
         let Some(tile_addr) = self.tile else { return };
         if !self.dirty {
             return;
         }
         self.dirty = false;
         let len = self.tile_len();
-        if self.mapped == u64::MAX {
-            // ok: the same range was read successfully at load time.
-            let _ = mem.write(tile_addr, &self.data[..len]);
-            return;
-        }
-        let bpp = self.bpp as usize;
-        for m in 0..64usize {
-            if self.mapped & (1 << m) != 0 {
-                let a = tile_addr.wrapping_add((m * bpp) as u32);
-                let _ = mem.write(a, &self.data[m * bpp..(m + 1) * bpp]);
-            }
-        }
+        write_tile(mem, tile_addr, self.mapped, &self.data[..len]);
     }
 
     /// Writes back and forgets the cached tile (call before anything else may change memory).
@@ -719,6 +882,74 @@ mod tests {
         assert!(cache.pixel(&mut mem, &fb, fb.color_addr, 7, 0).is_none());
         cache.flush(&mut mem);
         assert_eq!(mem.read_vec(fb.color_addr, 4).unwrap(), [9; 4]);
+    }
+
+    /// A deferred cache leaves memory alone, reads its own earlier writes back from its store
+    /// (also for tiles straddling the end of VRAM and tiles outside the store's dense table),
+    /// and after the write-back memory equals what a normal cache leaves.
+    #[test]
+    fn deferred_cache_matches_the_write_back_cache() {
+        for (base, w, h) in [
+            (VRAM.base, 32u32, 16u32),
+            // The last tiles straddle the end of VRAM.
+            (VRAM.base + VRAM.size - 32 * 16 * 4 + 128, 32, 16),
+        ] {
+            let mut r = regs_for(0, 3, w, h);
+            r[0x11D] = base >> 3;
+            let fb = FramebufferConfig::from_regs(&r);
+            let mut start = PhysMem::new();
+            let noise: Vec<u8> = (0..w * h * 4).map(|i| (i * 7 + 3) as u8).collect();
+            for (i, b) in noise.iter().enumerate() {
+                let _ = start.write(base.wrapping_add(i as u32), &[*b]);
+            }
+            // A walk that leaves tiles and comes back to them, writing each pixel twice.
+            let walk: Vec<(u32, u32, u8)> = (0..3 * w * h)
+                .map(|i| ((i * 13) % w, (i * 5 / w) % h, i as u8))
+                .collect();
+            let run = |cache: &mut TileCache, mem: &mut PhysMem| {
+                let mut seen = Vec::new();
+                for &(x, y, v) in &walk {
+                    if let Some(px) = cache.pixel(mem, &fb, fb.color_addr, x, y) {
+                        seen.push(px[0]);
+                        px[0] = px[0].wrapping_add(v);
+                        cache.mark_dirty();
+                    }
+                }
+                seen
+            };
+            let mut normal_mem = start.clone();
+            let mut normal = TileCache::new(4);
+            let seen_normal = run(&mut normal, &mut normal_mem);
+            normal.flush(&mut normal_mem);
+
+            let mut deferred_mem = start.clone();
+            let mut store = TileStore::default();
+            // The dense table covers only the first 3 tiles: the rest are searched for.
+            store.reset(fb.color_addr, 4, 3);
+            let mut deferred = TileCache::deferred(4, store);
+            let seen_deferred = run(&mut deferred, &mut deferred_mem);
+            deferred.flush(&mut deferred_mem);
+            assert_eq!(deferred.unmapped_pixels, normal.unmapped_pixels);
+            let store = deferred.into_store().unwrap();
+            assert_eq!(seen_deferred, seen_normal, "reads see earlier writes");
+            let len = (w * h * 4) as usize;
+            let read = |m: &PhysMem| {
+                (0..len)
+                    .map(|i| {
+                        let mut b = [0u8];
+                        m.read(base.wrapping_add(i as u32), &mut b).map(|_| b[0])
+                    })
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(read(&deferred_mem), read(&start), "nothing written yet");
+            assert!(!store.is_empty() && store.len() <= (w * h / 64) as usize);
+            store.write_back(&mut deferred_mem);
+            assert_eq!(read(&deferred_mem), read(&normal_mem));
+            // Reset keeps nothing.
+            let mut store = store;
+            store.reset(fb.color_addr, 4, 8);
+            assert!(store.is_empty());
+        }
     }
 
     #[test]

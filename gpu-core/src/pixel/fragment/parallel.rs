@@ -17,14 +17,16 @@
 //! Fragment values do not depend on the share (the rasteriser evaluates edge functions per block
 //! from the triangle's integer setup), so the result is the same for any thread count.
 //!
-//! Share 0 writes into the caller's memory; the others write into copy-on-write clones of it
-//! (a clone copies a few hundred pointers; a page is copied when a share first writes it). After
-//! the batch, the tiles the other shares touched are copied back (only where the bytes differ),
-//! counters are summed, and "not implemented" diagnostics are raised in the order the
-//! sequential path raises them (by the first triangle that needed the feature). Share 0 runs on
-//! the calling thread and the others on rayon's pool (one hand-off per batch); the number of
-//! shares, not the pool size, fixes the partition, and the partition does not change the
-//! result.
+//! No share writes memory during the batch: every share reads it as it was before the batch
+//! (share 0 the caller's memory, the others a copy-on-write clone that copies a few hundred
+//! pointers and, as nothing writes it, no page) through tile caches in deferred mode, which keep
+//! the tiles they modify in the share's [`TileStore`]s (reused between batches). After the
+//! batch the stores are written to the caller's memory (the shares' tiles are disjoint, and a
+//! tile is stored exactly when the sequential loop would have written it), counters are
+//! summed, and "not implemented" diagnostics are raised in the order the sequential path raises
+//! them (by the first triangle that needed the feature). Share 0 runs on the calling thread and
+//! the others on rayon's pool (one hand-off per batch); the number of shares, not the pool size,
+//! fixes the partition, and the partition does not change the result.
 //!
 //! The batch falls back to the sequential loop when it cannot gain or cannot be proven
 //! identical: one thread, the [`PixelPath::Reference`] path (kept single-threaded as the test
@@ -33,15 +35,16 @@
 //! edge), colour and depth buffers overlapping in memory, or less than [`PARALLEL_MIN_PIXELS`]
 //! of estimated coverage.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::{
     FastPlan, Feature, FragCtx, FragmentHooks, PixelPath, PixelPipeline, PixelStats, TextureSampler,
 };
 use crate::memory::PhysMem;
-use crate::pixel::framebuffer::{FramebufferConfig, TileCache};
+use crate::pixel::framebuffer::{FramebufferConfig, TileCache, TileStore};
 use crate::pixel::raster::{RowBands, TriangleOutcome, rasterize_triangle_bands};
-use crate::pixel::tiling::{TileMode, flip_row};
+use crate::pixel::tiling::TileMode;
 use crate::vertex::ScreenVertex;
 
 /// Below this many pixels of summed (clipped) triangle bounding boxes a batch is drawn on the
@@ -63,7 +66,8 @@ const FEATURES: [Feature; 6] = [
     Feature::ShadowRendering,
 ];
 
-/// The memory one share writes into.
+/// The memory one share reads: the caller's (share 0) or a clone of it (the other shares; a
+/// clone copies a few hundred pointers and, as nobody writes memory during the batch, no page).
 enum ShareMem<'m> {
     /// The caller's memory (share 0).
     Main(&'m mut PhysMem),
@@ -78,12 +82,38 @@ impl ShareMem<'_> {
             ShareMem::Copy(m) => m,
         }
     }
+}
 
-    fn into_copy(self) -> Option<PhysMem> {
-        match self {
-            ShareMem::Main(_) => None,
-            ShareMem::Copy(m) => Some(m),
-        }
+/// A share's colour and depth tile stores (see [`TileStore`]), kept between batches in
+/// [`SCRATCH`] so a batch allocates nothing for them.
+#[derive(Default)]
+struct Scratch {
+    color: TileStore,
+    depth: TileStore,
+}
+
+/// Stores of earlier batches, reused (at most one per share of the widest batch so far; a
+/// store frees its tile memory above a size when it is reset, so the pool stays small).
+static SCRATCH: Mutex<Vec<Scratch>> = Mutex::new(Vec::new());
+
+/// A store pair from [`SCRATCH`] (or a new one), emptied for `fb`.
+fn take_scratch(fb: &FramebufferConfig, color_bpp: u32, depth_bpp: u32) -> Scratch {
+    let mut s = SCRATCH
+        .lock()
+        .ok()
+        .and_then(|mut pool| pool.pop())
+        .unwrap_or_default();
+    let edge = block_edge(fb).unwrap_or(8);
+    let tiles = (fb.width as usize * (fb.height.div_ceil(edge) * edge) as usize) / 64;
+    s.color.reset(fb.color_addr, color_bpp, tiles);
+    s.depth.reset(fb.depth_addr, depth_bpp, tiles);
+    s
+}
+
+/// Returns `s` to [`SCRATCH`] (dropped if the pool's lock is poisoned).
+fn give_back_scratch(s: Scratch) {
+    if let Ok(mut pool) = SCRATCH.lock() {
+        pool.push(s);
     }
 }
 
@@ -100,8 +130,8 @@ struct ShareOut {
     first_missing: [usize; 6],
     color_unmapped: u64,
     depth_unmapped: u64,
-    /// Per memory tile row: the range of tile columns fragments touched (`lo > hi`: none).
-    touched: Vec<(u32, u32)>,
+    /// The tiles this share modified.
+    scratch: Scratch,
 }
 
 /// Sums the clipped bounding-box areas of `tris` (window coordinates), saturating.
@@ -153,69 +183,31 @@ fn buffers_overlap(fb: &FramebufferConfig, color_bpp: u32, depth_bpp: u32) -> bo
     c0 < d1 && d0 < c1
 }
 
-/// Copies the tile of `len` bytes at `addr` from `src` to `dst` where it differs, byte ranges
-/// that are not mapped in both skipped.
-fn merge_tile(dst: &mut PhysMem, src: &PhysMem, addr: u32, len: usize, bpp: usize) {
-    let mut a = [0u8; 256];
-    let mut b = [0u8; 256];
-    let len = len.min(256);
-    if src.read(addr, &mut a[..len]).is_ok() && dst.read(addr, &mut b[..len]).is_ok() {
-        if a[..len] != b[..len] {
-            // ok: the range was just read successfully.
-            let _ = dst.write(addr, &a[..len]);
-        }
-        return;
-    }
-    // Partly unmapped (a tile at the end of a region): pixel by pixel, as the tile cache does.
-    let bpp = bpp.clamp(1, 4);
-    for off in (0..len).step_by(bpp) {
-        let Some(pa) = addr.checked_add(off as u32) else {
-            continue;
-        };
-        let (sa, sb) = (&mut a[..bpp], &mut b[..bpp]);
-        if src.read(pa, sa).is_ok() && dst.read(pa, sb).is_ok() && sa != sb {
-            let _ = dst.write(pa, sa);
-        }
-    }
-}
-
-/// The piece of the target one share shades, and where it notes the tiles it touched.
-struct Band<'t> {
-    bands: RowBands,
-    touched: &'t mut [(u32, u32)],
-    height: u32,
-}
-
 impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
-    /// Rasterises the part of `tri` in `band` through the specialised routine with `plan`
-    /// (the generic code without one), noting the touched tiles. `COSTS` must equal
-    /// [`FragCtx::costs`] (chosen once per triangle, so the per-fragment code has no test).
+    /// Rasterises the part of `tri` in `bands` through the specialised routine with `plan`
+    /// (the generic code without one). `COSTS` must equal [`FragCtx::costs`] (chosen once per
+    /// triangle, so the per-fragment code has no test).
     #[inline(always)]
     fn shade_band<const COSTS: bool>(
         &mut self,
         tri: &[ScreenVertex; 3],
-        band: Band<'_>,
+        bands: RowBands,
         plan: Option<&FastPlan>,
     ) -> TriangleOutcome {
         let cfg = self.cfg;
-        let Band {
-            bands,
-            touched,
-            height,
-        } = band;
-        rasterize_triangle_bands(&cfg.raster, tri, Some(bands), |f| {
-            let row = (flip_row(f.y, height) >> 3) as usize;
-            if let Some(r) = touched.get_mut(row) {
-                let col = f.x >> 3;
-                r.0 = r.0.min(col);
-                r.1 = r.1.max(col);
+        let bands = Some(bands);
+        // The routine is chosen here, once per triangle, so each rasteriser loop calls one.
+        match plan {
+            Some(plan) if plan.over_rgba8 => {
+                rasterize_triangle_bands(&cfg.raster, tri, bands, |f| {
+                    self.process_fast::<true, COSTS>(f, plan)
+                })
             }
-            match plan {
-                Some(plan) if plan.over_rgba8 => self.process_fast::<true, COSTS>(f, plan),
-                Some(plan) => self.process_fast::<false, COSTS>(f, plan),
-                None => self.process(f, ()),
-            }
-        })
+            Some(plan) => rasterize_triangle_bands(&cfg.raster, tri, bands, |f| {
+                self.process_fast::<false, COSTS>(f, plan)
+            }),
+            None => rasterize_triangle_bands(&cfg.raster, tri, bands, |f| self.process(f, ())),
+        }
     }
 }
 
@@ -256,11 +248,15 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
 
         let n = threads.min(u32::MAX as usize);
         let tile_rows = cfg.fb.height.div_ceil(8) as usize;
-        let mut jobs: Vec<(ShareMem<'_>, H)> = Vec::with_capacity(n);
+        // Every share reads memory as it was before the batch and keeps the tiles it modifies
+        // in its stores; memory is written after the batch, so no page is copied.
+        let mut jobs: Vec<(ShareMem<'_>, H, Scratch)> = Vec::with_capacity(n);
         for _ in 1..n {
-            jobs.push((ShareMem::Copy(mem.clone()), hooks.clone()));
+            let scratch = take_scratch(&cfg.fb, color_bpp, depth_bpp);
+            jobs.push((ShareMem::Copy(mem.clone()), hooks.clone(), scratch));
         }
-        jobs.insert(0, (ShareMem::Main(&mut *mem), hooks.clone()));
+        let scratch = take_scratch(&cfg.fb, color_bpp, depth_bpp);
+        jobs.insert(0, (ShareMem::Main(&mut *mem), hooks.clone(), scratch));
         let tev = &self.tev;
         let sampler = &self.sampler;
         let needs = self.needs;
@@ -278,20 +274,14 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
         // another process) leaves its pieces to the others.
         let pieces = (n.saturating_mul(PIECES_PER_SHARE)).clamp(1, tile_rows.max(1)) as u32;
         let next_piece = AtomicU32::new(0);
-        let run_share = |(mut share_mem, mut share_hooks): (ShareMem<'_>, H)| {
-            let mut out = ShareOut {
-                stats: PixelStats::default(),
-                fragments: 0,
-                outcomes: None,
-                first_missing: [usize::MAX; 6],
-                color_unmapped: 0,
-                depth_unmapped: 0,
-                touched: vec![(u32::MAX, 0); tile_rows],
-            };
-            let mut color_cache = TileCache::new(color_bpp);
-            let mut depth_cache = TileCache::new(depth_bpp);
+        let run_share = |(mut share_mem, mut share_hooks, scratch): (ShareMem<'_>, H, Scratch)| {
+            let mut stats = PixelStats::default();
+            let mut fragments = 0;
+            let mut outcomes = None;
+            let mut first_missing = [usize::MAX; 6];
+            let mut color_cache = TileCache::deferred(color_bpp, scratch.color);
+            let mut depth_cache = TileCache::deferred(depth_bpp, scratch.depth);
             let m = share_mem.get();
-            let height = cfg_ref.fb.height;
             loop {
                 let index = next_piece.fetch_add(1, Ordering::Relaxed);
                 if index >= pieces {
@@ -304,7 +294,6 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
                 let (mut drawn, mut culled, mut invalid) = (0, 0, 0);
                 for (k, tri) in tris.iter().enumerate() {
                     let mut missing = 0u32;
-                    let touched = &mut out.touched;
                     let outcome = {
                         let mut ctx = FragCtx {
                             cfg: cfg_ref,
@@ -313,7 +302,7 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
                             needs,
                             color_cache: &mut color_cache,
                             depth_cache: &mut depth_cache,
-                            stats: &mut out.stats,
+                            stats: &mut stats,
                             costs,
                             missing: &mut missing,
                             mem: &mut *m,
@@ -325,23 +314,18 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
                             // A solo selects the reference path, which never comes here.
                             solo: None,
                         };
-                        let band = Band {
-                            bands,
-                            touched,
-                            height,
-                        };
                         if costs {
-                            ctx.shade_band::<true>(tri, band, plan.as_ref())
+                            ctx.shade_band::<true>(tri, bands, plan.as_ref())
                         } else {
-                            ctx.shade_band::<false>(tri, band, plan.as_ref())
+                            ctx.shade_band::<false>(tri, bands, plan.as_ref())
                         }
                     };
-                    color_cache.flush(m);
-                    depth_cache.flush(m);
+                    // No flush between triangles: the share owns its tiles, and its caches
+                    // read a tile they let go of back from their stores.
                     match outcome {
-                        TriangleOutcome::Drawn { fragments } => {
+                        TriangleOutcome::Drawn { fragments: f } => {
                             drawn += 1;
-                            out.fragments += fragments;
+                            fragments += f;
                         }
                         TriangleOutcome::Culled => culled += 1,
                         TriangleOutcome::Invalid => invalid += 1,
@@ -349,22 +333,37 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
                     }
                     for (i, f) in FEATURES.iter().enumerate() {
                         if missing & (1 << (*f as u32)) != 0 {
-                            out.first_missing[i] = out.first_missing[i].min(k);
+                            first_missing[i] = first_missing[i].min(k);
                         }
                     }
                 }
                 if index == 0 {
-                    out.outcomes = Some((drawn, culled, invalid));
+                    outcomes = Some((drawn, culled, invalid));
                 }
             }
-            out.color_unmapped = color_cache.unmapped_pixels;
-            out.depth_unmapped = depth_cache.unmapped_pixels;
-            (out, share_mem.into_copy())
+            let (color_unmapped, depth_unmapped) =
+                (color_cache.unmapped_pixels, depth_cache.unmapped_pixels);
+            let scratch = Scratch {
+                color: color_cache.into_store().unwrap_or_default(),
+                depth: depth_cache.into_store().unwrap_or_default(),
+            };
+            // A clone is dropped here, on its share's thread, before the write-back (so the
+            // caller's pages are no longer shared with it and are written in place).
+            drop(share_mem);
+            ShareOut {
+                stats,
+                fragments,
+                outcomes,
+                first_missing,
+                color_unmapped,
+                depth_unmapped,
+                scratch,
+            }
         };
         // Share 0 runs on the calling thread while the pool runs the others: one hand-off per
         // batch instead of the caller waking the pool and sleeping until it is done.
         let mut jobs = jobs.into_iter();
-        let mut rest: Vec<Option<(ShareOut, Option<PhysMem>)>> = (1..n).map(|_| None).collect();
+        let mut rest: Vec<Option<ShareOut>> = (1..n).map(|_| None).collect();
         let first = rayon::in_place_scope(|scope| {
             let run_share = &run_share;
             let main_job = jobs.next();
@@ -378,7 +377,7 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
         // Merge in share order.
         let mut first_missing = [usize::MAX; 6];
         let mut drawn = 0;
-        for (out, copy) in results {
+        for out in results {
             if let Some((d, culled, invalid)) = out.outcomes {
                 drawn = d;
                 self.stats.triangles_drawn += d;
@@ -396,21 +395,10 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
             for (a, b) in first_missing.iter_mut().zip(out.first_missing) {
                 *a = (*a).min(b);
             }
-            let Some(copy) = copy else { continue };
-            let fb = &cfg.fb;
-            for (tile_row, &(lo, hi)) in out.touched.iter().enumerate() {
-                if lo > hi {
-                    continue;
-                }
-                let ym = (tile_row as u32) << 3;
-                for col in lo..=hi {
-                    let x = col << 3;
-                    for (base, bpp) in [(fb.color_addr, color_bpp), (fb.depth_addr, depth_bpp)] {
-                        let addr = base.wrapping_add(fb.tile_mode.offset(x, ym, fb.width, bpp));
-                        merge_tile(mem, &copy, addr, 64 * bpp as usize, bpp as usize);
-                    }
-                }
-            }
+            // The shares' tiles are disjoint, so the order of the write-backs does not matter.
+            out.scratch.color.write_back(mem);
+            out.scratch.depth.write_back(mem);
+            give_back_scratch(out.scratch);
         }
         // "Not implemented" diagnostics in the sequential order: by first triangle, then by
         // feature order.
