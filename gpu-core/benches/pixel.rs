@@ -10,6 +10,7 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpu_core::lut::LookupTables;
 use gpu_core::memory::{PhysMem, VRAM};
+use gpu_core::pixel::fragment::parallel::ShareStores;
 use gpu_core::pixel::fragment::{
     FragmentHooks, PixelPath, PixelPipeline, TextureSampler, TextureUnits,
 };
@@ -320,12 +321,13 @@ fn batch(c: &mut Criterion) {
     for threads in [1usize, 2] {
         let mut mem = PhysMem::new();
         mem.write(VRAM.base, &[0u8; 4]).unwrap();
+        let mut stores = ShareStores::default();
         c.bench_function(
             &format!("pipeline/128 sprite triangles, {threads} thread(s)"),
             |b| {
                 b.iter(|| {
                     let mut p = PixelPipeline::new(&regs);
-                    p.draw_triangles(&mut mem, black_box(&tris), &mut (), threads)
+                    p.draw_triangles(&mut mem, black_box(&tris), &mut (), threads, &mut stores)
                 })
             },
         );

@@ -47,6 +47,7 @@ use crate::geometry::vertex_loader::{
 use crate::geometry::viewport::{self, Viewport};
 use crate::lut::LookupTables;
 use crate::memory::PhysMem;
+use crate::pixel::fragment::parallel::ShareStores;
 use crate::pixel::fragment::{
     PipelineTemplate, PixelPath, PixelPipeline, TextureCache, TextureUnits,
 };
@@ -362,6 +363,8 @@ struct Scratch {
     tris: Vec<[OutputVertex; 3]>,
     /// Screen-space triangles waiting for the parallel pixel path.
     screen: Vec<[ScreenVertex; 3]>,
+    /// The parallel pixel path's per-share tile stores, reused between batches and draws.
+    stores: ShareStores,
 }
 
 impl Clone for Scratch {
@@ -541,6 +544,7 @@ struct Recording<'a> {
 struct PixelSink<'a> {
     screen: &'a mut Vec<[ScreenVertex; 3]>,
     threads: usize,
+    stores: &'a mut ShareStores,
 }
 
 impl PixelSink<'_> {
@@ -561,7 +565,8 @@ fn flush_screen(
         return;
     }
     let culled = pixels.stats().triangles_culled;
-    stats.triangles_rasterized += pixels.draw_triangles(mem, sink.screen, stages, sink.threads);
+    stats.triangles_rasterized +=
+        pixels.draw_triangles(mem, sink.screen, stages, sink.threads, sink.stores);
     stats.triangles_culled += pixels.stats().triangles_culled - culled;
     sink.screen.clear();
 }
@@ -1046,9 +1051,11 @@ impl PipelineState {
         scratch.slots.resize(batch, [[0.0; 4]; 16]);
         let mut instructions: u64 = 0;
         let mut screen = std::mem::take(&mut scratch.screen);
+        let mut stores = std::mem::take(&mut scratch.stores);
         let mut sink = PixelSink {
             screen: &mut screen,
             threads: p.threads,
+            stores: &mut stores,
         };
         let mut positions: u64 = 0;
         'draw: loop {
@@ -1213,6 +1220,7 @@ impl PipelineState {
         flush_screen(&mut sink, &mut pixels, stages, mem, &mut stats);
         p.stages.put(stage_entry);
         scratch.screen = screen;
+        scratch.stores = stores;
         p.scratch = scratch;
         let gs_float_uniforms = gs_uniforms.map(|u| u.f);
         add_pixel_stats(&mut stats, &pixels);
@@ -1349,9 +1357,11 @@ impl PipelineState {
                     // output) are drawn before the next vertex arrives, with the draw's workers
                     // (a full-screen immediate-mode quad is worth splitting).
                     let mut screen = std::mem::take(&mut scratch.screen);
+                    let mut stores = std::mem::take(&mut scratch.stores);
                     let mut sink = PixelSink {
                         screen: &mut screen,
                         threads: self.threads,
+                        stores: &mut stores,
                     };
                     rasterize_all(
                         &mut scratch.tris,
@@ -1371,6 +1381,7 @@ impl PipelineState {
                     flush_screen(&mut sink, &mut pixels, stages, mem, &mut imm.stats);
                     self.stages.put(stage_entry);
                     scratch.screen = screen;
+                    scratch.stores = stores;
                     add_pixel_stats(&mut imm.stats, &pixels);
                     outcome.work.fragments = pixels.stats().fragments;
                     if let Some(b) = debug {

@@ -35,7 +35,6 @@
 //! edge), colour and depth buffers overlapping in memory, or less than [`PARALLEL_MIN_PIXELS`]
 //! of estimated coverage.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::{
@@ -84,36 +83,46 @@ impl ShareMem<'_> {
     }
 }
 
-/// A share's colour and depth tile stores (see [`TileStore`]), kept between batches in
-/// [`SCRATCH`] so a batch allocates nothing for them.
+/// A share's colour and depth tile stores (see [`TileStore`]).
 #[derive(Default)]
 struct Scratch {
     color: TileStore,
     depth: TileStore,
 }
 
-/// Stores of earlier batches, reused (at most one per share of the widest batch so far; a
-/// store frees its tile memory above a size when it is reset, so the pool stays small).
-static SCRATCH: Mutex<Vec<Scratch>> = Mutex::new(Vec::new());
+/// The shares' tile stores, kept by the caller between batches (and draws) so a batch
+/// allocates nothing for them: at most one store pair per share of the widest batch so far,
+/// each freeing its tile memory above a size when it is reset, so the pool stays small. A pure
+/// cache of allocations: its contents never change a result, and a clone starts empty.
+#[derive(Default)]
+pub struct ShareStores(Vec<Scratch>);
 
-/// A store pair from [`SCRATCH`] (or a new one), emptied for `fb`.
-fn take_scratch(fb: &FramebufferConfig, color_bpp: u32, depth_bpp: u32) -> Scratch {
-    let mut s = SCRATCH
-        .lock()
-        .ok()
-        .and_then(|mut pool| pool.pop())
-        .unwrap_or_default();
-    let edge = block_edge(fb).unwrap_or(8);
-    let tiles = (fb.width as usize * (fb.height.div_ceil(edge) * edge) as usize) / 64;
-    s.color.reset(fb.color_addr, color_bpp, tiles);
-    s.depth.reset(fb.depth_addr, depth_bpp, tiles);
-    s
+impl Clone for ShareStores {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
 }
 
-/// Returns `s` to [`SCRATCH`] (dropped if the pool's lock is poisoned).
-fn give_back_scratch(s: Scratch) {
-    if let Ok(mut pool) = SCRATCH.lock() {
-        pool.push(s);
+impl std::fmt::Debug for ShareStores {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ShareStores({} pairs)", self.0.len())
+    }
+}
+
+impl ShareStores {
+    /// A store pair from the pool (or a new one), emptied for `fb`.
+    fn take(&mut self, fb: &FramebufferConfig, color_bpp: u32, depth_bpp: u32) -> Scratch {
+        let mut s = self.0.pop().unwrap_or_default();
+        let edge = block_edge(fb).unwrap_or(8);
+        let tiles = (fb.width as usize * (fb.height.div_ceil(edge) * edge) as usize) / 64;
+        s.color.reset(fb.color_addr, color_bpp, tiles);
+        s.depth.reset(fb.depth_addr, depth_bpp, tiles);
+        s
+    }
+
+    /// Returns `s` to the pool.
+    fn give_back(&mut self, s: Scratch) {
+        self.0.push(s);
     }
 }
 
@@ -222,6 +231,7 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
         tris: &[[ScreenVertex; 3]],
         hooks: &mut H,
         threads: usize,
+        stores: &mut ShareStores,
     ) -> u64 {
         let cfg = self.cfg;
         let color_bpp = self.color_cache.bpp();
@@ -252,10 +262,10 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
         // in its stores; memory is written after the batch, so no page is copied.
         let mut jobs: Vec<(ShareMem<'_>, H, Scratch)> = Vec::with_capacity(n);
         for _ in 1..n {
-            let scratch = take_scratch(&cfg.fb, color_bpp, depth_bpp);
+            let scratch = stores.take(&cfg.fb, color_bpp, depth_bpp);
             jobs.push((ShareMem::Copy(mem.clone()), hooks.clone(), scratch));
         }
-        let scratch = take_scratch(&cfg.fb, color_bpp, depth_bpp);
+        let scratch = stores.take(&cfg.fb, color_bpp, depth_bpp);
         jobs.insert(0, (ShareMem::Main(&mut *mem), hooks.clone(), scratch));
         let tev = &self.tev;
         let sampler = &self.sampler;
@@ -398,7 +408,7 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
             // The shares' tiles are disjoint, so the order of the write-backs does not matter.
             out.scratch.color.write_back(mem);
             out.scratch.depth.write_back(mem);
-            give_back_scratch(out.scratch);
+            stores.give_back(out.scratch);
         }
         // "Not implemented" diagnostics in the sequential order: by first triangle, then by
         // feature order.
@@ -461,6 +471,7 @@ mod tests {
         base.write(VRAM.base + VRAM.size - 0x2_0000, &noise[..0x2_0000])
             .unwrap();
         let mut parallel_cases = 0;
+        let mut stores = ShareStores::default();
         for case in 0..120 {
             let mut r = Box::new([0u32; 0x300]);
             for w in r[0x100..0x108].iter_mut() {
@@ -533,7 +544,9 @@ mod tests {
                 // A batch of one triangle (an immediate-mode vertex's).
                 tris.truncate(1);
             }
-            let run = |threads: Option<usize>| {
+            // One pool of share stores for every case: stores reused across render targets
+            // of other sizes, addresses and formats must not change a result.
+            let mut run = |threads: Option<usize>| {
                 let mut mem = base.clone();
                 let mut p = PixelPipeline::new(&r);
                 let drawn = match threads {
@@ -543,7 +556,7 @@ mod tests {
                             matches!(p.draw_triangle(&mut mem, t), TriangleOutcome::Drawn { .. })
                         })
                         .count() as u64,
-                    Some(n) => p.draw_triangles(&mut mem, &tris, &mut (), n),
+                    Some(n) => p.draw_triangles(&mut mem, &tris, &mut (), n, &mut stores),
                 };
                 (snapshot(&mem), drawn, p.stats(), p.take_diagnostics())
             };

@@ -467,7 +467,13 @@ mod pipeline {
         let mut mem = mem.clone();
         let mut p = PixelPipeline::for_draw(&mem, regs);
         p.set_path(path);
-        p.draw_triangles(&mut mem, tris, &mut (), threads);
+        p.draw_triangles(
+            &mut mem,
+            tris,
+            &mut (),
+            threads,
+            &mut crate::pixel::fragment::parallel::ShareStores::default(),
+        );
         let mut out = vec![0u8; 400 * 240 * 4];
         mem.read(VRAM.base, &mut out).unwrap();
         let s = p.stats();
