@@ -26,7 +26,7 @@ use crate::interp::alu;
 use super::super::compile::{C_BASE, Compiled, Op, RelIndex, SrcSpec};
 use super::super::trace::{Trace, TraceKey};
 use super::{
-    Fin, Lanes, Split, copy_plane, dot_checked, dot_const, elem_checked, fill, is_safe,
+    Fin, Lanes, Split, copy_plane, dot_checked, dot_const, dot_masked, elem_checked, fill, is_safe,
     mad_checked, mova_bits, split_dst,
 };
 
@@ -62,6 +62,21 @@ pub(super) enum Micro {
         fin: Fin,
         dst: [u16; 4],
         mask: u8,
+    },
+    /// Two to four [`Micro::DotK`] DP3/DP4 in a row with the same second operand `y`, the same
+    /// finishing and one destination plane each (a matrix transform): one pass over the lanes
+    /// reads `y` once and writes every row (`rows` of them; row r: uniform planes `k[r]`,
+    /// fix-up mask `safe[r]`, destination plane `dst[r]`). `direct`: the destinations are the
+    /// consecutive planes `dst[0] ..`, written in place; otherwise through `out`.
+    Mat {
+        op: BinaryOp,
+        rows: u8,
+        k: [[u16; 4]; 4],
+        y: [u16; 4],
+        safe: [u8; 4],
+        fin: Fin,
+        dst: [u16; 4],
+        direct: bool,
     },
     /// DP4 of an a0-relative uniform row `src` (no negation or swizzle) and planes `y`, no
     /// operand a destination plane: gathered and multiplied in one pass when the a0 range
@@ -497,6 +512,7 @@ impl<const N: usize> Lanes<N> {
             }
         }
         rn.restore(&mut ops);
+        fuse_mats(&mut ops);
         self.micro.ops = ops;
         self.micro.loc = loc;
         self.micro.key = Some(t.key);
@@ -586,6 +602,23 @@ impl<const N: usize> Lanes<N> {
                         if mask & (1 << c) != 0 {
                             planes[usize::from(dst[c])] = out[0];
                         }
+                    }
+                }
+                Micro::Mat {
+                    op,
+                    rows,
+                    k,
+                    y,
+                    safe,
+                    fin,
+                    dst,
+                    direct,
+                } => {
+                    let dp4 = op == BinaryOp::Dp4;
+                    match rows {
+                        2 => self.mat::<2>(dp4, k, y, safe, fin, dst, direct),
+                        3 => self.mat::<3>(dp4, k, y, safe, fin, dst, direct),
+                        _ => self.mat::<4>(dp4, k, y, safe, fin, dst, direct),
                     }
                 }
                 Micro::DotRel {
@@ -902,6 +935,230 @@ fn store<const N: usize>(planes: &mut [[f32; N]], out: &[[f32; N]; 4], dst: [u16
     for c in 0..4 {
         if mask & (1 << c) != 0 {
             planes[usize::from(dst[c])] = out[c];
+        }
+    }
+}
+
+/// Fuses runs of two to four [`Micro::DotK`] into [`Micro::Mat`], in place: DP3 or DP4 (the
+/// same for the run), one destination plane each (all distinct), the same second operand and
+/// the same plain or flushing finish. Each `DotK` already has no operand plane among its
+/// destinations, and they share `y`, so no row reads a plane an earlier row wrote: computing
+/// every row in one pass gives each one's result unchanged.
+fn fuse_mats(ops: &mut Vec<Micro>) {
+    let mut w = 0;
+    let mut i = 0;
+    while i < ops.len() {
+        let m = ops[i];
+        if let Micro::DotK {
+            op,
+            k,
+            y,
+            safe,
+            fin,
+            dst,
+            mask,
+        } = m
+            && matches!(op, BinaryOp::Dp3 | BinaryOp::Dp4)
+            && matches!(fin, Fin::Plain | Fin::Flush)
+            && mask.count_ones() == 1
+        {
+            let one = |d: [u16; 4], mask: u8| d[(mask.trailing_zeros() as usize).min(3)];
+            let (mut ks, mut safes, mut dsts) = ([k; 4], [safe; 4], [one(dst, mask); 4]);
+            let mut n = 1;
+            while n < 4
+                && let Some(&Micro::DotK {
+                    op: op2,
+                    k: k2,
+                    y: y2,
+                    safe: safe2,
+                    fin: fin2,
+                    dst: dst2,
+                    mask: mask2,
+                }) = ops.get(i + n)
+                && op2 == op
+                && y2 == y
+                && fin2 == fin
+                && mask2.count_ones() == 1
+                && !dsts[..n].contains(&one(dst2, mask2))
+            {
+                ks[n] = k2;
+                safes[n] = safe2;
+                dsts[n] = one(dst2, mask2);
+                n += 1;
+            }
+            if n >= 2 {
+                let direct = (0..n).all(|r| usize::from(dsts[r]) == usize::from(dsts[0]) + r);
+                ops[w] = Micro::Mat {
+                    op,
+                    rows: n as u8,
+                    k: ks,
+                    y,
+                    safe: safes,
+                    fin,
+                    dst: dsts,
+                    direct,
+                };
+                w += 1;
+                i += n;
+                continue;
+            }
+        }
+        ops[w] = m;
+        w += 1;
+        i += 1;
+    }
+    ops.truncate(w);
+}
+
+/// The register planes other than `R` consecutive destination planes from `b`.
+struct SplitRows<'a, const N: usize> {
+    lo: &'a [[f32; N]],
+    hi: &'a [[f32; N]],
+    b: usize,
+    r: usize,
+}
+
+impl<'a, const N: usize> SplitRows<'a, N> {
+    /// Plane `i`, or `None` when it is a destination plane.
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<&'a [f32; N]> {
+        if i < self.b {
+            self.lo.get(i)
+        } else {
+            self.hi.get(i.checked_sub(self.b + self.r)?)
+        }
+    }
+
+    /// The four planes of an operand (scratch or register planes, see [`operand`]), `None` if
+    /// one is a destination plane.
+    #[inline(always)]
+    fn refs(&self, scr: &'a [[[f32; N]; 4]; 3], p: [u16; 4]) -> Option<[&'a [f32; N]; 4]> {
+        if p[0] >= SCR {
+            let [a, b, c, d] = &scr[usize::from((p[0] - SCR) / 4).min(2)];
+            Some([a, b, c, d])
+        } else {
+            Some([
+                self.get(usize::from(p[0]))?,
+                self.get(usize::from(p[1]))?,
+                self.get(usize::from(p[2]))?,
+                self.get(usize::from(p[3]))?,
+            ])
+        }
+    }
+}
+
+/// Planes `b .. b + R` mutably and the others shared (`None` when out of range).
+#[inline(always)]
+fn split_rows<const R: usize, const N: usize>(
+    planes: &mut [[f32; N]],
+    b: usize,
+) -> Option<(&mut [[f32; N]; R], SplitRows<'_, N>)> {
+    let (lo, rest) = planes.split_at_mut(b.min(planes.len()));
+    let (mid, hi) = rest.split_first_chunk_mut::<R>()?;
+    Some((mid, SplitRows { lo, hi, b, r: R }))
+}
+
+/// The rows of a [`Micro::Mat`] into `o` in one pass over the lanes: row r is
+/// `((k[r].x·y0 + k[r].y·y1) + k[r].z·y2) + k[r].w·y3` (DP4) or the first three products
+/// (DP3), the reference's order, with plain products, finished by `f`. Returns per row whether
+/// a lane was NaN before finishing (the caller then recomputes that row with the 0·inf
+/// fix-up, as [`super::fill_chk`] does for one dot product).
+#[inline(always)]
+fn mat_pass<const R: usize, const N: usize>(
+    dp4: bool,
+    o: &mut [[f32; N]; R],
+    k: &[[f32; 4]; 4],
+    y: [&[f32; N]; 4],
+    f: impl Fn(f32) -> f32,
+) -> [bool; R] {
+    let [y0, y1, y2, y3] = y;
+    let mut nan = [0u32; R];
+    if dp4 {
+        for l in 0..N {
+            let (a, b, c, d) = (y0[l], y1[l], y2[l], y3[l]);
+            for r in 0..R {
+                let v = ((k[r][0] * a + k[r][1] * b) + k[r][2] * c) + k[r][3] * d;
+                nan[r] |= u32::from(v.is_nan());
+                o[r][l] = f(v);
+            }
+        }
+    } else {
+        for l in 0..N {
+            let (a, b, c) = (y0[l], y1[l], y2[l]);
+            for r in 0..R {
+                let v = (k[r][0] * a + k[r][1] * b) + k[r][2] * c;
+                nan[r] |= u32::from(v.is_nan());
+                o[r][l] = f(v);
+            }
+        }
+    }
+    nan.map(|x| x != 0)
+}
+
+/// [`mat_pass`] with the finishing step chosen outside the loop (plain or flushing; the fusion
+/// leaves f24 rounding to the single dot products).
+#[inline(always)]
+fn mat_fill<const R: usize, const N: usize>(
+    dp4: bool,
+    o: &mut [[f32; N]; R],
+    k: &[[f32; 4]; 4],
+    y: [&[f32; N]; 4],
+    fin: Fin,
+) -> [bool; R] {
+    match fin {
+        Fin::Flush => mat_pass(dp4, o, k, y, alu::flush),
+        _ => mat_pass(dp4, o, k, y, |v| v),
+    }
+}
+
+impl<const N: usize> Lanes<N> {
+    /// Runs a [`Micro::Mat`] of `R` rows.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn mat<const R: usize>(
+        &mut self,
+        dp4: bool,
+        k: [[u16; 4]; 4],
+        y: [u16; 4],
+        safe: [u8; 4],
+        fin: Fin,
+        dst: [u16; 4],
+        direct: bool,
+    ) {
+        let op = if dp4 { BinaryOp::Dp4 } else { BinaryOp::Dp3 };
+        let Self {
+            planes, scr, out, ..
+        } = self;
+        let kv = k.map(|row| row.map(|p| planes.get(usize::from(p)).map_or(0.0, |v| v[0])));
+        if direct
+            && let Some((o, sp)) = split_rows::<R, N>(planes, usize::from(dst[0]))
+            && let Some(ys) = sp.refs(scr, y)
+        {
+            let nan = mat_fill(dp4, o, &kv, ys, fin);
+            for r in 0..R {
+                if nan[r]
+                    && let Some(kp) = sp.refs(scr, k[r])
+                {
+                    dot_masked(op, &mut o[r], kp, ys, fin, safe[r]);
+                }
+            }
+            return;
+        }
+        let Some(o) = out.first_chunk_mut::<R>() else {
+            return;
+        };
+        let ys = refs(planes, scr, y);
+        let nan = mat_fill(dp4, o, &kv, ys, fin);
+        for r in 0..R {
+            if nan[r] {
+                let kp = refs(planes, scr, k[r]);
+                dot_masked(op, &mut o[r], kp, ys, fin, safe[r]);
+            }
+        }
+        for r in 0..R {
+            if let Some(p) = planes.get_mut(usize::from(dst[r])) {
+                *p = o[r];
+            }
         }
     }
 }
