@@ -1526,3 +1526,117 @@ fn transforms_and_relative_rows_match_the_reference() {
     }
     assert!(fast_batches > 0);
 }
+
+/// Runs of DP3/DP4 with uniform rows on one operand (matrix transforms, fused into one pass
+/// over the lanes by the fast engine): destinations in order and permuted, two to four rows,
+/// into outputs and into temps that later rows read, a repeated destination (not fused), a
+/// prepared (negated) operand, pass-through outputs beside them; zeros, infinities and NaNs in
+/// the rows and the inputs (the 0·inf fix-up of single rows), both flush modes and f24
+/// rounding, batches that end mid-chunk.
+#[test]
+fn matrix_transform_runs_match_the_reference() {
+    let input = |r| Src::plain(SrcReg::Input(r));
+    let temp = |r| Src::plain(SrcReg::Temp(r));
+    let cst = |r| Src::plain(SrcReg::Const(r));
+    let bin = |op, reg, mask, src1, src2| Instr::Binary {
+        op,
+        dst: Dst { reg, mask },
+        src1,
+        src2,
+        inverted: false,
+        desc: 0,
+    };
+    let (dp3, dp4) = (BinaryOp::Dp3, BinaryOp::Dp4);
+    let mut instrs = vec![
+        bin(dp4, DstReg::Output(0), 0b1000, cst(0), input(0)),
+        bin(dp4, DstReg::Output(0), 0b0100, cst(1), input(0)),
+        bin(dp4, DstReg::Output(0), 0b0010, cst(2), input(0)),
+        bin(dp4, DstReg::Output(0), 0b0001, cst(3), input(0)),
+        bin(dp4, DstReg::Output(1), 0b0010, cst(4), input(1)),
+        bin(dp4, DstReg::Output(1), 0b1000, cst(5), input(1)),
+        bin(dp4, DstReg::Output(1), 0b0001, cst(6), input(1)),
+        bin(dp3, DstReg::Temp(0), 0b1000, cst(7), input(2)),
+        bin(dp3, DstReg::Temp(0), 0b0100, cst(8), input(2)),
+        bin(dp3, DstReg::Temp(0), 0b0010, cst(9), input(2)),
+        bin(dp4, DstReg::Temp(1), 0b1000, cst(10), temp(0)),
+        bin(dp4, DstReg::Temp(1), 0b0100, cst(11), temp(0)),
+        bin(dp4, DstReg::Output(2), 0b0100, cst(12), input(3)),
+        bin(dp4, DstReg::Output(2), 0b0100, cst(13), input(3)),
+        bin(dp4, DstReg::Output(2), 0b1000, cst(14), input(3)),
+        bin(
+            dp4,
+            DstReg::Temp(2),
+            0b1000,
+            cst(15),
+            Src {
+                negate: true,
+                ..input(0)
+            },
+        ),
+        bin(dp4, DstReg::Temp(2), 0b0100, cst(16), input(0)),
+        bin(dp4, DstReg::Temp(2), 0b0010, cst(17), input(0)),
+        bin(BinaryOp::Add, DstReg::Output(3), 0xF, temp(1), temp(2)),
+        mov(DstReg::Output(4), 0xF, temp(0)),
+        mov(DstReg::Output(5), 0xF, input(4)),
+        Instr::End,
+    ];
+    for (i, ins) in instrs.iter_mut().enumerate() {
+        if let Instr::Unary { desc, .. }
+        | Instr::Binary { desc, .. }
+        | Instr::Mad { desc, .. }
+        | Instr::Mova { desc, .. } = ins
+        {
+            *desc = i as u8;
+        }
+    }
+    let (code, descs) = encode_program(&instrs).unwrap();
+    let program = Program::new(&code, &descs);
+    let mut rng = Rng(0x3A71_C0DE);
+    let mut fast_batches = 0;
+    for case_no in 0..36 {
+        let edges = case_no % 3 != 0;
+        let mut uniforms = random_uniforms(&mut rng, false);
+        if edges {
+            for c in uniforms.f.iter_mut().take(18) {
+                for x in c.iter_mut() {
+                    if rng.chance(25) {
+                        *x = [0.0, -0.0, f32::INFINITY, f32::NAN][rng.below(4) as usize];
+                    }
+                }
+            }
+        }
+        let lens: &[usize] = if case_no % 2 == 0 { &[64, 77] } else { &[130, 5] };
+        let batches: Vec<VertexBatch> = lens
+            .iter()
+            .map(|&len| {
+                let mut b = VertexBatch::new(len, 0x1F);
+                for r in 0..5 {
+                    if let Some(vs) = b.reg_mut(r) {
+                        for v in vs {
+                            *v = random_vec(&mut rng, edges);
+                        }
+                    }
+                }
+                b
+            })
+            .collect();
+        let config = ExecConfig {
+            flush: case_no % 4 != 1,
+            round_f24: case_no % 5 == 3,
+            ..ExecConfig::default()
+        };
+        let start = random_state(&mut rng, edges);
+        let case = Case {
+            program: &program,
+            uniforms: &uniforms,
+            entry: 0,
+            config,
+            start: &start,
+            batches: &batches,
+            out_mask: if case_no % 6 == 5 { 0x2D } else { 0x3F },
+        };
+        let what = || format!("case {case_no}, config {config:?}\n{}", listing(&program));
+        fast_batches += check(&case, &what).fast_batches;
+    }
+    assert!(fast_batches > 0);
+}
