@@ -679,7 +679,7 @@ mod tests {
             for v in &mut tri {
                 v.x = cx + rng.f(size) - size / 2.0;
                 v.y = cy + rng.f(size) - size / 2.0;
-                if rng.next() % 8 == 0 {
+                if rng.next().is_multiple_of(8) {
                     // On a row boundary, give or take the subpixel rounding.
                     v.y = v.y.round() + [-1.0 / 32.0, 0.0, 1.0 / 32.0][rng.next() as usize % 3];
                 }
