@@ -9,11 +9,14 @@
 //! # Method
 //!
 //! The render target's memory tile rows (8 memory rows, see [`RowBands`]) are dealt out to
-//! `p` pieces (4 per share, at most one per tile row), row `r` to piece `r % p`. The `threads`
-//! shares claim pieces one at a time until none is left (so a share that starts late leaves its
-//! work to the others). For each piece it claims, a share rasterises every triangle of the
-//! batch in submission order but visits only the piece's tile rows, so each 8×8 tile — and so
-//! each pixel — is written by one share only and sees its fragments in the hardware's order.
+//! `p` pieces ([`PIECES_PER_SHARE`] per share, at most one per tile row), row `r` to piece
+//! `r % p`. The `threads` shares claim pieces one at a time until none is left (so a share that
+//! starts late leaves its work to the others). For each piece it claims, a share rasterises the
+//! batch's triangles in submission order but visits only the piece's tile rows, so each 8×8
+//! tile — and so each pixel — is written by one share only and sees its fragments in the
+//! hardware's order. Piece 0 rasterises every triangle (it records the triangles' outcomes);
+//! the other pieces skip, before any set-up, each triangle whose vertices' row range (widened
+//! by a row each way) has none of their tile rows, which could give them no fragment.
 //! Fragment values do not depend on the share (the rasteriser evaluates edge functions per block
 //! from the triangle's integer setup), so the result is the same for any thread count.
 //!
@@ -47,13 +50,19 @@ use crate::pixel::tiling::TileMode;
 use crate::vertex::ScreenVertex;
 
 /// Below this many pixels of summed (clipped) triangle bounding boxes a batch is drawn on the
-/// calling thread: starting the workers and copying pages back would cost more than it saves.
-pub const PARALLEL_MIN_PIXELS: u64 = 4096;
+/// calling thread: starting the workers and writing the tile stores back would cost more than
+/// it saves. Measured (2 threads, `bench replay`, best of 5, load 7-8 on 2 cores, 5 runs per
+/// value): 1024 took stress from 6.76-6.83 to 6.31-6.53 ms/frame against 4096, left
+/// fog_blend, cube and geoshader within noise; 512 and 256 made stress slower again.
+pub const PARALLEL_MIN_PIXELS: u64 = 1024;
 
 /// Pieces of tile rows per share (see [`PixelPipeline::draw_triangles`]): enough that a share
-/// that starts late or runs slowly costs little, few enough that the per-piece triangle setup
-/// (every piece sets up every triangle of the batch) stays small.
-const PIECES_PER_SHARE: usize = 4;
+/// that starts late or runs slowly leaves its work to the other, few enough that the piece
+/// that visits every triangle (piece 0, which records the outcomes) is a small part of the
+/// batch. Measured (2 threads, same runs as [`PARALLEL_MIN_PIXELS`]): sprites 13.56 ms/frame
+/// (mean of 8) at 2, 13.78 at 4, 13.93 at 8; 1 and 3 within noise of 2; fog_blend and cube
+/// within noise for 1-8.
+const PIECES_PER_SHARE: usize = 2;
 
 /// The features in the order [`PixelPipeline::draw_triangle_with`] checks them.
 const FEATURES: [Feature; 6] = [
@@ -161,6 +170,41 @@ fn estimated_pixels(tris: &[[ScreenVertex; 3]], fb: &FramebufferConfig) -> u64 {
         sum = sum.saturating_add((dx * dy) as u64);
     }
     sum
+}
+
+/// The memory tile rows (8 memory rows each; memory row `height − 1 − y`) that the
+/// rasteriser can visit for `tri`, conservatively: the window rows of the vertices' y range,
+/// widened by one row each way (the rasteriser rounds to its subpixel grid first and then to
+/// pixels), before any clipping to the target or the scissor (which only removes rows).
+/// `None` if a y is not finite (the rasteriser rejects the triangle, but the caller does not
+/// rely on that and visits it).
+#[inline]
+fn tile_row_span(tri: &[ScreenVertex; 3], height: i64) -> Option<(i64, i64)> {
+    let (a, b, c) = (tri[0].y, tri[1].y, tri[2].y);
+    if !(a.is_finite() && b.is_finite() && c.is_finite()) {
+        return None;
+    }
+    // Far outside any target (≤ 2048 rows) the exact value does not matter; clamping keeps
+    // the integer arithmetic far from overflow.
+    let lo = a.min(b).min(c).clamp(-1.0e9, 1.0e9).floor() as i64 - 1;
+    let hi = a.max(b).max(c).clamp(-1.0e9, 1.0e9).ceil() as i64 + 1;
+    Some(((height - 1 - hi) >> 3, (height - 1 - lo) >> 3))
+}
+
+/// False only if `tri` cannot have a fragment in a tile row of `bands` (see
+/// [`tile_row_span`]): its tile rows are fewer than the pieces and none is `bands`'s.
+#[inline]
+fn reaches(tri: &[ScreenVertex; 3], height: i64, bands: RowBands) -> bool {
+    let Some((r0, r1)) = tile_row_span(tri, height) else {
+        return true;
+    };
+    let count = i64::from(bands.count.max(1));
+    if r1 - r0 + 1 >= count {
+        return true;
+    }
+    // The first row at or after r0 that belongs to `bands`.
+    let first = r0 + (i64::from(bands.index) - r0).rem_euclid(count);
+    first <= r1
 }
 
 /// The block edge of the render target's layout: 8×8 tiles ([`TileMode::Tiled8`]) or 32×32
@@ -283,6 +327,7 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
         // by one, so a share that starts late (a worker still waking up, or a core busy with
         // another process) leaves its pieces to the others.
         let pieces = (n.saturating_mul(PIECES_PER_SHARE)).clamp(1, tile_rows.max(1)) as u32;
+        let height = i64::from(cfg.raster.height);
         let next_piece = AtomicU32::new(0);
         let run_share = |(mut share_mem, mut share_hooks, scratch): (ShareMem<'_>, H, Scratch)| {
             let mut stats = PixelStats::default();
@@ -303,6 +348,12 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
                 };
                 let (mut drawn, mut culled, mut invalid) = (0, 0, 0);
                 for (k, tri) in tris.iter().enumerate() {
+                    // Piece 0 visits every triangle (it records their outcomes); the others
+                    // skip those whose bounding box has none of their tile rows, which would
+                    // give them no fragment (and so no counter or diagnostic) but a set-up.
+                    if index != 0 && !reaches(tri, height, bands) {
+                        continue;
+                    }
                     let mut missing = 0u32;
                     let outcome = {
                         let mut ctx = FragCtx {
@@ -537,6 +588,27 @@ mod tests {
                 }
                 tris.push(tri);
             }
+            if case % 3 == 2 {
+                // Many small triangles (sprite-like): most pieces skip most of them.
+                tris.clear();
+                for _ in 0..(80 + rng.next() % 120) {
+                    let (cx, cy) = (rng.f(wf + 8.0) - 4.0, rng.f(hf + 8.0) - 4.0);
+                    let mut tri = [ScreenVertex::default(); 3];
+                    for v in &mut tri {
+                        *v = ScreenVertex {
+                            x: cx + rng.f(24.0) - 12.0,
+                            y: cy + rng.f(24.0) - 12.0,
+                            z_over_w: -rng.f(1.0),
+                            inv_w: 1.0,
+                            attrs: OutputVertex {
+                                color: [rng.f(1.0), rng.f(1.0), rng.f(1.0), rng.f(1.0)],
+                                ..Default::default()
+                            },
+                        };
+                    }
+                    tris.push(tri);
+                }
+            }
             if case % 7 == 0 {
                 tris[1][0].x = f32::NAN;
             }
@@ -586,6 +658,50 @@ mod tests {
             parallel_cases > 40,
             "only {parallel_cases} batches took the parallel path"
         );
+    }
+
+    /// A piece skips a triangle only if the rasteriser gives it no fragment in the piece's
+    /// tile rows: random triangles of every size, some with a vertex at a subpixel edge or out
+    /// of range, rasterised per band.
+    #[test]
+    fn skipped_triangles_have_no_fragment_in_the_piece() {
+        let mut rng = Rng(0x0BAD_5EED_0000_0007);
+        let mut r = Box::new([0u32; 0x300]);
+        let (w, h) = (96u32, 200u32);
+        r[0x11E] = w | ((h - 1) << 12) | (1 << 24);
+        r[0x04D] = 0xBF_0000;
+        let raster = &crate::pixel::raster::RasterConfig::from_regs(&r);
+        let mut skipped = 0;
+        for case in 0..4000 {
+            let size = [2.0, 9.0, 40.0, 400.0][case % 4];
+            let (cx, cy) = (rng.f(w as f32 + 40.0) - 20.0, rng.f(h as f32 + 40.0) - 20.0);
+            let mut tri = [ScreenVertex::default(); 3];
+            for v in &mut tri {
+                v.x = cx + rng.f(size) - size / 2.0;
+                v.y = cy + rng.f(size) - size / 2.0;
+                if rng.next().is_multiple_of(8) {
+                    // On a row boundary, give or take the subpixel rounding.
+                    v.y = v.y.round() + [-1.0 / 32.0, 0.0, 1.0 / 32.0][rng.next() as usize % 3];
+                }
+                v.inv_w = 1.0;
+            }
+            if case % 97 == 0 {
+                tri[2].y = f32::INFINITY;
+            }
+            for count in [2u32, 3, 8, 16] {
+                for index in 0..count {
+                    let bands = RowBands { count, index };
+                    if reaches(&tri, i64::from(h), bands) {
+                        continue;
+                    }
+                    skipped += 1;
+                    let mut n = 0u64;
+                    rasterize_triangle_bands(raster, &tri, Some(bands), |_| n += 1);
+                    assert_eq!(n, 0, "case {case}: {tri:?} has fragments in {bands:?}");
+                }
+            }
+        }
+        assert!(skipped > 10_000, "only {skipped} skips");
     }
 
     #[test]
