@@ -38,7 +38,8 @@ use crate::memory::PhysMem;
 use crate::pixel::color::{ColorFormat, DepthFormat, Rgba};
 use crate::pixel::framebuffer::{FramebufferConfig, TileCache};
 use crate::pixel::raster::{
-    Fragment, RasterConfig, TriangleOutcome, rasterize_triangle, rasterize_triangle_reference,
+    Fragment, RasterConfig, RowBands, TriangleOutcome, rasterize_triangle,
+    rasterize_triangle_batched, rasterize_triangle_reference,
 };
 use crate::pixel::tev::{TevConfig, TevIssue, TevProgram, TevSolo, TevSource};
 use crate::pixel::texture::TextureError;
@@ -1356,9 +1357,9 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 // returned above), so no debugging code runs per fragment.
                 let plan = FastPlan::new(&cfg, stage, ctx.color_cache.word_mask());
                 if ctx.costs {
-                    ctx.shade_fast::<true>(fast, tri, &plan)
+                    ctx.shade_fast::<true>(tri, &plan)
                 } else {
-                    ctx.shade_fast::<false>(fast, tri, &plan)
+                    ctx.shade_fast::<false>(tri, &plan)
                 }
             } else if soloed {
                 // A solo: the generic code with the solo compiled in (see `probe::Soloed`).
@@ -1546,18 +1547,34 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     #[inline(always)]
     fn shade_fast<const COSTS: bool>(
         &mut self,
-        fast: bool,
         tri: &[ScreenVertex; 3],
+        plan: &FastPlan,
+    ) -> TriangleOutcome {
+        self.shade_plan::<COSTS>(tri, None, plan)
+    }
+
+    /// [`FragCtx::shade_fast`] on the memory tile rows of `bands` (all for `None`): the fast
+    /// traversal hands the fragments over in batches ([`rasterize_triangle_batched`]) and
+    /// [`FragCtx::process_fast`] runs on each in a loop, with no call per fragment.
+    #[inline(always)]
+    pub(super) fn shade_plan<const COSTS: bool>(
+        &mut self,
+        tri: &[ScreenVertex; 3],
+        bands: Option<RowBands>,
         plan: &FastPlan,
     ) -> TriangleOutcome {
         let cfg = self.cfg;
         if plan.over_rgba8 {
-            rasterize_for_path(fast, &cfg.raster, tri, |f| {
-                self.process_fast::<true, COSTS>(f, plan)
+            rasterize_triangle_batched(&cfg.raster, tri, bands, |frags| {
+                for f in frags {
+                    self.process_fast::<true, COSTS>(f, plan);
+                }
             })
         } else {
-            rasterize_for_path(fast, &cfg.raster, tri, |f| {
-                self.process_fast::<false, COSTS>(f, plan)
+            rasterize_triangle_batched(&cfg.raster, tri, bands, |frags| {
+                for f in frags {
+                    self.process_fast::<false, COSTS>(f, plan);
+                }
             })
         }
     }
@@ -1825,11 +1842,8 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         };
         let old = TileCache::load_word(px, mask);
         let enc = if OVER_RGBA8 {
-            // RGBA8 is stored A, B, G, R: decoding and encoding are a byte swap of the word.
-            let dst = u32::from_le_bytes(old).swap_bytes();
-            specialized::alpha_over_word(u32::from_le_bytes(color), dst)
-                .swap_bytes()
-                .to_le_bytes()
+            // RGBA8 is stored A, B, G, R: the byte order is reversed inside the routine.
+            specialized::over_rgba8_stored(color, old)
         } else if cf == ColorFormat::Rgba8 {
             // RGBA8 is stored A, B, G, R: decoding and encoding are a byte swap of the word.
             let dst = u32::from_le_bytes(old).swap_bytes();

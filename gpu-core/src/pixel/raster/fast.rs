@@ -14,13 +14,17 @@
 //!   left to right; inside a block rows from the top, pixels left to right).
 //! * Per block the three integer edge functions are evaluated at the four corners of the
 //!   (clipped) block. An edge negative at all four corners rejects the block (edge functions are
-//!   affine, so their extremes over a rectangle are at its corners); edges non-negative at all
-//!   four accept it: every pixel is covered and no per-pixel edge test runs. Partly covered
-//!   blocks test each pixel. In scissor-exclude mode a block wholly inside the box is rejected,
-//!   one wholly outside needs no per-pixel scissor test.
+//!   affine, so their extremes over a rectangle are at its corners); an edge non-negative at all
+//!   four covers the whole block and is not looked at again. For the other edges the covered
+//!   run of each block row is computed from the edge values at the row's first pixel
+//!   ([`edge_run`]: one integer division per partly covering edge and row, none per pixel), so
+//!   no pixel is tested against the edges. In scissor-exclude mode a block wholly inside the
+//!   box is rejected, one wholly outside needs no per-pixel scissor test.
 //! * Edge values are exact integers (i64), stepped by their per-pixel x increment along a row
-//!   and evaluated afresh from the triangle's setup at the start of every row, so they equal the
-//!   reference's values exactly.
+//!   and by their y increment from row to row, so they equal the reference's values exactly.
+//! * The fragments are written into a small buffer and handed to the shading code
+//!   [`BATCH`] at a time (and at the end of the triangle), in the reference's order: the
+//!   per-fragment routine runs in a loop of its own instead of being called once per pixel.
 //! * Interpolation is monomorphised on the number of interpolated attributes and on whether
 //!   gradients are needed, so the per-attribute loop has a constant trip count (the compiler
 //!   unrolls and vectorises it) and nothing about the attribute set is decided per fragment.
@@ -36,8 +40,14 @@ use super::{
     RowBands, ScissorMode, Setup, TriangleOutcome, make_setup,
 };
 
-/// Walks the prepared triangle `p` (see the module doc), calling `emit` per covered pixel.
-pub(super) fn traverse<F: FnMut(&Fragment)>(
+/// Fragments handed to the shading code at once (see [`traverse`]): small enough that the
+/// buffer's initialisation per triangle stays cheap for small triangles, large enough that
+/// the call per batch costs little per fragment.
+pub(super) const BATCH: usize = 16;
+
+/// Walks the prepared triangle `p` (see the module doc), handing the covered pixels to `emit`
+/// in batches of at most [`BATCH`] fragments, in order.
+pub(super) fn traverse<F: FnMut(&[Fragment])>(
     cfg: &RasterConfig,
     p: &Prepared<'_>,
     bands: Option<RowBands>,
@@ -54,7 +64,7 @@ pub(super) fn traverse<F: FnMut(&Fragment)>(
 
 /// [`blocks`] for the triangle's attribute set, depth computed if `DEPTH`.
 #[inline(always)]
-fn by_attributes<const DEPTH: bool, F: FnMut(&Fragment)>(
+fn by_attributes<const DEPTH: bool, F: FnMut(&[Fragment])>(
     cfg: &RasterConfig,
     p: &Prepared<'_>,
     setup: &Setup,
@@ -80,10 +90,49 @@ fn by_attributes<const DEPTH: bool, F: FnMut(&Fragment)>(
 /// One past the last attribute of the colour + texcoord 0 set ([`super::Varyings::texcoord0_only`]).
 const A_TC0_END: usize = A_TC + 2;
 
+/// The covered run `lo..=hi` of one edge along a row of a block: pixels `k = 0..=last` with
+/// edge value `v + k·c`, covered where that is ≥ 0. The covered pixels of a row are exactly
+/// those `k` with every edge's value ≥ 0, and for one edge (an affine function of `k`) they
+/// form one run; an empty run has `lo > hi`.
+///
+/// Exact integer arithmetic: for `c > 0` the first covered `k` is `ceil(−v / c)`, for `c < 0`
+/// the last is `floor(v / −c)`; the division runs only when the answer lies inside the row
+/// (`v` and `c` stay below 2^53 in magnitude: coordinates are bounded by ±2^24 fixed-point
+/// units, so nothing overflows).
+#[inline(always)]
+pub(super) fn edge_run(v: i64, c: i64, last: i64) -> (i64, i64) {
+    if v >= 0 {
+        if c >= 0 {
+            return (0, last);
+        }
+        // Covered while v + k·c ≥ 0, i.e. k ≤ v / (−c).
+        let nc = -c;
+        if v >= last * nc {
+            return (0, last);
+        }
+        (0, v / nc)
+    } else {
+        if c <= 0 {
+            return (1, 0);
+        }
+        // Covered once k·c ≥ −v, i.e. k ≥ ceil(−v / c).
+        let nv = -v;
+        if nv > last * c {
+            return (1, 0);
+        }
+        ((nv + c - 1) / c, last)
+    }
+}
+
 /// The block walk, monomorphised on the attribute count `NA`, gradients `GRAD` and depth
 /// `DEPTH`. Returns the number of fragments emitted.
+///
+/// Per block row the covered run is found from the edge values at the row's first pixel
+/// ([`edge_run`], only for the edges not already non-negative over the whole block), so no
+/// pixel is tested against the edges one by one; the fragments go into a buffer handed to
+/// `emit` when full and at the end.
 #[inline(always)]
-fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&Fragment)>(
+fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&[Fragment])>(
     cfg: &RasterConfig,
     p: &Prepared<'_>,
     s: &Setup,
@@ -104,7 +153,10 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&Fragme
         i64::from(sc.y2),
     );
     let wbuffer = cfg.depth.mode == DepthMode::WBuffer;
-    let mut frag = Fragment::default();
+    let cx = [e[0].cx, e[1].cx, e[2].cx];
+    let cy = [e[0].cy, e[1].cy, e[2].cy];
+    let mut buf = [Fragment::default(); BATCH];
+    let mut n = 0usize;
     let mut count = 0u64;
     let mut tile_row = ym_lo >> 3;
     while tile_row <= ym_hi >> 3 {
@@ -121,9 +173,10 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&Fragme
             let bx_lo = (tile_col << 3).max(x0);
             let bx_hi = ((tile_col << 3) + 7).min(x1);
             tile_col += 1;
-            let mut all_in = true;
+            // Per edge: true if it is non-negative at all four corners (so over the block).
+            let mut edge_in = [true; 3];
             let mut rejected = false;
-            for ed in e {
+            for (ed, inside) in e.iter().zip(edge_in.iter_mut()) {
                 let c = [
                     ed.at(bx_lo, by_lo),
                     ed.at(bx_hi, by_lo),
@@ -133,11 +186,12 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&Fragme
                 let hi = c[0].max(c[1]).max(c[2]).max(c[3]);
                 let lo = c[0].min(c[1]).min(c[2]).min(c[3]);
                 rejected |= hi < 0;
-                all_in &= lo >= 0;
+                *inside = lo >= 0;
             }
             if rejected {
                 continue;
             }
+            let all_in = edge_in == [true; 3];
             let mut scissor = false;
             if exclude {
                 let overlaps = bx_lo <= sx2 && bx_hi >= sx1 && by_lo <= sy2 && by_hi >= sy1;
@@ -147,47 +201,51 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&Fragme
                 }
                 scissor = overlaps;
             }
+            let last = bx_hi - bx_lo;
+            // Edge values at the first pixel of the top row, stepped down a row at a time
+            // (exact integers: the same values as evaluating them afresh).
+            let mut row = [e[0].at(bx_lo, by_hi), e[1].at(bx_lo, by_hi), e[2].at(bx_lo, by_hi)];
             let mut py = by_hi;
-            if all_in && !scissor {
-                // Trivial accept: every pixel of the block is covered.
-                while py >= by_lo {
-                    let mut b = [e[0].at(bx_lo, py), e[1].at(bx_lo, py), e[2].at(bx_lo, py)];
-                    // ok: px, py are within [0, width) × [0, height), both ≤ 2047.
-                    frag.y = py as u32;
-                    for px in bx_lo..=bx_hi {
-                        frag.x = px as u32;
-                        interpolate::<NA, GRAD, DEPTH>(cfg, wbuffer, s, b, &mut frag);
-                        emit(&frag);
-                        b[0] += e[0].cx;
-                        b[1] += e[1].cx;
-                        b[2] += e[2].cx;
-                    }
-                    count += (bx_hi - bx_lo + 1) as u64;
-                    py -= 1;
-                }
-                continue;
-            }
             while py >= by_lo {
-                let mut b = [e[0].at(bx_lo, py), e[1].at(bx_lo, py), e[2].at(bx_lo, py)];
-                frag.y = py as u32;
-                for px in bx_lo..=bx_hi {
-                    if b[0] >= 0
-                        && b[1] >= 0
-                        && b[2] >= 0
-                        && !(scissor && sc.contains(px as u32, py as u32))
-                    {
-                        frag.x = px as u32;
-                        interpolate::<NA, GRAD, DEPTH>(cfg, wbuffer, s, b, &mut frag);
-                        emit(&frag);
-                        count += 1;
-                    }
-                    b[0] += e[0].cx;
-                    b[1] += e[1].cx;
-                    b[2] += e[2].cx;
-                }
+                let b = row;
+                let fy = py as u32;
+                row = [row[0] - cy[0], row[1] - cy[1], row[2] - cy[2]];
                 py -= 1;
+                let (mut lo, mut hi) = (0, last);
+                if !all_in {
+                    for i in 0..3 {
+                        if !edge_in[i] {
+                            let (l, r) = edge_run(b[i], cx[i], last);
+                            lo = lo.max(l);
+                            hi = hi.min(r);
+                        }
+                    }
+                    if lo > hi {
+                        continue;
+                    }
+                }
+                let mut bk = [b[0] + lo * cx[0], b[1] + lo * cx[1], b[2] + lo * cx[2]];
+                for px in bx_lo + lo..=bx_lo + hi {
+                    // ok: px, py are within [0, width) × [0, height), both ≤ 2047.
+                    if !(scissor && sc.contains(px as u32, fy)) {
+                        let f = &mut buf[n];
+                        f.x = px as u32;
+                        f.y = fy;
+                        interpolate::<NA, GRAD, DEPTH>(cfg, wbuffer, s, bk, f);
+                        n += 1;
+                        count += 1;
+                        if n == BATCH {
+                            emit(&buf);
+                            n = 0;
+                        }
+                    }
+                    bk = [bk[0] + cx[0], bk[1] + cx[1], bk[2] + cx[2]];
+                }
             }
         }
+    }
+    if n > 0 {
+        emit(&buf[..n]);
     }
     count
 }

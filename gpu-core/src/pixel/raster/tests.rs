@@ -770,6 +770,14 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
         let fo = rasterize_triangle(&c, &tri, |f| got.push(frag_bits(f)));
         assert_eq!(fo, ro, "case {case}");
         assert_eq!(got, want, "case {case}: {tri:?}");
+        // Batched: non-empty batches of at most FRAGMENT_BATCH, concatenated in order.
+        let mut batched = Vec::new();
+        let bo = rasterize_triangle_batched(&c, &tri, None, |fs| {
+            assert!(!fs.is_empty() && fs.len() <= FRAGMENT_BATCH, "case {case}");
+            batched.extend(fs.iter().map(frag_bits));
+        });
+        assert_eq!(bo, ro, "case {case}");
+        assert_eq!(batched, want, "case {case}: batched");
         emitted += got.len() as u64;
 
         // Bands: 2 and 3 shares partition the fragments; each share keeps reference order.
@@ -864,4 +872,38 @@ fn branchless_rounding_matches_the_reference_rounding() {
         check(f32::from_bits(rng.next() as u32));
         check(rng.unit() * 300.0 - 20.0);
     }
+}
+
+/// The covered run of one edge along a block row ([`fast::edge_run`]) equals the pixels whose
+/// edge value `v + k·c` is non-negative, tested one by one: every row length, small and
+/// large steps of both signs (up to the largest step a ±2^24 fixed-point triangle can have),
+/// values on, near and far from the boundaries.
+#[test]
+fn edge_runs_equal_the_per_pixel_test() {
+    let mut steps: Vec<i64> = (-40..=40).collect();
+    for m in [16i64, 255, 4096, 65_535 * 16, 1 << 29] {
+        steps.extend([m, -m, m + 1, -(m + 1), m - 1, -(m - 1)]);
+    }
+    let mut rng = Rng(0x00ED_6E5E);
+    let mut checked = 0u64;
+    for &c in &steps {
+        let mut values: Vec<i64> = (-400..=400).collect();
+        for k in -9..=9 {
+            // Exactly on, and one off, the value of every pixel position.
+            values.extend([k * c, k * c + 1, k * c - 1]);
+        }
+        for _ in 0..200 {
+            values.push((rng.next() >> 11) as i64 - (1 << 52));
+        }
+        for &v in &values {
+            for last in 0..8i64 {
+                let (lo, hi) = fast::edge_run(v, c, last);
+                let covered: Vec<i64> = (0..=last).filter(|k| v + k * c >= 0).collect();
+                let run: Vec<i64> = (lo..=hi).collect();
+                assert_eq!(run, covered, "v {v} c {c} last {last}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100_000, "{checked}");
 }
