@@ -754,6 +754,100 @@ mod tests {
         assert!(killed > 5_000, "only {killed} fragments discarded early");
     }
 
+    /// Hooks whose procedural texture and lighting are missing for some fragments (the
+    /// pipeline then uses zero for them and reports the feature once).
+    struct Patchy;
+    impl crate::pixel::stages::FragmentHooks for Patchy {
+        fn procedural_texture(&mut self, f: &crate::pixel::raster::Fragment) -> Option<Rgba> {
+            (!(f.x + 2 * f.y).is_multiple_of(3))
+                .then(|| [(f.x * 37) as u8, (f.y * 11) as u8, 90, 200])
+        }
+        fn lighting(
+            &mut self,
+            f: &crate::pixel::raster::Fragment,
+            _textures: &[Rgba; 4],
+        ) -> Option<[Rgba; 2]> {
+            (f.x % 2 == 1).then(|| [[(f.y * 5) as u8, 60, 7, 128], [3, (f.x * 9) as u8, 40, 9]])
+        }
+    }
+
+    /// The specialised path reuses the combiners' source table from fragment to fragment: a
+    /// fragment whose procedural texture or lighting colours are missing must read zero there
+    /// (as the reference path's fresh table has), not the previous fragment's colours. The
+    /// combiners add the procedural texture and both lighting colours, with hooks that leave
+    /// them out for some pixels; both paths leave the same memory, counters and diagnostics.
+    #[test]
+    fn missing_hook_colours_read_zero_on_both_paths() {
+        use crate::memory::{PhysMem, VRAM};
+        use crate::pixel::fragment::PixelPipeline;
+        use crate::vertex::{OutputVertex, ScreenVertex};
+        let mut rng = Rng(0x7AB1_E5ED);
+        let mut base = PhysMem::new();
+        base.write(VRAM.base, &[0x40u8; 0x8000]).unwrap();
+        let mut written = 0;
+        for case in 0..40 {
+            let mut r = Box::new([0u32; 0x300]);
+            // Colour RGBA8 at VRAM, no depth test or writes, 32×32, blending alpha over or copy.
+            r[0x100] = if case % 2 == 0 { 1 << 8 } else { 0 };
+            r[0x101] = 0x7676_0000;
+            r[0x11D] = VRAM.base >> 3;
+            r[0x11C] = (VRAM.base + 0x4000) >> 3;
+            r[0x117] = 0;
+            r[0x116] = 0;
+            r[0x11E] = 32 | (31 << 12) | (1 << 24);
+            r[0x112] = 0xF;
+            r[0x113] = 0xF;
+            r[0x114] = 3;
+            r[0x115] = 3;
+            r[0x107] = 0xF << 8; // colour write mask on, depth test off
+            r[0x04D] = 0xBF_0000;
+            r[0x06D] = 1;
+            r[0x080] = 1 << 10; // procedural texture on
+            r[0x08F] = 1; // fragment lighting on
+            // Stage 0: ADD(proctex, fragment primary); stage 1: ADD(previous, fragment
+            // secondary); stages 2-5: pass-through.
+            r[0x0C0] = 6 | (1 << 4) | (6 << 16) | (1 << 20);
+            r[0x0C1] = 0;
+            r[0x0C2] = 2 | (2 << 16);
+            r[0x0C8] = 15 | (2 << 4) | (15 << 16) | (2 << 20);
+            r[0x0C9] = 0;
+            r[0x0CA] = 2 | (2 << 16);
+            for s in [0x0D0, 0x0D8, 0x0F0, 0x0F8] {
+                r[s] = 15 | (15 << 16);
+            }
+            let mut tri = [ScreenVertex::default(); 3];
+            for v in &mut tri {
+                let mut f = |scale: f32| (rng.next() % 10_000) as f32 / 10_000.0 * scale;
+                *v = ScreenVertex {
+                    x: f(40.0) - 4.0,
+                    y: f(40.0) - 4.0,
+                    z_over_w: -f(1.0),
+                    inv_w: 1.0,
+                    attrs: OutputVertex {
+                        color: [f(1.0), f(1.0), f(1.0), f(1.0)],
+                        ..Default::default()
+                    },
+                };
+            }
+            let run = |path: PixelPath| {
+                let mut mem = base.clone();
+                let mut p = PixelPipeline::new(&r);
+                p.set_path(path);
+                p.draw_triangle_with(&mut mem, &tri, &mut Patchy);
+                let mut out = vec![0u8; 0x1000];
+                mem.read(VRAM.base, &mut out).unwrap();
+                (out, p.stats(), p.take_diagnostics())
+            };
+            let fast = run(PixelPath::Specialized);
+            let reference = run(PixelPath::Reference);
+            assert!(fast.0 == reference.0, "case {case}: memory differs");
+            assert_eq!(fast.1, reference.1, "case {case}: counters differ");
+            assert_eq!(fast.2, reference.2, "case {case}: diagnostics differ");
+            written += fast.1.fragments_passed;
+        }
+        assert!(written > 2_000, "only {written} fragments written");
+    }
+
     #[test]
     fn pixel_bytes_round_trip_for_every_width() {
         for n in 0..=5usize {

@@ -12,13 +12,13 @@
 //! * The bounding box is walked in 8×8 blocks aligned to the render target's memory tiles, in
 //!   the reference order (tile rows top to bottom in memory, i.e. window y descending; blocks
 //!   left to right; inside a block rows from the top, pixels left to right).
-//! * Per block the three integer edge functions are evaluated at the four corners of the
-//!   (clipped) block. An edge negative at all four corners rejects the block (edge functions are
-//!   affine, so their extremes over a rectangle are at its corners); an edge non-negative at all
-//!   four covers the whole block and is not looked at again. For the other edges the covered
-//!   run of each block row is computed from the edge values at the row's first pixel
-//!   ([`edge_run`]: one integer division per partly covering edge and row, none per pixel), so
-//!   no pixel is tested against the edges. In scissor-exclude mode a block wholly inside the
+//! * Per block the three integer edge functions are evaluated at two corners of the (clipped)
+//!   block each: the one where the edge function is largest and the one where it is smallest
+//!   (edge functions are affine, so their extremes over a rectangle are at the corners the
+//!   signs of their x and y steps point to). An edge negative at its largest corner rejects
+//!   the block; edges non-negative at their smallest accept it: every pixel is covered and no
+//!   per-pixel edge test runs. Partly covered blocks test each pixel (one sign test of the OR of
+//!   the three edge values). In scissor-exclude mode a block wholly inside the
 //!   box is rejected, one wholly outside needs no per-pixel scissor test.
 //! * Edge values are exact integers (i64), stepped by their per-pixel x increment along a row
 //!   and by their y increment from row to row, so they equal the reference's values exactly.
@@ -90,47 +90,10 @@ fn by_attributes<const DEPTH: bool, F: FnMut(&[Fragment])>(
 /// One past the last attribute of the colour + texcoord 0 set ([`super::Varyings::texcoord0_only`]).
 const A_TC0_END: usize = A_TC + 2;
 
-/// The covered run `lo..=hi` of one edge along a row of a block: pixels `k = 0..=last` with
-/// edge value `v + k·c`, covered where that is ≥ 0. The covered pixels of a row are exactly
-/// those `k` with every edge's value ≥ 0, and for one edge (an affine function of `k`) they
-/// form one run; an empty run has `lo > hi`.
-///
-/// Exact integer arithmetic: for `c > 0` the first covered `k` is `ceil(−v / c)`, for `c < 0`
-/// the last is `floor(v / −c)`; the division runs only when the answer lies inside the row
-/// (`v` and `c` stay below 2^53 in magnitude: coordinates are bounded by ±2^24 fixed-point
-/// units, so nothing overflows).
-#[inline(always)]
-pub(super) fn edge_run(v: i64, c: i64, last: i64) -> (i64, i64) {
-    if v >= 0 {
-        if c >= 0 {
-            return (0, last);
-        }
-        // Covered while v + k·c ≥ 0, i.e. k ≤ v / (−c).
-        let nc = -c;
-        if v >= last * nc {
-            return (0, last);
-        }
-        (0, v / nc)
-    } else {
-        if c <= 0 {
-            return (1, 0);
-        }
-        // Covered once k·c ≥ −v, i.e. k ≥ ceil(−v / c).
-        let nv = -v;
-        if nv > last * c {
-            return (1, 0);
-        }
-        ((nv + c - 1) / c, last)
-    }
-}
-
 /// The block walk, monomorphised on the attribute count `NA`, gradients `GRAD` and depth
 /// `DEPTH`. Returns the number of fragments emitted.
 ///
-/// Per block row the covered run is found from the edge values at the row's first pixel
-/// ([`edge_run`], only for the edges not already non-negative over the whole block), so no
-/// pixel is tested against the edges one by one; the fragments go into a buffer handed to
-/// `emit` when full and at the end.
+/// The fragments go into a buffer handed to `emit` when full and at the end.
 #[inline(always)]
 fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&[Fragment])>(
     cfg: &RasterConfig,
@@ -154,6 +117,13 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&[Fragm
     );
     let wbuffer = cfg.depth.mode == DepthMode::WBuffer;
     let cx = [e[0].cx, e[1].cx, e[2].cx];
+    // Per edge: whether its largest value over a rectangle is at the right (x) and top (y)
+    // side (its steps are positive there; a zero step makes both sides equal).
+    let corner = [
+        (e[0].cx > 0, e[0].cy > 0),
+        (e[1].cx > 0, e[1].cy > 0),
+        (e[2].cx > 0, e[2].cy > 0),
+    ];
     let cy = [e[0].cy, e[1].cy, e[2].cy];
     let mut buf = [Fragment::default(); BATCH];
     let mut n = 0usize;
@@ -173,25 +143,20 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&[Fragm
             let bx_lo = (tile_col << 3).max(x0);
             let bx_hi = ((tile_col << 3) + 7).min(x1);
             tile_col += 1;
-            // Per edge: true if it is non-negative at all four corners (so over the block).
-            let mut edge_in = [true; 3];
+            // An affine function's largest and smallest values over the block are at the
+            // corners its x and y steps point to (`corner`): two evaluations per edge give the
+            // same extremes as the four corners.
+            let mut all_in = true;
             let mut rejected = false;
-            for (ed, inside) in e.iter().zip(edge_in.iter_mut()) {
-                let c = [
-                    ed.at(bx_lo, by_lo),
-                    ed.at(bx_hi, by_lo),
-                    ed.at(bx_lo, by_hi),
-                    ed.at(bx_hi, by_hi),
-                ];
-                let hi = c[0].max(c[1]).max(c[2]).max(c[3]);
-                let lo = c[0].min(c[1]).min(c[2]).min(c[3]);
-                rejected |= hi < 0;
-                *inside = lo >= 0;
+            for (ed, &(hx, hy)) in e.iter().zip(&corner) {
+                let (xh, xl) = if hx { (bx_hi, bx_lo) } else { (bx_lo, bx_hi) };
+                let (yh, yl) = if hy { (by_hi, by_lo) } else { (by_lo, by_hi) };
+                rejected |= ed.at(xh, yh) < 0;
+                all_in &= ed.at(xl, yl) >= 0;
             }
             if rejected {
                 continue;
             }
-            let all_in = edge_in == [true; 3];
             let mut scissor = false;
             if exclude {
                 let overlaps = bx_lo <= sx2 && bx_hi >= sx1 && by_lo <= sy2 && by_hi >= sy1;
@@ -201,51 +166,46 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&[Fragm
                 }
                 scissor = overlaps;
             }
-            let last = bx_hi - bx_lo;
+            // Trivial accept: every pixel of the block is covered, nothing is tested.
+            let full = all_in && !scissor;
             // Edge values at the first pixel of the top row, stepped down a row at a time
             // (exact integers: the same values as evaluating them afresh).
-            let mut row = [e[0].at(bx_lo, by_hi), e[1].at(bx_lo, by_hi), e[2].at(bx_lo, by_hi)];
+            let mut row = [
+                e[0].at(bx_lo, by_hi),
+                e[1].at(bx_lo, by_hi),
+                e[2].at(bx_lo, by_hi),
+            ];
             let mut py = by_hi;
             while py >= by_lo {
-                let b = row;
+                let mut b = row;
+                // ok: px, py are within [0, width) × [0, height), both ≤ 2047.
                 let fy = py as u32;
                 row = [row[0] - cy[0], row[1] - cy[1], row[2] - cy[2]];
                 py -= 1;
-                let (mut lo, mut hi) = (0, last);
-                if !all_in {
-                    for i in 0..3 {
-                        if !edge_in[i] {
-                            let (l, r) = edge_run(b[i], cx[i], last);
-                            lo = lo.max(l);
-                            hi = hi.min(r);
-                        }
-                    }
-                    if lo > hi {
-                        continue;
-                    }
-                }
-                let mut bk = [b[0] + lo * cx[0], b[1] + lo * cx[1], b[2] + lo * cx[2]];
-                for px in bx_lo + lo..=bx_lo + hi {
-                    // ok: px, py are within [0, width) × [0, height), both ≤ 2047.
-                    if !(scissor && sc.contains(px as u32, fy)) {
+                for px in bx_lo..=bx_hi {
+                    // All three edge values ≥ 0 ⇔ the sign bit of their OR is clear.
+                    if full
+                        || ((b[0] | b[1] | b[2]) >= 0 && !(scissor && sc.contains(px as u32, fy)))
+                    {
                         let f = &mut buf[n];
                         f.x = px as u32;
                         f.y = fy;
-                        interpolate::<NA, GRAD, DEPTH>(cfg, wbuffer, s, bk, f);
+                        interpolate::<NA, GRAD, DEPTH>(cfg, wbuffer, s, b, f);
                         n += 1;
-                        count += 1;
                         if n == BATCH {
                             emit(&buf);
+                            count += BATCH as u64;
                             n = 0;
                         }
                     }
-                    bk = [bk[0] + cx[0], bk[1] + cx[1], bk[2] + cx[2]];
+                    b = [b[0] + cx[0], b[1] + cx[1], b[2] + cx[2]];
                 }
             }
         }
     }
     if n > 0 {
         emit(&buf[..n]);
+        count += n as u64;
     }
     count
 }
