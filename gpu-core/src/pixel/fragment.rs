@@ -36,9 +36,10 @@
 use crate::debug::{DebugBuffers, DiagKind, Diagnostic};
 use crate::memory::PhysMem;
 use crate::pixel::color::{ColorFormat, DepthFormat, Rgba};
-use crate::pixel::framebuffer::{FramebufferConfig, TileCache};
+use crate::pixel::framebuffer::{BufferKey, FramebufferConfig, TileCache};
 use crate::pixel::raster::{
-    Fragment, RasterConfig, TriangleOutcome, rasterize_triangle, rasterize_triangle_reference,
+    Fragment, RasterConfig, RowBands, TriangleOutcome, rasterize_triangle,
+    rasterize_triangle_batched, rasterize_triangle_reference,
 };
 use crate::pixel::tev::{TevConfig, TevIssue, TevProgram, TevSolo, TevSource};
 use crate::pixel::texture::TextureError;
@@ -870,6 +871,10 @@ struct FastPlan {
     /// RGBA8 colour buffer, alpha over on all channels, every channel written: the colour
     /// write of [`FragCtx::process_fast::<true>`].
     over_rgba8: bool,
+    /// The colour buffer's tile-cache key ([`TileCache::pixel4_keyed`]).
+    color_key: BufferKey,
+    /// The depth buffer's tile-cache key.
+    depth_key: BufferKey,
 }
 
 /// True if the stencil/depth stage of `cfg` reads or writes the depth buffer (see
@@ -897,6 +902,8 @@ impl FastPlan {
             color_word_mask,
             over_rgba8: color == Some(ColorFormat::Rgba8) && stage.is_alpha_over_all_unmasked(),
             default_mode: matches!(ops.mode, FragmentMode::Default | FragmentMode::Reserved2),
+            color_key: BufferKey::new(fb, fb.color_addr),
+            depth_key: BufferKey::new(fb, fb.depth_addr),
         }
     }
 }
@@ -1356,9 +1363,9 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 // returned above), so no debugging code runs per fragment.
                 let plan = FastPlan::new(&cfg, stage, ctx.color_cache.word_mask());
                 if ctx.costs {
-                    ctx.shade_fast::<true>(fast, tri, &plan)
+                    ctx.shade_fast::<true>(tri, &plan)
                 } else {
-                    ctx.shade_fast::<false>(fast, tri, &plan)
+                    ctx.shade_fast::<false>(tri, &plan)
                 }
             } else if soloed {
                 // A solo: the generic code with the solo compiled in (see `probe::Soloed`).
@@ -1546,18 +1553,37 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     #[inline(always)]
     fn shade_fast<const COSTS: bool>(
         &mut self,
-        fast: bool,
         tri: &[ScreenVertex; 3],
         plan: &FastPlan,
     ) -> TriangleOutcome {
+        self.shade_plan::<COSTS>(tri, None, plan)
+    }
+
+    /// [`FragCtx::shade_fast`] on the memory tile rows of `bands` (all for `None`): the fast
+    /// traversal hands the fragments over in batches ([`rasterize_triangle_batched`]) and
+    /// [`FragCtx::process_fast`] runs on each in a loop, with no call per fragment.
+    #[inline(always)]
+    pub(super) fn shade_plan<const COSTS: bool>(
+        &mut self,
+        tri: &[ScreenVertex; 3],
+        bands: Option<RowBands>,
+        plan: &FastPlan,
+    ) -> TriangleOutcome {
         let cfg = self.cfg;
+        // The combiners' source table, kept across the triangle's fragments (see
+        // `process_fast`: every entry a fragment reads is written for it).
+        let mut t: [Rgba; 16] = [[0; 4]; 16];
         if plan.over_rgba8 {
-            rasterize_for_path(fast, &cfg.raster, tri, |f| {
-                self.process_fast::<true, COSTS>(f, plan)
+            rasterize_triangle_batched(&cfg.raster, tri, bands, |frags| {
+                for f in frags {
+                    self.process_fast::<true, COSTS>(f, plan, &mut t);
+                }
             })
         } else {
-            rasterize_for_path(fast, &cfg.raster, tri, |f| {
-                self.process_fast::<false, COSTS>(f, plan)
+            rasterize_triangle_batched(&cfg.raster, tri, bands, |frags| {
+                for f in frags {
+                    self.process_fast::<false, COSTS>(f, plan, &mut t);
+                }
             })
         }
     }
@@ -1735,16 +1761,23 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     /// on the RGBA8 word, with no per-fragment choice of blend, mask or format. `COSTS` must
     /// equal [`FragCtx::costs`]: without it the code has no cost counters, and early depth
     /// skips the texture lookups of the fragments it kills.
+    ///
+    /// `t` is the combiners' source table, reused from fragment to fragment (no clearing per
+    /// fragment): entries 7-12 must be zero (nothing writes them), every other entry a
+    /// fragment's combiners can read is written here for it (the units the draw does not read
+    /// stay zero; a missing procedural texture or lighting hook writes zero, as a fresh table
+    /// has), and 13-15 are scratch that [`TevProgram::run_table`] writes before reading.
     #[inline(always)]
     fn process_fast<const OVER_RGBA8: bool, const COSTS: bool>(
         &mut self,
         frag: &Fragment,
         plan: &FastPlan,
+        t: &mut [Rgba; 16],
     ) {
         let cfg = self.cfg;
         let ops = &cfg.ops;
         let early = self.early_depth;
-        if early && plan.depth_stencil && !self.depth_stencil_fast::<COSTS>(frag) {
+        if early && plan.depth_stencil && !self.depth_stencil_fast::<COSTS>(frag, plan.depth_key) {
             // As `process`: with costs on, the killed fragment's texel lookups are counted.
             if COSTS {
                 for unit in 0..3 {
@@ -1756,7 +1789,6 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             }
             return;
         }
-        let mut t: [Rgba; 16] = [[0; 4]; 16];
         t[0] = frag.color;
         for unit in 0..3 {
             if self.needs.tex[unit] {
@@ -1770,7 +1802,10 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         if self.needs.proctex {
             match self.hooks.procedural_texture(frag) {
                 Some(c) => t[6] = c,
-                None => self.miss(Feature::ProceduralTexture),
+                None => {
+                    t[6] = [0; 4];
+                    self.miss(Feature::ProceduralTexture);
+                }
             }
         }
         if self.needs.lighting {
@@ -1780,10 +1815,14 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
                     t[1] = p;
                     t[2] = s;
                 }
-                None => self.miss(Feature::Lighting),
+                None => {
+                    t[1] = [0; 4];
+                    t[2] = [0; 4];
+                    self.miss(Feature::Lighting);
+                }
             }
         }
-        let mut color = self.tev.run_table(&mut t);
+        let mut color = self.tev.run_table(t);
         if !plan.default_mode {
             self.special_mode(frag, color, ops.mode);
             return;
@@ -1808,7 +1847,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             }
             FogMode::Off | FogMode::Other(_) => {}
         }
-        if !early && plan.depth_stencil && !self.depth_stencil_fast::<COSTS>(frag) {
+        if !early && plan.depth_stencil && !self.depth_stencil_fast::<COSTS>(frag, plan.depth_key) {
             return;
         }
         self.stats.fragments_passed += 1;
@@ -1817,19 +1856,20 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         };
         let fb = &cfg.fb;
         let mask = plan.color_word_mask;
-        let Some(px) = self
-            .color_cache
-            .pixel4(self.mem, fb, fb.color_addr, frag.x, frag.y)
-        else {
+        let Some(px) = self.color_cache.pixel4_keyed(
+            self.mem,
+            fb,
+            fb.color_addr,
+            plan.color_key,
+            frag.x,
+            frag.y,
+        ) else {
             return;
         };
         let old = TileCache::load_word(px, mask);
         let enc = if OVER_RGBA8 {
-            // RGBA8 is stored A, B, G, R: decoding and encoding are a byte swap of the word.
-            let dst = u32::from_le_bytes(old).swap_bytes();
-            specialized::alpha_over_word(u32::from_le_bytes(color), dst)
-                .swap_bytes()
-                .to_le_bytes()
+            // RGBA8 is stored A, B, G, R: the byte order is reversed inside the routine.
+            specialized::over_rgba8_stored(color, old)
         } else if cf == ColorFormat::Rgba8 {
             // RGBA8 is stored A, B, G, R: decoding and encoding are a byte swap of the word.
             let dst = u32::from_le_bytes(old).swap_bytes();
@@ -1847,10 +1887,11 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     /// the fragment is discarded.
     fn depth_stencil<R: Recorder>(&mut self, frag: &Fragment, rec: &mut R) -> bool {
         if !R::ON && self.color_stage.is_some() {
+            let key = BufferKey::new(&self.cfg.fb, self.cfg.fb.depth_addr);
             return if self.costs {
-                self.depth_stencil_fast::<true>(frag)
+                self.depth_stencil_fast::<true>(frag, key)
             } else {
-                self.depth_stencil_fast::<false>(frag)
+                self.depth_stencil_fast::<false>(frag, key)
             };
         }
         let cfg = self.cfg;
@@ -1928,8 +1969,9 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
 
     /// [`FragCtx::depth_stencil`] on the specialised path (no recording): the same tests,
     /// counters (when `COSTS`) and writes, with the pixel bytes loaded and stored as one word.
+    /// `key` is [`BufferKey::new`] of the depth buffer.
     #[inline(always)]
-    fn depth_stencil_fast<const COSTS: bool>(&mut self, frag: &Fragment) -> bool {
+    fn depth_stencil_fast<const COSTS: bool>(&mut self, frag: &Fragment, key: BufferKey) -> bool {
         let cfg = self.cfg;
         let ops = &cfg.ops;
         let fb = &cfg.fb;
@@ -1941,9 +1983,9 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             return true;
         }
         let mask = self.depth_cache.word_mask();
-        let Some(px) = self
-            .depth_cache
-            .pixel4(self.mem, fb, fb.depth_addr, frag.x, frag.y)
+        let Some(px) =
+            self.depth_cache
+                .pixel4_keyed(self.mem, fb, fb.depth_addr, key, frag.x, frag.y)
         else {
             return true;
         };

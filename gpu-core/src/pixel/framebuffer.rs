@@ -433,6 +433,24 @@ fn write_tile(mem: &mut PhysMem, addr: u32, mapped: u64, data: &[u8]) {
     }
 }
 
+/// The buffer's part of a [`TileCache`] lookup key: base address, width and layout
+/// (see [`TileCache::pixel4_keyed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferKey(u64);
+
+impl BufferKey {
+    /// The key of the buffer at `base` laid out as `fb` says.
+    #[inline(always)]
+    pub fn new(fb: &FramebufferConfig, base: u32) -> Self {
+        let mode = match fb.tile_mode {
+            TileMode::Linear => 0u64,
+            TileMode::Tiled8 => 1,
+            TileMode::Block32 => 2,
+        };
+        BufferKey((u64::from(base) << 32) | (u64::from(fb.width) << 2) | mode)
+    }
+}
+
 /// A write-back cache of one 8×8 tile of a colour or depth buffer.
 ///
 /// The fragment pipeline asks for a pixel's bytes with [`TileCache::pixel`]; when the pixel is
@@ -534,13 +552,8 @@ impl TileCache {
         y: u32,
     ) -> Option<&mut [u8]> {
         let ym = flip_row(y, fb.height);
-        let mode = match fb.tile_mode {
-            TileMode::Linear => 0u64,
-            TileMode::Tiled8 => 1,
-            TileMode::Block32 => 2,
-        };
         let key = (
-            (u64::from(base) << 32) | (u64::from(fb.width) << 2) | mode,
+            BufferKey::new(fb, base).0,
             (u64::from(ym >> 3) << 32) | u64::from(x >> 3),
         );
         if self.key != Some(key) {
@@ -568,17 +581,25 @@ impl TileCache {
         x: u32,
         y: u32,
     ) -> Option<&mut [u8; 4]> {
+        self.pixel4_keyed(mem, fb, base, BufferKey::new(fb, base), x, y)
+    }
+
+    /// [`TileCache::pixel4`] with the buffer's part of the lookup key computed by the caller
+    /// (`key` must be [`BufferKey::new`] of the same `fb` and `base`), so a loop over many
+    /// pixels of one buffer computes it once.
+    #[inline(always)]
+    pub fn pixel4_keyed(
+        &mut self,
+        mem: &mut PhysMem,
+        fb: &FramebufferConfig,
+        base: u32,
+        key: BufferKey,
+        x: u32,
+        y: u32,
+    ) -> Option<&mut [u8; 4]> {
         let bpp = self.bpp as usize;
         let ym = flip_row(y, fb.height);
-        let mode = match fb.tile_mode {
-            TileMode::Linear => 0u64,
-            TileMode::Tiled8 => 1,
-            TileMode::Block32 => 2,
-        };
-        let key = (
-            (u64::from(base) << 32) | (u64::from(fb.width) << 2) | mode,
-            (u64::from(ym >> 3) << 32) | u64::from(x >> 3),
-        );
+        let key = (key.0, (u64::from(ym >> 3) << 32) | u64::from(x >> 3));
         if self.key != Some(key) {
             self.switch_tile(mem, fb, base, x, ym, key);
         }

@@ -531,6 +531,27 @@ pub fn rasterize_triangle_bands<F: FnMut(&Fragment)>(
     bands: Option<RowBands>,
     emit: F,
 ) -> TriangleOutcome {
+    let mut emit = emit;
+    rasterize_triangle_batched(cfg, tri, bands, |frags| {
+        for f in frags {
+            emit(f);
+        }
+    })
+}
+
+/// Fragments per batch of [`rasterize_triangle_batched`] (at most).
+pub const FRAGMENT_BATCH: usize = fast::BATCH;
+
+/// As [`rasterize_triangle_bands`], handing the fragments to `emit` in batches (slices of at
+/// most [`FRAGMENT_BATCH`] fragments) instead of one call per fragment: the concatenation of
+/// the batches is exactly the fragment sequence of [`rasterize_triangle_bands`]. The caller's
+/// per-fragment code then runs in its own loop (no call per pixel).
+pub fn rasterize_triangle_batched<F: FnMut(&[Fragment])>(
+    cfg: &RasterConfig,
+    tri: &[ScreenVertex; 3],
+    bands: Option<RowBands>,
+    emit: F,
+) -> TriangleOutcome {
     match prepare(cfg, tri) {
         Ok(p) => fast::traverse(cfg, &p, bands, emit),
         Err(o) => o,

@@ -775,6 +775,11 @@ pub struct TevProgram {
     /// True if a used stage reads the combiner buffer (slot 13); otherwise the buffer
     /// bookkeeping is skipped.
     reads_buffer: bool,
+    /// The active stages of `stages[..n]` in order (pass-through stages left out): what runs
+    /// when the buffer is not read.
+    active: [CompiledStage; 6],
+    /// Number of leading entries of `active` that are used.
+    n_active: usize,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -901,9 +906,17 @@ impl TevProgram {
         let reads_buffer = stages[..last_active]
             .iter()
             .any(|c| c.active && (c.rgb_src.contains(&13) || c.alpha_src.contains(&13)));
+        let mut active = stages;
+        let mut n_active = 0;
+        for c in stages[..last_active].iter().filter(|c| c.active) {
+            active[n_active] = *c;
+            n_active += 1;
+        }
         TevProgram {
             stages,
             n: last_active,
+            active,
+            n_active,
             reads_buffer,
             buffer_color: cfg.buffer_color,
             update_rgb: cfg.update_rgb & 0xF,
@@ -932,12 +945,11 @@ impl TevProgram {
             PreviousInStage0::PrimaryColor => t[0],
         };
         if !self.reads_buffer {
-            // No stage reads the buffer: its updates are unobservable.
-            for c in &self.stages[..self.n] {
-                if c.active {
-                    t[14] = c.constant;
-                    c.run_into(t);
-                }
+            // No stage reads the buffer: its updates are unobservable, and the pass-through
+            // stages change nothing.
+            for c in &self.active[..self.n_active] {
+                t[14] = c.constant;
+                c.run_into(t);
             }
             return t[15];
         }

@@ -251,14 +251,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         let bands = Some(bands);
         // The routine is chosen here, once per triangle, so each rasteriser loop calls one.
         match plan {
-            Some(plan) if plan.over_rgba8 => {
-                rasterize_triangle_bands(&cfg.raster, tri, bands, |f| {
-                    self.process_fast::<true, COSTS>(f, plan)
-                })
-            }
-            Some(plan) => rasterize_triangle_bands(&cfg.raster, tri, bands, |f| {
-                self.process_fast::<false, COSTS>(f, plan)
-            }),
+            Some(plan) => self.shade_plan::<COSTS>(tri, bands, plan),
             None => rasterize_triangle_bands(&cfg.raster, tri, bands, |f| self.process(f, ())),
         }
     }

@@ -165,6 +165,26 @@ pub fn alpha_over_word(src: u32, dst: u32) -> u32 {
     ))
 }
 
+/// Alpha over on all four channels of an RGBA8 source colour over an RGBA8 colour-buffer
+/// pixel as stored (bytes A, B, G, R), returning the stored bytes: the stored form of
+/// [`alpha_over_word`] (`over_rgba8_stored(c, p)` is `alpha_over_word(c, p as a swapped word)`
+/// swapped back), written per channel on 16-bit values so that the compiler keeps the four
+/// channels in one vector register: each sum `s·α + d·(255 − α)` is at most 255·255 and fits
+/// a u16, and `/ 255` truncates exactly as [`div255_lanes`] does. Tested exhaustively over
+/// α, source and destination values against the word form.
+#[inline(always)]
+pub fn over_rgba8_stored(src: Rgba, stored: [u8; 4]) -> [u8; 4] {
+    let dst = [stored[3], stored[2], stored[1], stored[0]];
+    let a = u16::from(src[3]);
+    let mut out = [0u8; 4];
+    for (i, o) in out.iter_mut().enumerate() {
+        let x = u16::from(src[i]) * a + u16::from(dst[i]) * (255 - a);
+        // ok: x ≤ 255·255, so x / 255 ≤ 255.
+        *o = (x / 255) as u8;
+    }
+    [out[3], out[2], out[1], out[0]]
+}
+
 /// One channel of a blend equation on precomputed factors (the generic [`Blend::apply`]'s
 /// arithmetic: products divided by 255 truncating toward zero, then clamped).
 #[inline(always)]
@@ -475,6 +495,29 @@ mod tests {
         }
     }
 
+    /// The stored-byte alpha over equals the generic blend (on the decoded RGBA8 bytes) for
+    /// every α, source and destination value, each channel varied beside the others.
+    #[test]
+    fn stored_rgba8_alpha_over_equals_the_generic_blend() {
+        let b = Blend::from_words(0x7676_0000, 0);
+        assert!(ColorStage::new(ColorOutput::Blend(b), [true; 4]).is_alpha_over_all_unmasked());
+        for a in 0..=255u8 {
+            for s in 0..=255u8 {
+                for d in 0..=255u8 {
+                    let src = [s, s ^ 0x5A, 255 - s, a];
+                    let dst = [d, d ^ 0x33, 255 - d, d.wrapping_mul(7)];
+                    let stored = [dst[3], dst[2], dst[1], dst[0]];
+                    let want = b.apply(src, dst);
+                    assert_eq!(
+                        over_rgba8_stored(src, stored),
+                        [want[3], want[2], want[1], want[0]],
+                        "{src:?} {dst:?}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn spread_and_gather_are_inverse() {
         let mut rng = Rng(7);
@@ -709,6 +752,100 @@ mod tests {
         // Early depth/stencil really ran, and really discarded fragments.
         assert!(early_cases > 100, "only {early_cases} cases tested early");
         assert!(killed > 5_000, "only {killed} fragments discarded early");
+    }
+
+    /// Hooks whose procedural texture and lighting are missing for some fragments (the
+    /// pipeline then uses zero for them and reports the feature once).
+    struct Patchy;
+    impl crate::pixel::stages::FragmentHooks for Patchy {
+        fn procedural_texture(&mut self, f: &crate::pixel::raster::Fragment) -> Option<Rgba> {
+            (!(f.x + 2 * f.y).is_multiple_of(3))
+                .then(|| [(f.x * 37) as u8, (f.y * 11) as u8, 90, 200])
+        }
+        fn lighting(
+            &mut self,
+            f: &crate::pixel::raster::Fragment,
+            _textures: &[Rgba; 4],
+        ) -> Option<[Rgba; 2]> {
+            (f.x % 2 == 1).then(|| [[(f.y * 5) as u8, 60, 7, 128], [3, (f.x * 9) as u8, 40, 9]])
+        }
+    }
+
+    /// The specialised path reuses the combiners' source table from fragment to fragment: a
+    /// fragment whose procedural texture or lighting colours are missing must read zero there
+    /// (as the reference path's fresh table has), not the previous fragment's colours. The
+    /// combiners add the procedural texture and both lighting colours, with hooks that leave
+    /// them out for some pixels; both paths leave the same memory, counters and diagnostics.
+    #[test]
+    fn missing_hook_colours_read_zero_on_both_paths() {
+        use crate::memory::{PhysMem, VRAM};
+        use crate::pixel::fragment::PixelPipeline;
+        use crate::vertex::{OutputVertex, ScreenVertex};
+        let mut rng = Rng(0x7AB1_E5ED);
+        let mut base = PhysMem::new();
+        base.write(VRAM.base, &[0x40u8; 0x8000]).unwrap();
+        let mut written = 0;
+        for case in 0..40 {
+            let mut r = Box::new([0u32; 0x300]);
+            // Colour RGBA8 at VRAM, no depth test or writes, 32×32, blending alpha over or copy.
+            r[0x100] = if case % 2 == 0 { 1 << 8 } else { 0 };
+            r[0x101] = 0x7676_0000;
+            r[0x11D] = VRAM.base >> 3;
+            r[0x11C] = (VRAM.base + 0x4000) >> 3;
+            r[0x117] = 0;
+            r[0x116] = 0;
+            r[0x11E] = 32 | (31 << 12) | (1 << 24);
+            r[0x112] = 0xF;
+            r[0x113] = 0xF;
+            r[0x114] = 3;
+            r[0x115] = 3;
+            r[0x107] = 0xF << 8; // colour write mask on, depth test off
+            r[0x04D] = 0xBF_0000;
+            r[0x06D] = 1;
+            r[0x080] = 1 << 10; // procedural texture on
+            r[0x08F] = 1; // fragment lighting on
+            // Stage 0: ADD(proctex, fragment primary); stage 1: ADD(previous, fragment
+            // secondary); stages 2-5: pass-through.
+            r[0x0C0] = 6 | (1 << 4) | (6 << 16) | (1 << 20);
+            r[0x0C1] = 0;
+            r[0x0C2] = 2 | (2 << 16);
+            r[0x0C8] = 15 | (2 << 4) | (15 << 16) | (2 << 20);
+            r[0x0C9] = 0;
+            r[0x0CA] = 2 | (2 << 16);
+            for s in [0x0D0, 0x0D8, 0x0F0, 0x0F8] {
+                r[s] = 15 | (15 << 16);
+            }
+            let mut tri = [ScreenVertex::default(); 3];
+            for v in &mut tri {
+                let mut f = |scale: f32| (rng.next() % 10_000) as f32 / 10_000.0 * scale;
+                *v = ScreenVertex {
+                    x: f(40.0) - 4.0,
+                    y: f(40.0) - 4.0,
+                    z_over_w: -f(1.0),
+                    inv_w: 1.0,
+                    attrs: OutputVertex {
+                        color: [f(1.0), f(1.0), f(1.0), f(1.0)],
+                        ..Default::default()
+                    },
+                };
+            }
+            let run = |path: PixelPath| {
+                let mut mem = base.clone();
+                let mut p = PixelPipeline::new(&r);
+                p.set_path(path);
+                p.draw_triangle_with(&mut mem, &tri, &mut Patchy);
+                let mut out = vec![0u8; 0x1000];
+                mem.read(VRAM.base, &mut out).unwrap();
+                (out, p.stats(), p.take_diagnostics())
+            };
+            let fast = run(PixelPath::Specialized);
+            let reference = run(PixelPath::Reference);
+            assert!(fast.0 == reference.0, "case {case}: memory differs");
+            assert_eq!(fast.1, reference.1, "case {case}: counters differ");
+            assert_eq!(fast.2, reference.2, "case {case}: diagnostics differ");
+            written += fast.1.fragments_passed;
+        }
+        assert!(written > 2_000, "only {written} fragments written");
     }
 
     #[test]

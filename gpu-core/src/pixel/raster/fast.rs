@@ -12,15 +12,19 @@
 //! * The bounding box is walked in 8×8 blocks aligned to the render target's memory tiles, in
 //!   the reference order (tile rows top to bottom in memory, i.e. window y descending; blocks
 //!   left to right; inside a block rows from the top, pixels left to right).
-//! * Per block the three integer edge functions are evaluated at the four corners of the
-//!   (clipped) block. An edge negative at all four corners rejects the block (edge functions are
-//!   affine, so their extremes over a rectangle are at its corners); edges non-negative at all
-//!   four accept it: every pixel is covered and no per-pixel edge test runs. Partly covered
-//!   blocks test each pixel. In scissor-exclude mode a block wholly inside the box is rejected,
-//!   one wholly outside needs no per-pixel scissor test.
+//! * Per block the three integer edge functions are evaluated at two corners of the (clipped)
+//!   block each: the one where the edge function is largest and the one where it is smallest
+//!   (edge functions are affine, so their extremes over a rectangle are at the corners the
+//!   signs of their x and y steps point to). An edge negative at its largest corner rejects
+//!   the block; edges non-negative at their smallest accept it: every pixel is covered and no
+//!   per-pixel edge test runs. Partly covered blocks test each pixel (one sign test of the OR of
+//!   the three edge values). In scissor-exclude mode a block wholly inside the
+//!   box is rejected, one wholly outside needs no per-pixel scissor test.
 //! * Edge values are exact integers (i64), stepped by their per-pixel x increment along a row
-//!   and evaluated afresh from the triangle's setup at the start of every row, so they equal the
-//!   reference's values exactly.
+//!   and by their y increment from row to row, so they equal the reference's values exactly.
+//! * The fragments are written into a small buffer and handed to the shading code
+//!   [`BATCH`] at a time (and at the end of the triangle), in the reference's order: the
+//!   per-fragment routine runs in a loop of its own instead of being called once per pixel.
 //! * Interpolation is monomorphised on the number of interpolated attributes and on whether
 //!   gradients are needed, so the per-attribute loop has a constant trip count (the compiler
 //!   unrolls and vectorises it) and nothing about the attribute set is decided per fragment.
@@ -36,8 +40,14 @@ use super::{
     RowBands, ScissorMode, Setup, TriangleOutcome, make_setup,
 };
 
-/// Walks the prepared triangle `p` (see the module doc), calling `emit` per covered pixel.
-pub(super) fn traverse<F: FnMut(&Fragment)>(
+/// Fragments handed to the shading code at once (see [`traverse`]): small enough that the
+/// buffer's initialisation per triangle stays cheap for small triangles, large enough that
+/// the call per batch costs little per fragment.
+pub(super) const BATCH: usize = 16;
+
+/// Walks the prepared triangle `p` (see the module doc), handing the covered pixels to `emit`
+/// in batches of at most [`BATCH`] fragments, in order.
+pub(super) fn traverse<F: FnMut(&[Fragment])>(
     cfg: &RasterConfig,
     p: &Prepared<'_>,
     bands: Option<RowBands>,
@@ -54,7 +64,7 @@ pub(super) fn traverse<F: FnMut(&Fragment)>(
 
 /// [`blocks`] for the triangle's attribute set, depth computed if `DEPTH`.
 #[inline(always)]
-fn by_attributes<const DEPTH: bool, F: FnMut(&Fragment)>(
+fn by_attributes<const DEPTH: bool, F: FnMut(&[Fragment])>(
     cfg: &RasterConfig,
     p: &Prepared<'_>,
     setup: &Setup,
@@ -82,8 +92,10 @@ const A_TC0_END: usize = A_TC + 2;
 
 /// The block walk, monomorphised on the attribute count `NA`, gradients `GRAD` and depth
 /// `DEPTH`. Returns the number of fragments emitted.
+///
+/// The fragments go into a buffer handed to `emit` when full and at the end.
 #[inline(always)]
-fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&Fragment)>(
+fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&[Fragment])>(
     cfg: &RasterConfig,
     p: &Prepared<'_>,
     s: &Setup,
@@ -104,7 +116,17 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&Fragme
         i64::from(sc.y2),
     );
     let wbuffer = cfg.depth.mode == DepthMode::WBuffer;
-    let mut frag = Fragment::default();
+    let cx = [e[0].cx, e[1].cx, e[2].cx];
+    // Per edge: whether its largest value over a rectangle is at the right (x) and top (y)
+    // side (its steps are positive there; a zero step makes both sides equal).
+    let corner = [
+        (e[0].cx > 0, e[0].cy > 0),
+        (e[1].cx > 0, e[1].cy > 0),
+        (e[2].cx > 0, e[2].cy > 0),
+    ];
+    let cy = [e[0].cy, e[1].cy, e[2].cy];
+    let mut buf = [Fragment::default(); BATCH];
+    let mut n = 0usize;
     let mut count = 0u64;
     let mut tile_row = ym_lo >> 3;
     while tile_row <= ym_hi >> 3 {
@@ -121,19 +143,16 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&Fragme
             let bx_lo = (tile_col << 3).max(x0);
             let bx_hi = ((tile_col << 3) + 7).min(x1);
             tile_col += 1;
+            // An affine function's largest and smallest values over the block are at the
+            // corners its x and y steps point to (`corner`): two evaluations per edge give the
+            // same extremes as the four corners.
             let mut all_in = true;
             let mut rejected = false;
-            for ed in e {
-                let c = [
-                    ed.at(bx_lo, by_lo),
-                    ed.at(bx_hi, by_lo),
-                    ed.at(bx_lo, by_hi),
-                    ed.at(bx_hi, by_hi),
-                ];
-                let hi = c[0].max(c[1]).max(c[2]).max(c[3]);
-                let lo = c[0].min(c[1]).min(c[2]).min(c[3]);
-                rejected |= hi < 0;
-                all_in &= lo >= 0;
+            for (ed, &(hx, hy)) in e.iter().zip(&corner) {
+                let (xh, xl) = if hx { (bx_hi, bx_lo) } else { (bx_lo, bx_hi) };
+                let (yh, yl) = if hy { (by_hi, by_lo) } else { (by_lo, by_hi) };
+                rejected |= ed.at(xh, yh) < 0;
+                all_in &= ed.at(xl, yl) >= 0;
             }
             if rejected {
                 continue;
@@ -147,47 +166,46 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&Fragme
                 }
                 scissor = overlaps;
             }
+            // Trivial accept: every pixel of the block is covered, nothing is tested.
+            let full = all_in && !scissor;
+            // Edge values at the first pixel of the top row, stepped down a row at a time
+            // (exact integers: the same values as evaluating them afresh).
+            let mut row = [
+                e[0].at(bx_lo, by_hi),
+                e[1].at(bx_lo, by_hi),
+                e[2].at(bx_lo, by_hi),
+            ];
             let mut py = by_hi;
-            if all_in && !scissor {
-                // Trivial accept: every pixel of the block is covered.
-                while py >= by_lo {
-                    let mut b = [e[0].at(bx_lo, py), e[1].at(bx_lo, py), e[2].at(bx_lo, py)];
-                    // ok: px, py are within [0, width) × [0, height), both ≤ 2047.
-                    frag.y = py as u32;
-                    for px in bx_lo..=bx_hi {
-                        frag.x = px as u32;
-                        interpolate::<NA, GRAD, DEPTH>(cfg, wbuffer, s, b, &mut frag);
-                        emit(&frag);
-                        b[0] += e[0].cx;
-                        b[1] += e[1].cx;
-                        b[2] += e[2].cx;
-                    }
-                    count += (bx_hi - bx_lo + 1) as u64;
-                    py -= 1;
-                }
-                continue;
-            }
             while py >= by_lo {
-                let mut b = [e[0].at(bx_lo, py), e[1].at(bx_lo, py), e[2].at(bx_lo, py)];
-                frag.y = py as u32;
-                for px in bx_lo..=bx_hi {
-                    if b[0] >= 0
-                        && b[1] >= 0
-                        && b[2] >= 0
-                        && !(scissor && sc.contains(px as u32, py as u32))
-                    {
-                        frag.x = px as u32;
-                        interpolate::<NA, GRAD, DEPTH>(cfg, wbuffer, s, b, &mut frag);
-                        emit(&frag);
-                        count += 1;
-                    }
-                    b[0] += e[0].cx;
-                    b[1] += e[1].cx;
-                    b[2] += e[2].cx;
-                }
+                let mut b = row;
+                // ok: px, py are within [0, width) × [0, height), both ≤ 2047.
+                let fy = py as u32;
+                row = [row[0] - cy[0], row[1] - cy[1], row[2] - cy[2]];
                 py -= 1;
+                for px in bx_lo..=bx_hi {
+                    // All three edge values ≥ 0 ⇔ the sign bit of their OR is clear.
+                    if full
+                        || ((b[0] | b[1] | b[2]) >= 0 && !(scissor && sc.contains(px as u32, fy)))
+                    {
+                        let f = &mut buf[n];
+                        f.x = px as u32;
+                        f.y = fy;
+                        interpolate::<NA, GRAD, DEPTH>(cfg, wbuffer, s, b, f);
+                        n += 1;
+                        if n == BATCH {
+                            emit(&buf);
+                            count += BATCH as u64;
+                            n = 0;
+                        }
+                    }
+                    b = [b[0] + cx[0], b[1] + cx[1], b[2] + cx[2]];
+                }
             }
         }
+    }
+    if n > 0 {
+        emit(&buf[..n]);
+        count += n as u64;
     }
     count
 }

@@ -770,6 +770,14 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
         let fo = rasterize_triangle(&c, &tri, |f| got.push(frag_bits(f)));
         assert_eq!(fo, ro, "case {case}");
         assert_eq!(got, want, "case {case}: {tri:?}");
+        // Batched: non-empty batches of at most FRAGMENT_BATCH, concatenated in order.
+        let mut batched = Vec::new();
+        let bo = rasterize_triangle_batched(&c, &tri, None, |fs| {
+            assert!(!fs.is_empty() && fs.len() <= FRAGMENT_BATCH, "case {case}");
+            batched.extend(fs.iter().map(frag_bits));
+        });
+        assert_eq!(bo, ro, "case {case}");
+        assert_eq!(batched, want, "case {case}: batched");
         emitted += got.len() as u64;
 
         // Bands: 2 and 3 shares partition the fragments; each share keeps reference order.
