@@ -312,31 +312,28 @@ impl UnitLookup {
 
     /// Bilinear filter of level `lv` at (u, v) (as the generic sampler's linear filter).
     ///
-    /// Inner footprints first: when the scaled coordinates `fx`, `fy` (see [`scaled`]) lie in
-    /// `[0, (n − 1)·2^F)` on both axes, the two taps of each axis are `s0 = ⌊fx⌋ >> F` and
-    /// `s0 + 1` with `0 ≤ s0 ≤ n − 2`, which every wrap mode leaves as they are
-    /// ([`WrapMode::apply`] is the identity on `0..n`), so no wrap, clamp or border applies:
-    /// the floor is a truncating cast (the value is non-negative and below 2^19), the four
+    /// Inner footprints first: when both axes' two taps are neighbours `s0`, `s0 + 1` inside
+    /// the level after wrapping ([`inner_taps`]), no clamp or border applies: the four
     /// texels are two adjacent pairs of two memory rows (texel row `t0` is memory row
     /// `h − 1 − t0 ≥ 1`, row `t0 + 1` the one before it), each read with one bounds check,
-    /// and they are blended in lanes ([`bilinear_rows`], equal to [`bilinear_direct`]). NaN
-    /// fails the range test. Everything else (the texture's outer half texel, wrapping,
-    /// border colour, a level whose texels lie beyond the decoded array) takes
+    /// and they are blended in lanes ([`bilinear_rows`], equal to [`bilinear_direct`]).
+    /// Everything else (the texture's outer half texel, the seam of a repeat, border colour,
+    /// a level whose texels lie beyond the decoded array) takes
     /// [`UnitLookup::bilinear_outer`].
     #[inline(always)]
     fn bilinear<const WS: u8, const WT: u8>(&self, lv: &LevelView, u: f32, v: f32) -> Rgba {
         let fx = scaled(u, lv.ws);
         let fy = scaled(v, lv.hs);
-        if fx >= 0.0 && fx < lv.in_s && fy >= 0.0 && fy < lv.in_t {
-            let (sf, tf) = (fx as u32, fy as u32);
-            let mask = (1u32 << FILTER_FRAC_BITS) - 1;
-            let (s0, t0) = (sf >> FILTER_FRAC_BITS, tf >> FILTER_FRAC_BITS);
-            // t0 ≤ h − 2 (see the doc): the memory row `h − 1 − t0` is at least 1 and the
-            // row before it starts at `a0 − w` ≥ `start`.
+        if let (Some((s0, fs)), Some((t0, ft))) = (
+            inner_taps::<WS>(fx, lv.in_s, lv.last_s),
+            inner_taps::<WT>(fy, lv.in_t, lv.last_t),
+        ) {
+            // t0 ≤ h − 2 (see `inner_taps`): the memory row `h − 1 − t0` is at least 1 and
+            // the row before it starts at `a0 − w` ≥ `start`.
             let a0 = lv.start + (lv.h - 1 - t0) as usize * lv.w as usize + s0 as usize;
             let texels = self.sampler.source().texels();
             if let (Some(r0), Some(r1)) = (pair(texels, a0), pair(texels, a0 - lv.w as usize)) {
-                return bilinear_rows(r0, r1, sf & mask, tf & mask).to_le_bytes();
+                return bilinear_rows(r0, r1, fs, ft).to_le_bytes();
             }
         }
         self.bilinear_outer::<WS, WT>(lv, fx, fy)
@@ -491,6 +488,38 @@ fn taps32<const K: u8>(fx: f32, last: i32, hi: f32) -> Option<(u32, u32, u32)> {
             Some((s0 as u32 & m, (s0 + 1) as u32 & m, (sf & mask) as u32))
         }
         _ => None,
+    }
+}
+
+/// The first tap `s0` and the weight of one bilinear axis when its two taps are the
+/// neighbours `s0` and `s0 + 1` with `0 ≤ s0 ≤ n − 2` after wrapping, for wrap kind `K` on a
+/// side of `n` texels (`last` = `max(n, 1) − 1`, `inner` = `last·2^F`); `fx` is the scaled
+/// coordinate of [`scaled`]. `None` otherwise (the caller takes the general path). Equal to
+/// the general path ([`taps32`] / [`wrap_pair`]) wherever it answers:
+/// * [`EDGE`] and [`ANY`]: `fx` in `[0, (n − 1)·2^F)`. The floor is a truncating cast there
+///   (non-negative, below 2^19), `s0 = ⌊fx⌋ >> F ≤ n − 2`, and every wrap mode is the
+///   identity on `0..n` ([`WrapMode::apply`]). NaN fails the range test.
+/// * [`REPEAT`] (power-of-two n): `|fx| < 2^22` (the range of the exact [`floor_small`],
+///   the same as [`taps32`]), `s0 = (⌊fx⌋ >> F) & (n − 1)`, the general path's first tap;
+///   its second tap `(⌊fx⌋ >> F) + 1 & (n − 1)` is `s0 + 1` exactly when `s0 ≠ n − 1`
+///   (otherwise the repeat wraps to 0, the seam, left to the general path).
+#[inline(always)]
+fn inner_taps<const K: u8>(fx: f32, inner: f32, last: i32) -> Option<(u32, u32)> {
+    let mask = (1u32 << FILTER_FRAC_BITS) - 1;
+    if K == REPEAT {
+        if fx.abs() < FLOOR_SMALL_LIMIT {
+            let sf = floor_small(fx);
+            let s0 = (sf >> FILTER_FRAC_BITS) as u32 & last as u32;
+            if s0 < last as u32 {
+                return Some((s0, sf as u32 & mask));
+            }
+        }
+        None
+    } else if fx >= 0.0 && fx < inner {
+        let sf = fx as u32;
+        Some((sf >> FILTER_FRAC_BITS, sf & mask))
+    } else {
+        None
     }
 }
 

@@ -357,7 +357,8 @@ fn row_pair_bilinear_equals_the_one_step_blend() {
 /// The inner-footprint bilinear path against the generic sampler for every wrap mode on
 /// both axes, square and non-square, power-of-two and other sizes, several formats: scaled
 /// coordinates on and a few ulps around both ends of the inner range `[0, (n − 1)·2^F)`,
-/// on every texel boundary and weight step of a row, and at random inside and outside.
+/// on every texel boundary and weight step of a row, at random inside and outside, and
+/// some of them whole periods away (the repeat path and its seams).
 #[test]
 fn inner_bilinear_footprints_match_the_generic_sampler_for_every_wrap_mode() {
     let mut rng = Rng(0x1EEE_F00D);
@@ -418,6 +419,13 @@ fn inner_bilinear_footprints_match_the_generic_sampler_for_every_wrap_mode() {
                     for _ in 0..24 {
                         c.push(rng.unit() * 1.4 - 0.2);
                     }
+                    // Repeats: the same points whole periods away (and the seams there).
+                    let shifted: Vec<f32> = c
+                        .iter()
+                        .step_by(3)
+                        .flat_map(|&x| [x + 1.0, x - 1.0, x + 3.0, x - 7.0, x + 1000.0])
+                        .collect();
+                    c.extend(shifted);
                     c
                 };
                 let (us, vs) = (coords(w, &mut rng), coords(h, &mut rng));
