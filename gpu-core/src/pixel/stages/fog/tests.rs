@@ -123,7 +123,7 @@ fn gas_registers_decode_and_are_not_modelled() {
 /// patterns.
 #[test]
 fn factor_equals_the_floor_form_for_every_input() {
-    let mut seed = 0xF06_1u32;
+    let mut seed = 0xF061_u32;
     let mut next = move || {
         seed ^= seed << 13;
         seed ^= seed >> 17;
