@@ -28,7 +28,6 @@
 //! fragments (as Citra's GL path does).
 
 use crate::pixel::color::Rgba;
-use crate::pixel::fastmath::floor_f32;
 use pica_cmd::regs::framebuffer::{GasColorLutInput, GasDepthFunc};
 use pica_cmd::regs::tev::{FogLutEntry, FogMode, GasDensitySource};
 use pica_cmd::regs::{RegView as _, Regs};
@@ -62,11 +61,13 @@ impl FogLut {
     #[inline]
     pub fn factor(&self, x: f32) -> f32 {
         let idx = if x.is_nan() { 0.0 } else { x * 128.0 };
-        // `floor_f32` is `f32::floor` for every input without the libm call.
-        let i = floor_f32(idx).clamp(0.0, 127.0);
-        // ok: i is an integer in 0..=127.
-        let [v, d] = self.entries[i as usize];
-        (v + d * (idx - i)).clamp(0.0, 1.0)
+        // `clamp(floor(idx), 0, 127)` on integers: for idx ≥ 0 the truncating cast is the
+        // floor (and saturates above 2^31, +∞ included, which the clamp takes to 127); every
+        // idx < 0 (−∞ included) gives 0 both ways (floor ≤ −1 or a truncation to 0 clamped
+        // to 0). NaN does not reach here. The same entry and the same `i` as an f32.
+        let n = (idx as i32).clamp(0, FOG_LUT_ENTRIES as i32 - 1);
+        let [v, d] = self.entries[n as usize];
+        (v + d * (idx - n as f32)).clamp(0.0, 1.0)
     }
 }
 

@@ -67,6 +67,10 @@ struct LevelView {
     /// limit of clamp to edge and the mask of power-of-two repeat).
     last_s: i32,
     last_t: i32,
+    /// The end of the inner range of the scaled bilinear coordinates, `last_s·2^F` and
+    /// `last_t·2^F` (see [`UnitLookup::bilinear`]).
+    in_s: f32,
+    in_t: f32,
 }
 
 /// The view of a level outside the chain (never read for valid layouts; every texel reads 0).
@@ -82,6 +86,8 @@ const NO_LEVEL: LevelView = LevelView {
     hi_t: 0.0,
     last_s: 0,
     last_t: 0,
+    in_s: 0.0,
+    in_t: 0.0,
 };
 
 impl LevelView {
@@ -101,6 +107,9 @@ impl LevelView {
             // w, h ≤ 2047 for every layout: the casts are exact.
             last_s: (w.max(1) - 1) as i32,
             last_t: (h.max(1) - 1) as i32,
+            // Exact: (w − 1)·2^F < 2^19.
+            in_s: ((w.max(1) - 1) << FILTER_FRAC_BITS) as f32,
+            in_t: ((h.max(1) - 1) << FILTER_FRAC_BITS) as f32,
         }
     }
 }
@@ -302,12 +311,40 @@ impl UnitLookup {
     }
 
     /// Bilinear filter of level `lv` at (u, v) (as the generic sampler's linear filter).
+    ///
+    /// Inner footprints first: when both axes' two taps are neighbours `s0`, `s0 + 1` inside
+    /// the level after wrapping ([`inner_taps`]), no clamp or border applies: the four
+    /// texels are two adjacent pairs of two memory rows (texel row `t0` is memory row
+    /// `h − 1 − t0 ≥ 1`, row `t0 + 1` the one before it), each read with one bounds check,
+    /// and they are blended in lanes ([`bilinear_rows`], equal to [`bilinear_direct`]).
+    /// Everything else (the texture's outer half texel, the seam of a repeat, border colour,
+    /// a level whose texels lie beyond the decoded array) takes
+    /// [`UnitLookup::bilinear_outer`].
     #[inline(always)]
     fn bilinear<const WS: u8, const WT: u8>(&self, lv: &LevelView, u: f32, v: f32) -> Rgba {
-        let (w, h) = (lv.w, lv.h);
-        let one = 1i64 << FILTER_FRAC_BITS;
         let fx = scaled(u, lv.ws);
         let fy = scaled(v, lv.hs);
+        if let (Some((s0, fs)), Some((t0, ft))) = (
+            inner_taps::<WS>(fx, lv.in_s, lv.last_s),
+            inner_taps::<WT>(fy, lv.in_t, lv.last_t),
+        ) {
+            // t0 ≤ h − 2 (see `inner_taps`): the memory row `h − 1 − t0` is at least 1 and
+            // the row before it starts at `a0 − w` ≥ `start`.
+            let a0 = lv.start + (lv.h - 1 - t0) as usize * lv.w as usize + s0 as usize;
+            let texels = self.sampler.source().texels();
+            if let (Some(r0), Some(r1)) = (pair(texels, a0), pair(texels, a0 - lv.w as usize)) {
+                return bilinear_rows(r0, r1, fs, ft).to_le_bytes();
+            }
+        }
+        self.bilinear_outer::<WS, WT>(lv, fx, fy)
+    }
+
+    /// [`UnitLookup::bilinear`] outside the inner footprints, on the scaled coordinates: kept
+    /// out of line so that the inner path stays small.
+    #[inline(never)]
+    fn bilinear_outer<const WS: u8, const WT: u8>(&self, lv: &LevelView, fx: f32, fy: f32) -> Rgba {
+        let (w, h) = (lv.w, lv.h);
+        let one = 1i64 << FILTER_FRAC_BITS;
         if let (Some((x0, x1, fs)), Some((t0, t1, ft))) = (
             taps32::<WS>(fx, lv.last_s, lv.hi_s),
             taps32::<WT>(fy, lv.last_t, lv.hi_t),
@@ -454,6 +491,38 @@ fn taps32<const K: u8>(fx: f32, last: i32, hi: f32) -> Option<(u32, u32, u32)> {
     }
 }
 
+/// The first tap `s0` and the weight of one bilinear axis when its two taps are the
+/// neighbours `s0` and `s0 + 1` with `0 ≤ s0 ≤ n − 2` after wrapping, for wrap kind `K` on a
+/// side of `n` texels (`last` = `max(n, 1) − 1`, `inner` = `last·2^F`); `fx` is the scaled
+/// coordinate of [`scaled`]. `None` otherwise (the caller takes the general path). Equal to
+/// the general path ([`taps32`] / [`wrap_pair`]) wherever it answers:
+/// * [`EDGE`] and [`ANY`]: `fx` in `[0, (n − 1)·2^F)`. The floor is a truncating cast there
+///   (non-negative, below 2^19), `s0 = ⌊fx⌋ >> F ≤ n − 2`, and every wrap mode is the
+///   identity on `0..n` ([`WrapMode::apply`]). NaN fails the range test.
+/// * [`REPEAT`] (power-of-two n): `|fx| < 2^22` (the range of the exact [`floor_small`],
+///   the same as [`taps32`]), `s0 = (⌊fx⌋ >> F) & (n − 1)`, the general path's first tap;
+///   its second tap `(⌊fx⌋ >> F) + 1 & (n − 1)` is `s0 + 1` exactly when `s0 ≠ n − 1`
+///   (otherwise the repeat wraps to 0, the seam, left to the general path).
+#[inline(always)]
+fn inner_taps<const K: u8>(fx: f32, inner: f32, last: i32) -> Option<(u32, u32)> {
+    let mask = (1u32 << FILTER_FRAC_BITS) - 1;
+    if K == REPEAT {
+        if fx.abs() < FLOOR_SMALL_LIMIT {
+            let sf = floor_small(fx);
+            let s0 = (sf >> FILTER_FRAC_BITS) as u32 & last as u32;
+            if s0 < last as u32 {
+                return Some((s0, sf as u32 & mask));
+            }
+        }
+        None
+    } else if fx >= 0.0 && fx < inner {
+        let sf = fx as u32;
+        Some((sf >> FILTER_FRAC_BITS, sf & mask))
+    } else {
+        None
+    }
+}
+
 /// The generic sampler (the oracle, and the routine of types other than 2D).
 fn generic_lookup(l: &UnitLookup, frag: &Fragment) -> (Rgba, u32) {
     let [u, v] = frag.tc[l.tc];
@@ -530,6 +599,51 @@ fn blend_levels(a: Rgba, b: Rgba, f: u32) -> Rgba {
     let half = 0x0001_0001_0001_0001u64 << (FILTER_FRAC_BITS - 1);
     let sum = spread(a) * (one - f) + spread(b) * f + half;
     gather((sum >> FILTER_FRAC_BITS) & LOW)
+}
+
+/// Texels `at` and `at + 1` as one u64 (the first in the low half), `None` past the array.
+#[inline(always)]
+fn pair(texels: &[Rgba], at: usize) -> Option<u64> {
+    let [a, b] = texels.get(at..)?.first_chunk::<2>()?;
+    Some(u64::from(u32::from_le_bytes(*a)) | (u64::from(u32::from_le_bytes(*b)) << 32))
+}
+
+/// [`bilinear_direct`] on the two texel pairs of a footprint, each as [`pair`] reads it
+/// (`r0`: `c00 | c10 << 32`, row t0; `r1`: `c01 | c11 << 32`, row t1), in lanes of a u64;
+/// returns the colour as `u32::from_le_bytes` would read it. Equal to the generic two-step
+/// blend (`top·(2^F − ft) + bottom·ft + 2^(2F−1) >> 2F` with `top = c00·(2^F − fs) + c10·fs`
+/// per channel, unrounded) because it computes exactly those integers, with F ≤ 8:
+/// * Horizontal step, per row: the R and B bytes of both texels masked into four 16-bit
+///   lanes (`c00.R, c00.B, c10.R, c10.B`), multiplied by `fs + (2^F − fs)·2^32`: the high
+///   half of the product is `c00·(2^F − fs) + c10·fs` per lane (each at most
+///   `255·2^F < 2^16`, so no lane carries, and the low half `c00·fs` stays below 2^32, so
+///   nothing carries into the high half; what passes 2^64 is dropped). The same for G and A
+///   (bytes shifted down by 8). The row is then `R, B, G, A` in four 16-bit lanes.
+/// * Vertical step: R and G (lanes 0 and 2), then B and A (lanes 1 and 3), moved to 32-bit
+///   lanes, `top·(2^F − ft) + bottom·ft + 2^(2F−1)` per lane (at most
+///   `255·2^2F + 2^(2F−1) < 2^32`), and the bytes `>> 2F` gathered back into RGBA order.
+#[inline(always)]
+fn bilinear_rows(r0: u64, r1: u64, fs: u32, ft: u32) -> u32 {
+    const _: () = assert!(FILTER_FRAC_BITS <= 8, "the lanes need F ≤ 8");
+    const BYTES: u64 = 0x00FF_00FF_00FF_00FF;
+    const LANES: u64 = 0x0000_FFFF_0000_FFFF;
+    const HIGH: u64 = 0xFFFF_FFFF_0000_0000;
+    const OUT: u64 = 0x0000_00FF_0000_00FF;
+    let one = 1u64 << FILTER_FRAC_BITS;
+    let shift = 2 * FILTER_FRAC_BITS;
+    let half = 0x0000_0001_0000_0001u64 << (shift - 1);
+    let (fs, ft) = (u64::from(fs), u64::from(ft));
+    let k = fs | ((one - fs) << 32);
+    // R, B, G, A in 16-bit lanes.
+    let row =
+        |r: u64| ((r & BYTES).wrapping_mul(k) >> 32) | ((r >> 8) & BYTES).wrapping_mul(k) & HIGH;
+    let (top, bottom) = (row(r0), row(r1));
+    let (it, ib) = (one - ft, ft);
+    let rg = (top & LANES) * it + (bottom & LANES) * ib + half;
+    let ba = ((top >> 16) & LANES) * it + ((bottom >> 16) & LANES) * ib + half;
+    // R, B, G, A bytes at bits 0, 16, 32, 48.
+    let x = ((rg >> shift) & OUT) | (((ba >> shift) & OUT) << 16);
+    (x | (x >> 24)) as u32
 }
 
 /// The four channels of `c` in the low bytes of four 16-bit lanes (R lowest).

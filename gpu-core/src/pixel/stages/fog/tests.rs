@@ -115,3 +115,70 @@ fn gas_registers_decode_and_are_not_modelled() {
     assert_eq!(g.depth_func, GasDepthFunc::Greater);
     assert_eq!(g.support, GasSupport::NotModelled);
 }
+
+/// The LUT lookup (integer clamp of the truncated index) equals the written form
+/// `clamp(floor(idx), 0, 127)` in f32 bit for bit: random LUTs (differences of both signs,
+/// zero), every f32 from −2 to 2 in steps of 2^−14 plus their neighbours, the index
+/// boundaries k/128 and their neighbours, infinities, NaN, huge values and random bit
+/// patterns.
+#[test]
+fn factor_equals_the_floor_form_for_every_input() {
+    let mut seed = 0xF061_u32;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed
+    };
+    let written = |lut: &FogLut, x: f32| {
+        let idx = if x.is_nan() { 0.0 } else { x * 128.0 };
+        let i = idx.floor().clamp(0.0, 127.0);
+        let [v, d] = lut.entries[i as usize];
+        (v + d * (idx - i)).clamp(0.0, 1.0)
+    };
+    let mut xs = vec![
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MAX,
+        f32::MIN,
+        0.0,
+        -0.0,
+        f32::MIN_POSITIVE,
+        -f32::MIN_POSITIVE,
+        3.0e9,
+        -3.0e9,
+        1.7e7,
+        -1.7e7,
+    ];
+    for k in -256..=512 {
+        let x = k as f32 / 128.0;
+        xs.extend([
+            x,
+            f32::from_bits(x.to_bits().wrapping_add(1)),
+            f32::from_bits(x.to_bits().wrapping_sub(1)),
+        ]);
+    }
+    for k in -32768..=32768 {
+        xs.push(k as f32 / 16384.0);
+    }
+    for _ in 0..20_000 {
+        xs.push(f32::from_bits(next()));
+    }
+    for round in 0..8 {
+        let words: [u32; 128] = core::array::from_fn(|i| match round {
+            0 => fog_entry(0, 0),
+            1 => fog_entry(2047, -2047),
+            2 => fog_entry(2047 - 16 * i as u32, -16),
+            _ => next(),
+        });
+        let lut = FogLut::from_words(&words);
+        for &x in &xs {
+            let (got, want) = (lut.factor(x), written(&lut, x));
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "round {round}, x {x:e}: {got:e} != {want:e}"
+            );
+        }
+    }
+}

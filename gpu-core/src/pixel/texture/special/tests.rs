@@ -307,6 +307,148 @@ fn one_step_bilinear_equals_the_generic_blend() {
     }
 }
 
+/// The lane form of the inner bilinear blend (`bilinear_rows` on two `pair` reads) equals
+/// the one-step blend for every pair of weights 0..2^F, on the extreme taps (all 0, all 255,
+/// one tap or one channel 255 and the rest 0, one tap or channel 0 and the rest 255) and on
+/// random taps.
+#[test]
+fn row_pair_bilinear_equals_the_one_step_blend() {
+    let mut rng = Rng(0x5A4B_0077);
+    let one = 1u32 << FILTER_FRAC_BITS;
+    let mut fixed = vec![[[0u8; 4]; 4], [[255u8; 4]; 4]];
+    for hot in 0..4 {
+        for ch in 0..4 {
+            let mut c = [[0u8; 4]; 4];
+            c[hot] = [255; 4];
+            fixed.push(c);
+            let mut c = [[0u8; 4]; 4];
+            c[hot][ch] = 255;
+            fixed.push(c);
+            let mut c = [[255u8; 4]; 4];
+            c[hot][ch] = 0;
+            fixed.push(c);
+        }
+    }
+    for fs in 0..one {
+        for ft in 0..one {
+            let mut cases = fixed.clone();
+            for _ in 0..6 {
+                cases.push([0; 4].map(|_: u8| rng.next().to_le_bytes()));
+            }
+            for [c00, c10, c01, c11] in cases {
+                let texels = [c01, c11, c00, c10];
+                let (r1, r0) = (pair(&texels, 0), pair(&texels, 2));
+                let got = bilinear_rows(r0.unwrap(), r1.unwrap(), fs, ft).to_le_bytes();
+                assert_eq!(
+                    got,
+                    bilinear_direct(&c00, &c10, &c01, &c11, fs, ft),
+                    "{c00:?} {c10:?} {c01:?} {c11:?} {fs} {ft}"
+                );
+            }
+        }
+    }
+    // Pairs past the end of the array are refused, not read.
+    let texels = [[1u8; 4]; 3];
+    assert!(pair(&texels, 1).is_some());
+    assert!(pair(&texels, 2).is_none());
+    assert!(pair(&texels, usize::MAX).is_none());
+}
+
+/// The inner-footprint bilinear path against the generic sampler for every wrap mode on
+/// both axes, square and non-square, power-of-two and other sizes, several formats: scaled
+/// coordinates on and a few ulps around both ends of the inner range `[0, (n − 1)·2^F)`,
+/// on every texel boundary and weight step of a row, at random inside and outside, and
+/// some of them whole periods away (the repeat path and its seams).
+#[test]
+fn inner_bilinear_footprints_match_the_generic_sampler_for_every_wrap_mode() {
+    let mut rng = Rng(0x1EEE_F00D);
+    let mem = memory(&mut rng);
+    let one = (1u32 << FILTER_FRAC_BITS) as f32;
+    let sizes = [
+        (8, 8),
+        (32, 16),
+        (24, 40),
+        (2, 64),
+        (128, 2),
+        (1, 8),
+        (40, 24),
+    ];
+    let formats = [
+        TextureFormat::Rgba8,
+        TextureFormat::Rgb565,
+        TextureFormat::Etc1,
+    ];
+    let mut checked = 0u32;
+    for (k, &(w, h)) in sizes.iter().enumerate() {
+        for ws in 0..8 {
+            for wt in [ws, (ws + 3) % 8] {
+                let mut cfg = TextureConfig::new_2d(VRAM.base, w, h, formats[k % formats.len()]);
+                cfg.mag_filter = Filter::Linear;
+                cfg.min_filter = Filter::Linear;
+                cfg.wrap_s = WrapMode::from_bits(ws);
+                cfg.wrap_t = WrapMode::from_bits(wt);
+                cfg.border = [9, 8, 7, 6];
+                let Ok(sampler) = Sampler::decoded(&mem, &cfg) else {
+                    continue;
+                };
+                let lookup = UnitLookup::new(Arc::new(sampler), 1, 1);
+                assert_eq!(lookup.kind(), "one level bilinear");
+                // Normalised coordinates of scaled values on axis size n.
+                let coords = |n: u32, rng: &mut Rng| {
+                    let nf = n as f32;
+                    let at = |scaled: f32| (scaled / one + 0.5) / nf;
+                    let mut c = Vec::new();
+                    for limit in [0.0, (n.max(1) - 1) as f32 * one] {
+                        let x = at(limit);
+                        c.push(x);
+                        let (mut up, mut down) = (x, x);
+                        for _ in 0..3 {
+                            up = f32::from_bits(up.to_bits().wrapping_add(1));
+                            down = if down > 0.0 {
+                                f32::from_bits(down.to_bits() - 1)
+                            } else {
+                                f32::from_bits(down.to_bits().wrapping_add(1))
+                            };
+                            c.extend([up, down]);
+                        }
+                    }
+                    for s in 0..(2 * n + 2) {
+                        c.push(at(s as f32 * one / 2.0 - one / 2.0 + 1.0));
+                        c.push(at(s as f32 * one / 2.0 + (rng.next() % 256) as f32));
+                    }
+                    for _ in 0..24 {
+                        c.push(rng.unit() * 1.4 - 0.2);
+                    }
+                    // Repeats: the same points whole periods away (and the seams there).
+                    let shifted: Vec<f32> = c
+                        .iter()
+                        .step_by(3)
+                        .flat_map(|&x| [x + 1.0, x - 1.0, x + 3.0, x - 7.0, x + 1000.0])
+                        .collect();
+                    c.extend(shifted);
+                    c
+                };
+                let (us, vs) = (coords(w, &mut rng), coords(h, &mut rng));
+                for &u in &us {
+                    for &v in &vs {
+                        let mut f = Fragment::default();
+                        f.tc[1] = [u, v];
+                        assert_eq!(
+                            lookup.sample(&f),
+                            lookup.sample_reference(&f),
+                            "{w}x{h} {:?}/{:?} at ({u:e}, {v:e})",
+                            cfg.wrap_s,
+                            cfg.wrap_t
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 100_000, "{checked}");
+}
+
 /// The lane form of the mip blend equals the generic per-channel `sampler::blend` for every
 /// pair of channel values and every weight 0..=2^F, whatever the other lanes hold.
 #[test]
