@@ -1605,7 +1605,11 @@ fn matrix_transform_runs_match_the_reference() {
                 }
             }
         }
-        let lens: &[usize] = if case_no % 2 == 0 { &[64, 77] } else { &[130, 5] };
+        let lens: &[usize] = if case_no % 2 == 0 {
+            &[64, 77]
+        } else {
+            &[130, 5]
+        };
         let batches: Vec<VertexBatch> = lens
             .iter()
             .map(|&len| {
