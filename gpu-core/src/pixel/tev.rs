@@ -20,6 +20,7 @@
 
 use crate::debug::fragment::TevStageRecord;
 use crate::pixel::color::Rgba;
+use crate::pixel::raster::FRAGMENT_BATCH;
 use pica_cmd::regs::Regs;
 
 /// A combiner input source (TEXENVi_SOURCE, 4-bit fields).
@@ -971,7 +972,28 @@ impl TevProgram {
         }
         t[15]
     }
+
+    /// [`TevProgram::run_table`] for fragments `0..n` of a batch, on the source table in
+    /// structure-of-arrays form: `t[source][i]` is entry `source` of fragment `i`'s table, with
+    /// the same contract per fragment as `run_table` (entries 7-12 zero, every entry the
+    /// program reads written for fragments `0..n`, 13-15 scratch). `out[i]` receives fragment
+    /// `i`'s combiner output, bit-identical to `run_table` on the column (the oracle of the
+    /// batch kernels: `tev::tests`). Entries `n..` of every row are ignored.
+    pub fn run_batch(&self, t: &mut BatchTable, n: usize, out: &mut [Rgba; FRAGMENT_BATCH]) {
+        let n = n.min(FRAGMENT_BATCH);
+        let mut col: [Rgba; 16] = [[0; 4]; 16];
+        for (i, o) in out[..n].iter_mut().enumerate() {
+            for (c, row) in col.iter_mut().zip(t.iter()) {
+                *c = row[i];
+            }
+            *o = self.run_table(&mut col);
+        }
+    }
 }
+
+/// The combiners' source table of a batch of up to [`FRAGMENT_BATCH`] fragments, structure of
+/// arrays: `t[source][fragment]` (sources numbered as in [`TevProgram::run_table`]).
+pub type BatchTable = [[Rgba; FRAGMENT_BATCH]; 16];
 
 impl CompiledStage {
     /// The specialised form of this stage (see [`FastStage`]).

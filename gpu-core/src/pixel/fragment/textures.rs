@@ -40,6 +40,26 @@ pub trait TextureSampler {
     fn sample_counted(&self, mem: &PhysMem, unit: usize, frag: &Fragment) -> (Rgba, u32) {
         (self.sample(mem, unit, frag), 0)
     }
+    /// [`TextureSampler::sample_counted`] for every fragment of `frags` (a batch of the fast
+    /// traversal, or the surviving fragments of one): `out[i]` receives the colour of
+    /// `frags[i]` (`out` is at least as long as `frags`); returns the total texel count.
+    /// Bit-identical to calling `sample_counted` per fragment (the default does exactly that).
+    #[inline]
+    fn sample_batch(
+        &self,
+        mem: &PhysMem,
+        unit: usize,
+        frags: &[Fragment],
+        out: &mut [Rgba],
+    ) -> u64 {
+        let mut texels = 0u64;
+        for (o, f) in out.iter_mut().zip(frags) {
+            let (c, n) = self.sample_counted(mem, unit, f);
+            *o = c;
+            texels += u64::from(n);
+        }
+        texels
+    }
     /// Which pixel path the pipeline runs ([`PixelPath::Reference`]: sample through the
     /// generic code, the oracle of the specialised routines). The default ignores it.
     fn set_path(&mut self, _path: PixelPath) {}

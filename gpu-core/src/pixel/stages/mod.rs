@@ -46,6 +46,23 @@ pub trait FragmentHooks {
     fn procedural_texture(&mut self, _frag: &Fragment) -> Option<Rgba> {
         None
     }
+    /// [`FragmentHooks::procedural_texture`] for every fragment of `frags`: `out[i]` receives
+    /// the colour of `frags[i]` (`out` is at least as long as `frags`), or (0, 0, 0, 0) where
+    /// the hook has none; returns false if any fragment had none (not implemented). The
+    /// default calls the per-fragment hook in order.
+    fn procedural_texture_batch(&mut self, frags: &[Fragment], out: &mut [Rgba]) -> bool {
+        let mut all = true;
+        for (o, f) in out.iter_mut().zip(frags) {
+            match self.procedural_texture(f) {
+                Some(c) => *o = c,
+                None => {
+                    *o = [0; 4];
+                    all = false;
+                }
+            }
+        }
+        all
+    }
     /// Fog (mode 5): changes the RGB of `color` (the combiner output) for `frag`'s depth.
     /// Returns false if not implemented.
     fn fog(&mut self, _frag: &Fragment, _color: &mut Rgba) -> bool {
