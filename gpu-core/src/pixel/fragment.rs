@@ -38,10 +38,10 @@ use crate::memory::PhysMem;
 use crate::pixel::color::{ColorFormat, DepthFormat, Rgba};
 use crate::pixel::framebuffer::{BufferKey, FramebufferConfig, TileCache};
 use crate::pixel::raster::{
-    Fragment, RasterConfig, RowBands, TriangleOutcome, rasterize_triangle,
+    FRAGMENT_BATCH, Fragment, RasterConfig, RowBands, TriangleOutcome, rasterize_triangle,
     rasterize_triangle_batched, rasterize_triangle_reference,
 };
-use crate::pixel::tev::{TevConfig, TevIssue, TevProgram, TevSolo, TevSource};
+use crate::pixel::tev::{BatchTable, TevConfig, TevIssue, TevProgram, TevSolo, TevSource};
 use crate::pixel::texture::TextureError;
 
 pub mod parallel;
@@ -875,6 +875,12 @@ struct FastPlan {
     color_key: BufferKey,
     /// The depth buffer's tile-cache key.
     depth_key: BufferKey,
+    /// Shade whole batches phase by phase ([`FragCtx::process_batch`]): normal fragment mode,
+    /// and no colour buffer sharing bytes with a depth buffer the stencil/depth stage uses.
+    /// The batch form runs the depth/stencil stage of a batch's fragments before their colour
+    /// writes, which only gives the per-fragment order's bytes when the two tile caches never
+    /// see each other's tiles; shadow and gas rendering stay on the per-fragment code.
+    batch: bool,
 }
 
 /// True if the stencil/depth stage of `cfg` reads or writes the depth buffer (see
@@ -895,13 +901,19 @@ impl FastPlan {
         let color = fb
             .color_format
             .filter(|_| fb.color_write && ops.color_mask != [false; 4]);
+        let default_mode = matches!(ops.mode, FragmentMode::Default | FragmentMode::Reserved2);
+        let color_bpp = (32 - color_word_mask.leading_zeros()).div_ceil(8);
+        let depth_bpp = fb.depth_format.map_or(4, |f| f.bytes_per_pixel() as u32);
+        let overlap =
+            depth_stencil && color.is_some() && parallel::buffers_overlap(fb, color_bpp, depth_bpp);
         FastPlan {
             depth_stencil,
             color,
+            batch: default_mode && !overlap,
             stage,
             color_word_mask,
             over_rgba8: color == Some(ColorFormat::Rgba8) && stage.is_alpha_over_all_unmasked(),
-            default_mode: matches!(ops.mode, FragmentMode::Default | FragmentMode::Reserved2),
+            default_mode,
             color_key: BufferKey::new(fb, fb.color_addr),
             depth_key: BufferKey::new(fb, fb.depth_addr),
         }
@@ -1570,6 +1582,32 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         plan: &FastPlan,
     ) -> TriangleOutcome {
         let cfg = self.cfg;
+        if plan.batch {
+            // The combiners' source table in batch form, kept across the triangle's batches
+            // (see `process_batch`), and room for the survivors of early depth/stencil (only
+            // with early tests: without them every fragment survives and none is copied).
+            let mut bt: BatchTable = [[[0; 4]; FRAGMENT_BATCH]; 16];
+            let mut live_store;
+            let live: &mut [Fragment] = if self.early_depth && plan.depth_stencil {
+                live_store = [Fragment::default(); FRAGMENT_BATCH];
+                &mut live_store
+            } else {
+                &mut []
+            };
+            return if plan.over_rgba8 {
+                rasterize_triangle_batched(&cfg.raster, tri, bands, |frags| {
+                    for chunk in frags.chunks(FRAGMENT_BATCH) {
+                        self.process_batch::<true, COSTS>(chunk, plan, &mut bt, live);
+                    }
+                })
+            } else {
+                rasterize_triangle_batched(&cfg.raster, tri, bands, |frags| {
+                    for chunk in frags.chunks(FRAGMENT_BATCH) {
+                        self.process_batch::<false, COSTS>(chunk, plan, &mut bt, live);
+                    }
+                })
+            };
+        }
         // The combiners' source table, kept across the triangle's fragments (see
         // `process_fast`: every entry a fragment reads is written for it).
         let mut t: [Rgba; 16] = [[0; 4]; 16];
@@ -1881,6 +1919,249 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         if TileCache::store_word(px, enc, mask) {
             self.color_cache.mark_dirty();
         }
+    }
+
+    /// [`FragCtx::process_fast`] on a batch of up to [`FRAGMENT_BATCH`] fragments of one
+    /// triangle, phase by phase: the same results, counters, diagnostics and memory writes.
+    /// Within a triangle every pixel is covered at most once, so the fragments' depth/stencil
+    /// and colour accesses touch different pixels and each tile cache sees the same pixel
+    /// sequence as per fragment (the plan excludes colour and depth buffers sharing bytes);
+    /// the hooks are called in fragment order per hook.
+    ///
+    /// 1. Early depth/stencil (when allowed) picks the survivors; with `COSTS` the killed
+    ///    fragments' texel lookups are still counted (as [`FragCtx::process`] does).
+    /// 2. The combiners' sources for the survivors in [`BatchTable`] form: primary colour,
+    ///    each needed texture unit by [`TextureSampler::sample_batch`], the procedural
+    ///    texture by [`FragmentHooks::procedural_texture_batch`], lighting per fragment.
+    /// 3. [`TevProgram::run_batch`].
+    /// 4. Alpha test, fog and late depth/stencil per fragment.
+    /// 5. The colour write of the passed fragments ([`FragCtx::write_batch`]).
+    ///
+    /// `bt` keeps the contract of `process_fast`'s table per column (rows 7-12 zero, the rows
+    /// the combiners read written for every survivor); `live` is scratch for the survivors,
+    /// [`FRAGMENT_BATCH`] long when early depth/stencil runs (unused otherwise).
+    #[inline(always)]
+    fn process_batch<const OVER_RGBA8: bool, const COSTS: bool>(
+        &mut self,
+        frags: &[Fragment],
+        plan: &FastPlan,
+        bt: &mut BatchTable,
+        live: &mut [Fragment],
+    ) {
+        let cfg = self.cfg;
+        let ops = &cfg.ops;
+        let n = frags.len().min(FRAGMENT_BATCH);
+        let frags = &frags[..n];
+        let early = self.early_depth;
+
+        // 1. Early depth/stencil: `idx[..m]` are the survivors' indices in `frags`.
+        let mut idx = [0u8; FRAGMENT_BATCH];
+        let mut m = 0;
+        if early && plan.depth_stencil {
+            for (i, f) in frags.iter().enumerate() {
+                // ok: i < FRAGMENT_BATCH = 16.
+                idx[m] = i as u8;
+                m += usize::from(self.depth_stencil_fast::<COSTS>(f, plan.depth_key));
+            }
+        } else {
+            for (i, d) in idx.iter_mut().enumerate() {
+                // ok: i < FRAGMENT_BATCH = 16.
+                *d = i as u8;
+            }
+            m = n;
+        }
+        let all = m == n;
+        if !all && m > 0 {
+            for (l, &i) in live.iter_mut().zip(&idx[..m]) {
+                *l = frags[usize::from(i)];
+            }
+        }
+        // The survivors, in order.
+        let sf: &[Fragment] = if all { frags } else { &live[..m] };
+
+        // 2. The combiners' sources.
+        for unit in 0..3 {
+            if !self.needs.tex[unit] {
+                continue;
+            }
+            if COSTS && !all {
+                // The hardware samples before the depth/stencil stage: the killed fragments'
+                // lookups count too, so the whole batch is sampled and the survivors' colours
+                // kept.
+                let mut all_c = [[0u8; 4]; FRAGMENT_BATCH];
+                self.stats.texels += self.sampler.sample_batch(self.mem, unit, frags, &mut all_c);
+                for (o, &i) in bt[3 + unit].iter_mut().zip(&idx[..m]) {
+                    *o = all_c[usize::from(i)];
+                }
+            } else if m > 0 {
+                let texels = self
+                    .sampler
+                    .sample_batch(self.mem, unit, sf, &mut bt[3 + unit][..m]);
+                if COSTS {
+                    self.stats.texels += texels;
+                }
+            }
+        }
+        if m == 0 {
+            return;
+        }
+        for (o, f) in bt[0].iter_mut().zip(sf) {
+            *o = f.color;
+        }
+        if self.needs.proctex && !self.hooks.procedural_texture_batch(sf, &mut bt[6][..m]) {
+            self.miss(Feature::ProceduralTexture);
+        }
+        if self.needs.lighting {
+            for (k, f) in sf.iter().enumerate() {
+                let tex = [bt[3][k], bt[4][k], bt[5][k], bt[6][k]];
+                let (p, s) = match self.hooks.lighting(f, &tex) {
+                    Some([p, s]) => (p, s),
+                    None => {
+                        self.miss(Feature::Lighting);
+                        ([0; 4], [0; 4])
+                    }
+                };
+                bt[1][k] = p;
+                bt[2][k] = s;
+            }
+        }
+
+        // 3. The combiners.
+        let mut colors = [[0u8; 4]; FRAGMENT_BATCH];
+        self.tev.run_batch(bt, m, &mut colors);
+
+        // 4. Alpha test, fog, late depth/stencil: `pass[..w]` index the fragments of `sf`
+        // that reach the colour write, `src[..w]` their colours as little-endian words.
+        let mut pass = [0u8; FRAGMENT_BATCH];
+        let mut src = [0u32; FRAGMENT_BATCH];
+        let mut w = 0;
+        for (k, (f, &c)) in sf.iter().zip(&colors).enumerate() {
+            let mut color = c;
+            if ops.alpha_test.enabled
+                && !ops.alpha_test.func.test(color[3], ops.alpha_test.reference)
+            {
+                if COSTS {
+                    self.stats.alpha_failed += 1;
+                }
+                continue;
+            }
+            match ops.fog {
+                FogMode::Fog => {
+                    if !self.hooks.fog(f, &mut color) {
+                        self.miss(Feature::Fog);
+                    }
+                }
+                FogMode::Gas => {
+                    if !self.hooks.gas_fog(f, &mut color) {
+                        self.miss(Feature::Gas);
+                        continue;
+                    }
+                }
+                FogMode::Off | FogMode::Other(_) => {}
+            }
+            if !early && plan.depth_stencil && !self.depth_stencil_fast::<COSTS>(f, plan.depth_key)
+            {
+                continue;
+            }
+            self.stats.fragments_passed += 1;
+            // ok: k < FRAGMENT_BATCH = 16.
+            pass[w] = k as u8;
+            src[w] = u32::from_le_bytes(color);
+            w += 1;
+        }
+
+        // 5. The colour write.
+        if let Some(cf) = plan.color {
+            self.write_batch::<OVER_RGBA8>(sf, &pass[..w], &src, plan, cf);
+        }
+    }
+
+    /// The colour write of [`FragCtx::process_fast`] for the fragments `sf[pass[j]]` with
+    /// source colours `src[j]` (little-endian words), in order: each run of consecutive
+    /// fragments in one tile looks the tile up once ([`TileCache::tile_keyed`]), loads the
+    /// destination words, blends them and stores them back, with the same bytes, unmapped
+    /// pixel counts and dirty marks as the per-pixel write. With `OVER_RGBA8` the blend is
+    /// [`specialized::over_rgba8_stored_batch`] on all 16 lanes at once (vector code; lanes
+    /// outside the run are computed and ignored); otherwise [`ColorStage::apply_word`] (RGBA8)
+    /// or the decoded [`ColorStage::apply`] per pixel.
+    #[inline(always)]
+    fn write_batch<const OVER_RGBA8: bool>(
+        &mut self,
+        sf: &[Fragment],
+        pass: &[u8],
+        src: &[u32; FRAGMENT_BATCH],
+        plan: &FastPlan,
+        cf: ColorFormat,
+    ) {
+        let fb = &self.cfg.fb;
+        let h = fb.height;
+        let mask = plan.color_word_mask;
+        let bpp = self.color_cache.bpp() as usize;
+        let w = pass.len().min(FRAGMENT_BATCH);
+        let mut unmapped = 0u64;
+        let mut s = 0;
+        while s < w {
+            let f0 = &sf[usize::from(pass[s])];
+            let mut e = s + 1;
+            while e < w {
+                let f = &sf[usize::from(pass[e])];
+                if !TileCache::same_tile(f0.x, f0.y, f.x, f.y, h) {
+                    break;
+                }
+                e += 1;
+            }
+            let (data, mapped) = self.color_cache.tile_keyed(
+                self.mem,
+                fb,
+                fb.color_addr,
+                plan.color_key,
+                f0.x,
+                f0.y,
+            );
+            // Byte offsets of the run's pixels (`usize::MAX`: unmapped, skipped).
+            let mut off = [usize::MAX; FRAGMENT_BATCH];
+            let mut dst = [0u32; FRAGMENT_BATCH];
+            for j in s..e {
+                let f = &sf[usize::from(pass[j])];
+                let mi = TileCache::tile_index(f.x, f.y, h);
+                if mapped & (1u64 << mi) == 0 {
+                    unmapped += 1;
+                    continue;
+                }
+                off[j] = mi * bpp;
+                dst[j] = TileCache::tile_load(data, off[j], mask);
+            }
+            let out = if OVER_RGBA8 {
+                specialized::over_rgba8_stored_batch(src, &dst)
+            } else {
+                let mut out = [0u32; FRAGMENT_BATCH];
+                for j in s..e {
+                    out[j] = if cf == ColorFormat::Rgba8 {
+                        // RGBA8 is stored A, B, G, R: decoding and encoding are a byte swap.
+                        plan.stage
+                            .apply_word(src[j], dst[j].swap_bytes())
+                            .swap_bytes()
+                    } else {
+                        let d = cf.decode_word(dst[j].to_le_bytes());
+                        u32::from_le_bytes(
+                            cf.encode_word(plan.stage.apply(src[j].to_le_bytes(), d)),
+                        )
+                    };
+                }
+                out
+            };
+            let mut dirty = false;
+            for j in s..e {
+                if off[j] != usize::MAX {
+                    dirty |= TileCache::tile_store(data, off[j], out[j], mask);
+                }
+            }
+            if dirty {
+                self.color_cache.mark_dirty();
+            }
+            s = e;
+        }
+        self.color_cache.unmapped_pixels += unmapped;
     }
 
     /// Stencil test, depth test, depth write and stencil operations (§9.5). Returns false if

@@ -302,7 +302,7 @@ impl FramebufferConfig {
 }
 
 /// Largest tile: 64 pixels of 4 bytes.
-const TILE_BYTES_MAX: usize = 256;
+pub const TILE_BYTES_MAX: usize = 256;
 
 /// One tile a [`TileStore`] holds.
 #[derive(Clone, Debug)]
@@ -612,6 +612,73 @@ impl TileCache {
         // ok: m ≤ 63 and bpp ≤ 4, so the window ends at most at byte 256 = TILE_BYTES_MAX.
         let off = m * bpp;
         self.data.get_mut(off..off + 4)?.try_into().ok()
+    }
+
+    /// The batch form of [`TileCache::pixel4_keyed`]: makes the tile of window pixel (x, y)
+    /// current exactly as `pixel4_keyed` does (same key, same loads and write-backs) and
+    /// returns its bytes and its mapped-pixel mask (bit [`TileCache::tile_index`] set: that
+    /// pixel is in mapped memory). The fragment pipeline's batch colour write looks a tile up
+    /// once for a run of pixels in it ([`TileCache::same_tile`]) instead of once per pixel; it
+    /// must count the unmapped pixels it skips in [`TileCache::unmapped_pixels`] and call
+    /// [`TileCache::mark_dirty`] after changing bytes, as the per-pixel callers do.
+    #[inline(always)]
+    pub fn tile_keyed(
+        &mut self,
+        mem: &mut PhysMem,
+        fb: &FramebufferConfig,
+        base: u32,
+        key: BufferKey,
+        x: u32,
+        y: u32,
+    ) -> (&mut [u8; TILE_BYTES_MAX], u64) {
+        let ym = flip_row(y, fb.height);
+        let key = (key.0, (u64::from(ym >> 3) << 32) | u64::from(x >> 3));
+        if self.key != Some(key) {
+            self.switch_tile(mem, fb, base, x, ym, key);
+        }
+        (&mut self.data, self.mapped)
+    }
+
+    /// The Morton index inside its tile of window pixel (x, y) of a buffer `height` rows high
+    /// (the index [`TileCache::pixel4_keyed`] uses; the pixel's bytes start at index × bpp).
+    #[inline(always)]
+    pub fn tile_index(x: u32, y: u32, height: u32) -> usize {
+        let ym = flip_row(y, height);
+        XY_TO_MORTON[((ym & 7) * 8 + (x & 7)) as usize] as usize
+    }
+
+    /// True if window pixels (x0, y0) and (x1, y1) of a buffer `height` rows high are looked
+    /// up under the same tile position (one [`TileCache::tile_keyed`] serves both).
+    #[inline(always)]
+    pub fn same_tile(x0: u32, y0: u32, x1: u32, y1: u32, height: u32) -> bool {
+        (x0 >> 3) == (x1 >> 3) && (flip_row(y0, height) >> 3) == (flip_row(y1, height) >> 3)
+    }
+
+    /// The 4-byte window at byte `off` of a tile from [`TileCache::tile_keyed`] as a
+    /// little-endian word, masked to the pixel's bytes (`mask` = [`TileCache::word_mask`]):
+    /// [`TileCache::load_word`] on the window. `off` is index × bpp ≤ 63 × 4, so the window
+    /// is inside the tile.
+    #[inline(always)]
+    pub fn tile_load(data: &[u8; TILE_BYTES_MAX], off: usize, mask: u32) -> u32 {
+        let off = off.min(TILE_BYTES_MAX - 4);
+        let w = [data[off], data[off + 1], data[off + 2], data[off + 3]];
+        u32::from_le_bytes(w) & mask
+    }
+
+    /// [`TileCache::store_word`] on the window at byte `off` of a tile from
+    /// [`TileCache::tile_keyed`]: stores the pixel's bytes of `v`, keeps the rest; true if
+    /// any of the pixel's bytes changed.
+    #[inline(always)]
+    pub fn tile_store(data: &mut [u8; TILE_BYTES_MAX], off: usize, v: u32, mask: u32) -> bool {
+        let off = off.min(TILE_BYTES_MAX - 4);
+        let w = [data[off], data[off + 1], data[off + 2], data[off + 3]];
+        let old = u32::from_le_bytes(w);
+        if (old ^ v) & mask == 0 {
+            return false;
+        }
+        let new = ((old & !mask) | (v & mask)).to_le_bytes();
+        data[off..off + 4].copy_from_slice(&new);
+        true
     }
 
     /// The pixel bytes of a [`TileCache::pixel4`] window, zero-padded past the pixel's bytes

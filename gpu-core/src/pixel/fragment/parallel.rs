@@ -226,7 +226,7 @@ fn tiles_are_disjoint(fb: &FramebufferConfig) -> bool {
 
 /// True if the byte ranges of the colour and depth buffers (whole blocks) overlap (then a
 /// pixel's colour and depth bytes could belong to different shares' tiles).
-fn buffers_overlap(fb: &FramebufferConfig, color_bpp: u32, depth_bpp: u32) -> bool {
+pub(super) fn buffers_overlap(fb: &FramebufferConfig, color_bpp: u32, depth_bpp: u32) -> bool {
     let e = block_edge(fb).unwrap_or(32);
     let pixels = u64::from(fb.width) * u64::from(fb.height.div_ceil(e) * e);
     let c0 = u64::from(fb.color_addr);

@@ -185,6 +185,34 @@ pub fn over_rgba8_stored(src: Rgba, stored: [u8; 4]) -> [u8; 4] {
     [out[3], out[2], out[1], out[0]]
 }
 
+/// [`over_rgba8_stored`] on 16 lanes at once: `src[i]` a source colour as a little-endian
+/// word (R in the low byte), `stored[i]` an RGBA8 colour-buffer pixel as stored (bytes A, B,
+/// G, R read as a little-endian word, so A in the low byte); returns the stored words. Written
+/// on fixed-size arrays with no branch, so the compiler runs the 16 lanes in vector registers
+/// (the batch colour write computes all 16 lanes and stores only the ones it covers). Each
+/// channel sum `s·α + d·(255 − α)` is at most 255·255, and `/ 255` is the exact
+/// `((x + 1) + ((x + 1) >> 8)) >> 8` of [`div255_lanes`] (below 2^16, so 16-bit lanes do).
+/// Tested against [`over_rgba8_stored`] on random and extreme values.
+#[inline(always)]
+pub fn over_rgba8_stored_batch<const N: usize>(src: &[u32; N], stored: &[u32; N]) -> [u32; N] {
+    let mut out = [0u32; N];
+    for ((o, &s), &d) in out.iter_mut().zip(src).zip(stored) {
+        let a = (s >> 24) as u16;
+        let na = 255 - a;
+        let mut w = 0u32;
+        for c in 0..4 {
+            // Channel c of the source is byte c; of the stored pixel, byte 3 − c.
+            let sc = ((s >> (8 * c)) & 0xFF) as u16;
+            let dc = ((d >> (24 - 8 * c)) & 0xFF) as u16;
+            let x = sc * a + dc * na + 1;
+            let q = (x + (x >> 8)) >> 8;
+            w |= u32::from(q) << (24 - 8 * c);
+        }
+        *o = w;
+    }
+    out
+}
+
 /// One channel of a blend equation on precomputed factors (the generic [`Blend::apply`]'s
 /// arithmetic: products divided by 255 truncating toward zero, then clamped).
 #[inline(always)]
@@ -544,6 +572,44 @@ mod tests {
         }
     }
 
+    /// The 16-lane stored-form alpha over equals the per-pixel one on random and extreme
+    /// colours (every α with random channels, and the all-0 / all-255 corners).
+    #[test]
+    fn batch_over_rgba8_matches_the_per_pixel_form() {
+        let mut rng = Rng(0x5EED_0016);
+        let edge = [
+            0u32,
+            0xFFFF_FFFF,
+            0xFF00_0000,
+            0x00FF_FFFF,
+            0x8080_8080,
+            0x0100_00FF,
+        ];
+        for round in 0..20_000u32 {
+            let src: [u32; 16] = std::array::from_fn(|i| match (round + i as u32) % 7 {
+                0 => edge[rng.next() as usize % edge.len()],
+                // Every α value in turn with random colour channels.
+                1 => (rng.next() & 0x00FF_FFFF) | ((round & 0xFF) << 24),
+                _ => rng.next(),
+            });
+            let stored: [u32; 16] = std::array::from_fn(|i| match (round + i as u32) % 5 {
+                0 => edge[rng.next() as usize % edge.len()],
+                _ => rng.next(),
+            });
+            let got = over_rgba8_stored_batch(&src, &stored);
+            for i in 0..16 {
+                let want = over_rgba8_stored(src[i].to_le_bytes(), stored[i].to_le_bytes());
+                assert_eq!(
+                    got[i].to_le_bytes(),
+                    want,
+                    "{:08x} over {:08x}",
+                    src[i],
+                    stored[i]
+                );
+            }
+        }
+    }
+
     #[test]
     fn every_logic_op_matches_the_generic_op() {
         let mut rng = Rng(99);
@@ -846,6 +912,210 @@ mod tests {
             written += fast.1.fragments_passed;
         }
         assert!(written > 2_000, "only {written} fragments written");
+    }
+
+    /// A texture sampler for units 0 and 1 whose colours and texel counts vary per fragment
+    /// (so a survivor taking another fragment's colour, or a lost count, shows).
+    struct Noise;
+    impl crate::pixel::fragment::TextureSampler for Noise {
+        fn enabled(&self, unit: usize) -> bool {
+            unit < 2
+        }
+        fn needs_gradients(&self) -> bool {
+            false
+        }
+        fn sample(
+            &self,
+            _m: &crate::memory::PhysMem,
+            unit: usize,
+            f: &crate::pixel::raster::Fragment,
+        ) -> Rgba {
+            let u = (f.tc[unit][0] * 251.0) as u32;
+            let v = (f.tc[unit][1] * 241.0) as u32;
+            let h = (u.wrapping_mul(0x9E37_79B9) ^ v.wrapping_mul(0x85EB_CA6B))
+                .wrapping_add(unit as u32 * 0x27D4_EB2F);
+            (h ^ (h >> 15)).to_le_bytes()
+        }
+        fn sample_counted(
+            &self,
+            m: &crate::memory::PhysMem,
+            unit: usize,
+            f: &crate::pixel::raster::Fragment,
+        ) -> (Rgba, u32) {
+            (
+                self.sample(m, unit, f),
+                1 + (f.x + 3 * f.y + unit as u32) % 4,
+            )
+        }
+    }
+
+    /// Hooks that always answer and may be skipped (so early depth/stencil runs): procedural
+    /// texture, lighting and fog that depend on the fragment.
+    struct Skippy;
+    impl crate::pixel::stages::FragmentHooks for Skippy {
+        fn procedural_texture(&mut self, f: &crate::pixel::raster::Fragment) -> Option<Rgba> {
+            Some([
+                (f.x * 29) as u8,
+                (f.y * 13) as u8,
+                (f.x ^ f.y) as u8,
+                (f.x * f.y) as u8,
+            ])
+        }
+        fn lighting(
+            &mut self,
+            f: &crate::pixel::raster::Fragment,
+            t: &[Rgba; 4],
+        ) -> Option<[Rgba; 2]> {
+            Some([
+                [t[0][1], (f.y * 7) as u8, t[3][0], (f.x * 3) as u8],
+                [9, t[1][2], 40, 200],
+            ])
+        }
+        fn fog(&mut self, f: &crate::pixel::raster::Fragment, c: &mut Rgba) -> bool {
+            let k = (f.depth * 255.0) as u8;
+            c[0] = c[0].wrapping_add(k);
+            c[2] ^= k;
+            true
+        }
+        fn skippable(&self) -> bool {
+            true
+        }
+    }
+
+    /// The batch path's phases against the reference path's per-fragment order, with what the
+    /// plain random draws don't reach: two texture units (per-fragment colours and texel
+    /// counts), the procedural texture and lighting, batches with some or all fragments
+    /// killed by early depth/stencil (costs on: the killed fragments' texels still count;
+    /// costs off: not sampled), alpha-test kills, fog, every colour format, blend shape,
+    /// logic op and write mask. Memory, counters and diagnostics must be identical.
+    #[test]
+    fn textured_batches_with_kills_match_the_reference_path() {
+        use crate::memory::{PhysMem, VRAM};
+        use crate::pixel::fragment::PixelPipeline;
+        use crate::vertex::{OutputVertex, ScreenVertex};
+        let mut rng = Rng(0xBA7C_4ED5);
+        let mut noise = vec![0u8; 0x8000];
+        for b in noise.iter_mut() {
+            *b = rng.next() as u8;
+        }
+        let mut base = PhysMem::new();
+        base.write(VRAM.base, &noise).unwrap();
+        let (mut early_cases, mut early_killed, mut alpha_killed, mut written) = (0, 0, 0, 0);
+        let mut texels = 0;
+        for case in 0..300 {
+            let mut r = Box::new([0u32; 0x300]);
+            for w in r[0x100..0x108].iter_mut() {
+                *w = rng.next();
+            }
+            r[0x100] &= !3;
+            if case % 4 != 0 {
+                // Alpha test off (early depth allowed), depth or stencil test often on.
+                r[0x104] &= !1;
+                r[0x107] |= u32::from(case % 3 != 0);
+            }
+            if case % 2 == 0 {
+                r[0x101] = [0x7676_0000, 0x0101_0000, 0x1016_0000][case % 3];
+                r[0x100] |= 1 << 8;
+            }
+            if case % 8 == 1 {
+                // Every channel written (the RGBA8 alpha-over fast write when also RGBA8).
+                r[0x107] |= 0xF << 8;
+            }
+            r[0x0E0] = if case % 5 == 0 { 5 } else { 0 };
+            r[0x11D] = (VRAM.base + (rng.next() % 0x100) * 8) >> 3;
+            r[0x11C] = (VRAM.base + 0x4000 + (rng.next() % 0x100) * 8) >> 3;
+            r[0x117] = (rng.next() % 5) << 16;
+            r[0x116] = [0, 2, 3, 3][rng.next() as usize % 4];
+            let (w, h) = (8 + rng.next() % 33, 8 + rng.next() % 33);
+            r[0x11E] = w | ((h - 1) << 12) | (1 << 24);
+            r[0x112] = 0xF;
+            r[0x113] = 0xF;
+            r[0x114] = 3;
+            r[0x115] = 3;
+            r[0x04D] = 0xBF_0000;
+            r[0x06D] = 1;
+            r[0x080] = 1 << 10; // procedural texture on
+            r[0x08F] = 1; // fragment lighting on
+            // ADD(tex0, tex1); MODULATE(previous, primary); ADD(previous, proctex);
+            // ADD(previous, fragment primary); pass-through.
+            r[0x0C0] = 3 | (4 << 4) | (3 << 16) | (4 << 20);
+            r[0x0C2] = 2 | (2 << 16);
+            r[0x0C8] = 15 | (15 << 16);
+            r[0x0CA] = 1 | (1 << 16);
+            r[0x0D0] = 15 | (6 << 4) | (15 << 16) | (6 << 20);
+            r[0x0D2] = 2 | (2 << 16);
+            r[0x0D8] = 15 | (1 << 4) | (15 << 16) | (1 << 20);
+            r[0x0DA] = 2 | (2 << 16);
+            for s in [0x0F0, 0x0F8] {
+                r[s] = 15 | (15 << 16);
+            }
+            let mut tris = Vec::new();
+            for _ in 0..8 {
+                let mut tri = [ScreenVertex::default(); 3];
+                for v in &mut tri {
+                    let mut f = |scale: f32| (rng.next() % 10_000) as f32 / 10_000.0 * scale;
+                    *v = ScreenVertex {
+                        x: f(48.0) - 4.0,
+                        y: f(48.0) - 4.0,
+                        z_over_w: -f(1.0),
+                        inv_w: 1.0,
+                        attrs: OutputVertex {
+                            color: [f(1.0), f(1.0), f(1.0), f(1.0)],
+                            tc0: [f(1.0), f(1.0)],
+                            tc1: [f(2.0), f(1.0)],
+                            ..Default::default()
+                        },
+                    };
+                }
+                tris.push(tri);
+            }
+            for costs in [true, false] {
+                let run = |path: PixelPath| {
+                    let mut mem = base.clone();
+                    let mut p = PixelPipeline::with_sampler(&r, Noise);
+                    p.set_path(path);
+                    p.set_costs(costs);
+                    let early = p.early_depth(&Skippy);
+                    for t in &tris {
+                        p.draw_triangle_with(&mut mem, t, &mut Skippy);
+                    }
+                    let mut out = vec![0u8; 0x8000];
+                    mem.read(VRAM.base, &mut out).unwrap();
+                    (out, p.stats(), p.take_diagnostics(), early)
+                };
+                let fast = run(PixelPath::Specialized);
+                let reference = run(PixelPath::Reference);
+                assert!(
+                    fast.0 == reference.0,
+                    "case {case} costs {costs}: memory differs"
+                );
+                assert_eq!(
+                    fast.1, reference.1,
+                    "case {case} costs {costs}: counters differ"
+                );
+                assert_eq!(
+                    fast.2, reference.2,
+                    "case {case} costs {costs}: diagnostics"
+                );
+                if costs {
+                    if fast.3 {
+                        early_cases += 1;
+                        early_killed += fast.1.stencil_failed + fast.1.depth_failed;
+                    }
+                    alpha_killed += fast.1.alpha_failed;
+                    written += fast.1.fragments_passed;
+                    texels += fast.1.texels;
+                }
+            }
+        }
+        assert!(early_cases > 80, "only {early_cases} cases tested early");
+        assert!(
+            early_killed > 3_000,
+            "only {early_killed} fragments killed early"
+        );
+        assert!(alpha_killed > 1_000, "only {alpha_killed} alpha-test kills");
+        assert!(written > 20_000, "only {written} fragments written");
+        assert!(texels > 50_000, "only {texels} texels counted");
     }
 
     #[test]
