@@ -191,6 +191,28 @@ impl TextureSampler for TextureUnits {
         }
     }
 
+    /// The unit's routine is resolved once for the batch ([`UnitLookup::sample_batch`]:
+    /// phase-by-phase lanes, bit-identical to [`TextureSampler::sample_counted`] per fragment).
+    fn sample_batch(
+        &self,
+        _mem: &PhysMem,
+        unit: usize,
+        frags: &[Fragment],
+        out: &mut [Rgba],
+    ) -> u64 {
+        let Some(Some(s)) = self.samplers.get(unit) else {
+            for o in out.iter_mut().take(frags.len()) {
+                *o = [0; 4];
+            }
+            return 0;
+        };
+        if self.reference {
+            s.sample_batch_reference(frags, out)
+        } else {
+            s.sample_batch(frags, out)
+        }
+    }
+
     fn set_path(&mut self, path: PixelPath) {
         self.reference = path == PixelPath::Reference;
     }

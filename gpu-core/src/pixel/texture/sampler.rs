@@ -589,11 +589,25 @@ impl Sampler<DecodedTexels> {
 
 /// λ for a 2D lookup of a `w × h` level 0: `log2(max(|(∂u·W, ∂v·H)/∂x|, |(∂u·W, ∂v·H)/∂y|))`.
 pub fn lambda_2d(du_dx: f32, dv_dx: f32, du_dy: f32, dv_dy: f32, w: u32, h: u32) -> f32 {
-    let (w, h) = (w as f32, h as f32);
     // log2 of the longer footprint axis, computed on squared lengths (no square root).
+    0.5 * footprint_sq_2d(du_dx, dv_dx, du_dy, dv_dy, w as f32, h as f32).log2()
+}
+
+/// The squared length of the longer footprint axis of [`lambda_2d`] (`w`, `h`: the level-0
+/// size as f32): split out so that batch lookups compute it across fragments before the
+/// logarithms.
+#[inline(always)]
+pub(crate) fn footprint_sq_2d(
+    du_dx: f32,
+    dv_dx: f32,
+    du_dy: f32,
+    dv_dy: f32,
+    w: f32,
+    h: f32,
+) -> f32 {
     let rx2 = (du_dx * w) * (du_dx * w) + (dv_dx * h) * (dv_dx * h);
     let ry2 = (du_dy * w) * (du_dy * w) + (dv_dy * h) * (dv_dy * h);
-    0.5 * rx2.max(ry2).log2()
+    rx2.max(ry2)
 }
 
 /// Result of cube-face selection.

@@ -28,12 +28,12 @@ use std::sync::Arc;
 
 use super::config::{Filter, MAX_LEVELS, RenderMode, TextureType, WrapMode};
 use super::sampler::{
-    DecodedTexels, FILTER_FRAC_BITS, Gradients, NEAREST_TRUNCATES_TOWARD_ZERO, Sampler, lambda_2d,
-    weight,
+    DecodedTexels, FILTER_FRAC_BITS, Gradients, NEAREST_TRUNCATES_TOWARD_ZERO, Sampler,
+    footprint_sq_2d, lambda_2d, weight,
 };
 use crate::pixel::color::Rgba;
 use crate::pixel::fastmath::{FLOOR_SMALL_LIMIT, floor_f32, floor_i32, floor_i64, floor_small};
-use crate::pixel::raster::Fragment;
+use crate::pixel::raster::{FRAGMENT_BATCH, Fragment};
 
 /// Wrap kind: clamp to edge.
 const EDGE: u8 = 0;
@@ -44,6 +44,13 @@ const ANY: u8 = 2;
 
 /// A specialised lookup routine.
 type RunFn = fn(&UnitLookup, &Fragment) -> (Rgba, u32);
+
+/// A specialised lookup routine over a batch of fragments (see [`UnitLookup::sample_batch`]).
+type BatchFn = fn(&UnitLookup, &[Fragment], &mut [Rgba]) -> u64;
+
+/// The lane count of the batch routines' phase arrays: the fast traversal's batch size (longer
+/// slices are processed in chunks of this many).
+const LANES: usize = FRAGMENT_BATCH;
 
 /// One mip level as the routines read it, with the per-sample conversions done up front.
 #[derive(Clone, Copy, Debug, Default)]
@@ -134,6 +141,8 @@ pub struct UnitLookup {
     /// Texture coordinate set read (0-2).
     tc: usize,
     run: RunFn,
+    /// The batch form of `run` (same routine, same results).
+    batch: BatchFn,
     /// The name of the chosen routine (tests and diagnostics).
     kind: &'static str,
     levels: [LevelView; MAX_LEVELS],
@@ -172,8 +181,11 @@ fn wrap_kind(mode: WrapMode, pow2: bool) -> u8 {
 /// Picks `$f::<..., WS, WT>` for the runtime wrap kinds `$ws`, `$wt`.
 macro_rules! by_wraps {
     ($f:ident, [$($c:expr),*], $ws:expr, $wt:expr) => {
+        by_wraps!($f, RunFn, [$($c),*], $ws, $wt)
+    };
+    ($f:ident, $t:ty, [$($c:expr),*], $ws:expr, $wt:expr) => {
         match ($ws, $wt) {
-            (EDGE, EDGE) => $f::<$($c,)* EDGE, EDGE> as RunFn,
+            (EDGE, EDGE) => $f::<$($c,)* EDGE, EDGE> as $t,
             (EDGE, REPEAT) => $f::<$($c,)* EDGE, REPEAT>,
             (EDGE, _) => $f::<$($c,)* EDGE, ANY>,
             (REPEAT, EDGE) => $f::<$($c,)* REPEAT, EDGE>,
@@ -205,36 +217,55 @@ impl UnitLookup {
             // The one-step bilinear sum fits a u32 only for weights of at most 8 bits.
             || FILTER_FRAC_BITS > 8;
         let lin = |f: Filter| f == Filter::Linear;
-        let (run, kind): (RunFn, &'static str) = if generic {
-            (generic_lookup, "generic")
+        // The per-fragment routine and its batch form are chosen together (the same const
+        // parameters), so the two can never disagree on the configuration.
+        let (run, batch, kind): (RunFn, BatchFn, &'static str) = if generic {
+            (generic_lookup, generic_batch, "generic")
         } else if cfg.mag_filter == cfg.min_filter && min_level == max_level {
             // One level, one filter: the LOD cannot change anything.
             if lin(cfg.mag_filter) {
-                (by_wraps!(one_level, [true], ws, wt), "one level bilinear")
+                (
+                    by_wraps!(one_level, [true], ws, wt),
+                    by_wraps!(one_level_batch, BatchFn, [true], ws, wt),
+                    "one level bilinear",
+                )
             } else {
-                (by_wraps!(one_level, [false], ws, wt), "one level nearest")
+                (
+                    by_wraps!(one_level, [false], ws, wt),
+                    by_wraps!(one_level_batch, BatchFn, [false], ws, wt),
+                    "one level nearest",
+                )
             }
         } else {
-            let f = match (
+            macro_rules! mip {
+                ($($c:expr),*) => {
+                    (
+                        by_wraps!(mipmapped, [$($c),*], ws, wt),
+                        by_wraps!(mipmapped_batch, BatchFn, [$($c),*], ws, wt),
+                    )
+                };
+            }
+            let (f, b) = match (
                 lin(cfg.mag_filter),
                 lin(cfg.min_filter),
                 lin(cfg.mip_filter),
             ) {
-                (false, false, false) => by_wraps!(mipmapped, [false, false, false], ws, wt),
-                (false, false, true) => by_wraps!(mipmapped, [false, false, true], ws, wt),
-                (false, true, false) => by_wraps!(mipmapped, [false, true, false], ws, wt),
-                (false, true, true) => by_wraps!(mipmapped, [false, true, true], ws, wt),
-                (true, false, false) => by_wraps!(mipmapped, [true, false, false], ws, wt),
-                (true, false, true) => by_wraps!(mipmapped, [true, false, true], ws, wt),
-                (true, true, false) => by_wraps!(mipmapped, [true, true, false], ws, wt),
-                (true, true, true) => by_wraps!(mipmapped, [true, true, true], ws, wt),
+                (false, false, false) => mip!(false, false, false),
+                (false, false, true) => mip!(false, false, true),
+                (false, true, false) => mip!(false, true, false),
+                (false, true, true) => mip!(false, true, true),
+                (true, false, false) => mip!(true, false, false),
+                (true, false, true) => mip!(true, false, true),
+                (true, true, false) => mip!(true, true, false),
+                (true, true, true) => mip!(true, true, true),
             };
-            (f, "mipmapped")
+            (f, b, "mipmapped")
         };
         UnitLookup {
             unit,
             tc: tc.min(2),
             run,
+            batch,
             kind,
             levels,
             base: levels.get(min_level as usize).copied().unwrap_or(NO_LEVEL),
@@ -272,6 +303,24 @@ impl UnitLookup {
         (self.run)(self, frag)
     }
 
+    /// [`UnitLookup::sample`] for every fragment of `frags`: `out[i]` receives the colour of
+    /// `frags[i]` (as far as `out` reaches); returns the total texel count. The routine is
+    /// resolved once per batch, and its per-fragment arithmetic (coordinate scaling, the
+    /// inner-footprint test and taps, nearest wrapping, the LOD's squared footprint) runs
+    /// phase by phase over arrays of up to [`FRAGMENT_BATCH`] lanes before the texel
+    /// gathers and blends: the same integers and floats as [`UnitLookup::sample`], so
+    /// bit-identical colours and counts.
+    #[inline]
+    pub fn sample_batch(&self, frags: &[Fragment], out: &mut [Rgba]) -> u64 {
+        (self.batch)(self, frags, out)
+    }
+
+    /// [`UnitLookup::sample_reference`] for every fragment of `frags` (as
+    /// [`UnitLookup::sample_batch`]).
+    pub fn sample_batch_reference(&self, frags: &[Fragment], out: &mut [Rgba]) -> u64 {
+        generic_batch(self, frags, out)
+    }
+
     /// The same through the generic [`Sampler::sample_counted`] (the oracle).
     pub fn sample_reference(&self, frag: &Fragment) -> (Rgba, u32) {
         generic_lookup(self, frag)
@@ -296,9 +345,13 @@ impl UnitLookup {
     /// Nearest texel of level `lv` at (u, v) (as the generic sampler's nearest filter).
     #[inline(always)]
     fn nearest<const WS: u8, const WT: u8>(&self, lv: &LevelView, u: f32, v: f32) -> Rgba {
+        self.nearest_at::<WS, WT>(lv, floor_i32(u * lv.wf), floor_i32(v * lv.hf))
+    }
+
+    /// [`UnitLookup::nearest`] on the integer texel coordinates `s = ⌊u·w⌋`, `t = ⌊v·h⌋`.
+    #[inline(always)]
+    fn nearest_at<const WS: u8, const WT: u8>(&self, lv: &LevelView, s: i32, t: i32) -> Rgba {
         let (w, h) = (lv.w, lv.h);
-        let s = floor_i32(u * lv.wf);
-        let t = floor_i32(v * lv.hf);
         match (wrap::<WS>(self.wrap_s, s, w), wrap::<WT>(self.wrap_t, t, h)) {
             (Some(x), Some(t)) => self.texel(
                 self.sampler.source().texels(),
@@ -322,8 +375,17 @@ impl UnitLookup {
     /// [`UnitLookup::bilinear_outer`].
     #[inline(always)]
     fn bilinear<const WS: u8, const WT: u8>(&self, lv: &LevelView, u: f32, v: f32) -> Rgba {
-        let fx = scaled(u, lv.ws);
-        let fy = scaled(v, lv.hs);
+        self.bilinear_scaled::<WS, WT>(lv, scaled(u, lv.ws), scaled(v, lv.hs))
+    }
+
+    /// [`UnitLookup::bilinear`] on the scaled coordinates `fx`, `fy` of [`scaled`].
+    #[inline(always)]
+    fn bilinear_scaled<const WS: u8, const WT: u8>(
+        &self,
+        lv: &LevelView,
+        fx: f32,
+        fy: f32,
+    ) -> Rgba {
         if let (Some((s0, fs)), Some((t0, ft))) = (
             inner_taps::<WS>(fx, lv.in_s, lv.last_s),
             inner_taps::<WT>(fy, lv.in_t, lv.last_t),
@@ -557,6 +619,17 @@ fn mipmapped<const MAG: bool, const MIN: bool, const MIP: bool, const WS: u8, co
     let [u, v] = frag.tc[l.tc];
     let g = frag.tc_grad[l.tc];
     let lambda = lambda_2d(g[0], g[1], g[2], g[3], l.width, l.height);
+    mipmapped_at::<MAG, MIN, MIP, WS, WT>(l, u, v, lambda)
+}
+
+/// [`mipmapped`] with the fragment's λ (`lambda_2d` of its gradients) computed.
+#[inline(always)]
+fn mipmapped_at<const MAG: bool, const MIN: bool, const MIP: bool, const WS: u8, const WT: u8>(
+    l: &UnitLookup,
+    u: f32,
+    v: f32,
+    lambda: f32,
+) -> (Rgba, u32) {
     let biased = lambda + l.bias;
     // Magnification when the biased, unclamped λ is ≤ 0 or NaN (see `Sampler::sample_face`).
     if biased.is_nan() || biased <= 0.0 {
@@ -583,6 +656,214 @@ fn mipmapped<const MAG: bool, const MIN: bool, const MIP: bool, const WS: u8, co
         };
         let level = (level as u32).clamp(l.min_level, l.max_level);
         l.filter::<MIN, WS, WT>(level as usize, u, v)
+    }
+}
+
+/// The texture coordinates `tc` of a chunk of at most [`LANES`] fragments as two lane arrays
+/// (structure of arrays); lanes past the chunk read 0 (computed and never stored).
+#[inline(always)]
+fn lane_coords(frags: &[Fragment], tc: usize) -> ([f32; LANES], [f32; LANES]) {
+    // `min` lets the compiler drop the index check of every `f.tc[tc]`.
+    let tc = tc.min(2);
+    let (mut u, mut v) = ([0.0; LANES], [0.0; LANES]);
+    for ((f, u), v) in frags.iter().zip(&mut u).zip(&mut v) {
+        [*u, *v] = f.tc[tc];
+    }
+    (u, v)
+}
+
+/// [`generic_lookup`] over a batch (types other than 2D, and the reference path).
+fn generic_batch(l: &UnitLookup, frags: &[Fragment], out: &mut [Rgba]) -> u64 {
+    let mut texels = 0u64;
+    for (o, f) in out.iter_mut().zip(frags) {
+        let (c, n) = generic_lookup(l, f);
+        *o = c;
+        texels += u64::from(n);
+    }
+    texels
+}
+
+/// [`one_level`] over a batch: every lookup reads one level with one filter, so the texel
+/// count is the fragment count times 4 (bilinear) or 1 (nearest).
+fn one_level_batch<const LIN: bool, const WS: u8, const WT: u8>(
+    l: &UnitLookup,
+    frags: &[Fragment],
+    out: &mut [Rgba],
+) -> u64 {
+    let n = frags.len().min(out.len());
+    for (fr, out) in frags[..n].chunks(LANES).zip(out[..n].chunks_mut(LANES)) {
+        let (u, v) = lane_coords(fr, l.tc);
+        if LIN {
+            l.bilinear_lanes::<WS, WT>(&l.base, &u, &v, out);
+        } else {
+            l.nearest_lanes::<WS, WT>(&l.base, &u, &v, out);
+        }
+    }
+    n as u64 * if LIN { 4 } else { 1 }
+}
+
+/// [`mipmapped`] over a batch. The squared footprint lengths of λ run across the lanes first
+/// (plain float products, which vectorise); the logarithm stays the library's `log2` per
+/// lane (no cheaper form is exact for every input, and λ feeds the level choice and the
+/// mip weight bit for bit); the level choice, filters and mip blend then run per lane.
+fn mipmapped_batch<
+    const MAG: bool,
+    const MIN: bool,
+    const MIP: bool,
+    const WS: u8,
+    const WT: u8,
+>(
+    l: &UnitLookup,
+    frags: &[Fragment],
+    out: &mut [Rgba],
+) -> u64 {
+    let n = frags.len().min(out.len());
+    let tc = l.tc.min(2);
+    let (w, h) = (l.width as f32, l.height as f32);
+    let mut texels = 0u64;
+    for (fr, out) in frags[..n].chunks(LANES).zip(out[..n].chunks_mut(LANES)) {
+        let (u, v) = lane_coords(fr, tc);
+        let mut g = [[0.0f32; 4]; LANES];
+        for (g, f) in g.iter_mut().zip(fr) {
+            *g = f.tc_grad[tc];
+        }
+        let mut m = [0.0f32; LANES];
+        for (m, g) in m.iter_mut().zip(&g) {
+            *m = footprint_sq_2d(g[0], g[1], g[2], g[3], w, h);
+        }
+        let mut lambda = [0.0f32; LANES];
+        for (lam, m) in lambda.iter_mut().zip(&m).take(fr.len()) {
+            // As `lambda_2d`.
+            *lam = 0.5 * m.log2();
+        }
+        for (((o, u), v), lambda) in out.iter_mut().zip(&u).zip(&v).zip(&lambda) {
+            let (c, k) = mipmapped_at::<MAG, MIN, MIP, WS, WT>(l, *u, *v, *lambda);
+            *o = c;
+            texels += u64::from(k);
+        }
+    }
+    texels
+}
+
+/// [`inner_taps`] as a lane operation: `(inner, s0, weight)` computed without branches for
+/// every input (the compiler can run it across a batch), `inner` true exactly where
+/// [`inner_taps`] answers `Some((s0, weight))`, and `s0`, `weight` equal to its answer there
+/// (elsewhere they are some values the caller ignores):
+/// * [`REPEAT`]: the same expressions ([`floor_small`] returns some i32 without panicking
+///   outside its range, where the range test fails).
+/// * [`EDGE`], [`ANY`]: `fx` clamped to `[0, inner]` before the cast, which changes nothing
+///   inside the inner range `[0, inner)`, and there the truncating i32 cast equals the
+///   `u32` cast (non-negative, below 2^19). NaN fails the range test (and the clamp makes it
+///   0, so the cast is defined either way).
+#[inline(always)]
+fn inner_lane<const K: u8>(fx: f32, inner: f32, last: i32) -> (bool, u32, u32) {
+    let mask = (1u32 << FILTER_FRAC_BITS) - 1;
+    if K == REPEAT {
+        let sf = floor_small(fx);
+        let s0 = (sf >> FILTER_FRAC_BITS) as u32 & last as u32;
+        (
+            (fx.abs() < FLOOR_SMALL_LIMIT) & (s0 < last as u32),
+            s0,
+            sf as u32 & mask,
+        )
+    } else {
+        let sf = fx.max(0.0).min(inner) as i32 as u32;
+        (
+            (fx >= 0.0) & (fx < inner),
+            sf >> FILTER_FRAC_BITS,
+            sf & mask,
+        )
+    }
+}
+
+/// The texel index of integer coordinate `c` on an axis of wrap kind [`EDGE`] or [`REPEAT`]
+/// (`last` = `max(n, 1) − 1`): [`wrap`] for those kinds, which always answer `Some`.
+#[inline(always)]
+fn wrap_lane<const K: u8>(c: i32, last: i32) -> u32 {
+    if K == EDGE {
+        c.clamp(0, last) as u32
+    } else {
+        c as u32 & last as u32
+    }
+}
+
+impl UnitLookup {
+    /// Bilinear lookups of level `lv` for the lanes `u`, `v` into `out` (at most [`LANES`]
+    /// long), as [`UnitLookup::bilinear`] per lane. Phase 1 over all lanes: the scaled
+    /// coordinates and the inner-footprint test and taps of both axes. Phase 2 per lane: the
+    /// two texel pairs and their blend, or [`UnitLookup::bilinear_outer`].
+    #[inline(always)]
+    fn bilinear_lanes<const WS: u8, const WT: u8>(
+        &self,
+        lv: &LevelView,
+        u: &[f32; LANES],
+        v: &[f32; LANES],
+        out: &mut [Rgba],
+    ) {
+        let (mut fx, mut fy) = ([0.0f32; LANES], [0.0f32; LANES]);
+        for i in 0..LANES {
+            fx[i] = scaled(u[i], lv.ws);
+            fy[i] = scaled(v[i], lv.hs);
+        }
+        let mut inner = [false; LANES];
+        let (mut s0, mut fs) = ([0u32; LANES], [0u32; LANES]);
+        let (mut t0, mut ft) = ([0u32; LANES], [0u32; LANES]);
+        for i in 0..LANES {
+            let (a, s, f) = inner_lane::<WS>(fx[i], lv.in_s, lv.last_s);
+            let (b, t, g) = inner_lane::<WT>(fy[i], lv.in_t, lv.last_t);
+            inner[i] = a & b;
+            (s0[i], fs[i], t0[i], ft[i]) = (s, f, t, g);
+        }
+        let texels = self.sampler.source().texels();
+        for (i, o) in out.iter_mut().enumerate().take(LANES) {
+            if inner[i] {
+                // As in `bilinear`: t0 ≤ h − 2, so the memory row `h − 1 − t0` is at least 1.
+                let a0 = lv.start + (lv.h - 1 - t0[i]) as usize * lv.w as usize + s0[i] as usize;
+                if let (Some(r0), Some(r1)) = (pair(texels, a0), pair(texels, a0 - lv.w as usize)) {
+                    *o = bilinear_rows(r0, r1, fs[i], ft[i]).to_le_bytes();
+                    continue;
+                }
+            }
+            *o = self.bilinear_outer::<WS, WT>(lv, fx[i], fy[i]);
+        }
+    }
+
+    /// Nearest lookups of level `lv` for the lanes `u`, `v` into `out` (at most [`LANES`]
+    /// long), as [`UnitLookup::nearest`] per lane: the integer coordinates over all lanes,
+    /// then (both axes [`EDGE`] or [`REPEAT`]) the wrapped texel and memory row over all lanes
+    /// and the gathers, or (an axis of kind [`ANY`], border colour possible) the rest of
+    /// [`UnitLookup::nearest_at`] per lane.
+    #[inline(always)]
+    fn nearest_lanes<const WS: u8, const WT: u8>(
+        &self,
+        lv: &LevelView,
+        u: &[f32; LANES],
+        v: &[f32; LANES],
+        out: &mut [Rgba],
+    ) {
+        let (mut s, mut t) = ([0i32; LANES], [0i32; LANES]);
+        for i in 0..LANES {
+            s[i] = floor_i32(u[i] * lv.wf);
+            t[i] = floor_i32(v[i] * lv.hf);
+        }
+        if WS == ANY || WT == ANY {
+            for (i, o) in out.iter_mut().enumerate().take(LANES) {
+                *o = self.nearest_at::<WS, WT>(lv, s[i], t[i]);
+            }
+            return;
+        }
+        let (mut x, mut y) = ([0u32; LANES], [0u32; LANES]);
+        for i in 0..LANES {
+            x[i] = wrap_lane::<WS>(s[i], lv.last_s);
+            // The memory row of texel row t.
+            y[i] =
+                lv.h.wrapping_sub(1)
+                    .wrapping_sub(wrap_lane::<WT>(t[i], lv.last_t));
+        }
+        let texels = self.sampler.source().texels();
+        for (i, o) in out.iter_mut().enumerate().take(LANES) {
+            *o = self.texel(texels, lv, x[i], y[i]);
+        }
     }
 }
 

@@ -534,6 +534,202 @@ fn texel_counts_follow_the_filters() {
     assert_eq!(lookup.sample(&f).1, 1);
 }
 
+/// The batch routines against the per-fragment ones and the generic sampler (the oracle):
+/// every format of the texel decoder's families, every filter combination (one level and
+/// mipmapped, nearest and linear min/mag/mip), every wrap mode on each axis, cube maps (the
+/// generic batch), random coordinates and gradients including NaN, infinities, huge,
+/// negative and subnormal values, and batch lengths 1..=16 plus longer slices (processed in
+/// chunks) and an `out` shorter than the batch. Colours and texel counts must be equal.
+#[test]
+fn batch_lookups_equal_per_fragment_lookups() {
+    let mut rng = Rng(0xBA7C_4009);
+    let mem = memory(&mut rng);
+    let formats = [
+        TextureFormat::Rgba8,
+        TextureFormat::Rgb8,
+        TextureFormat::Rgb5a1,
+        TextureFormat::Rgb565,
+        TextureFormat::Rgba4,
+        TextureFormat::Ia8,
+        TextureFormat::Hilo8,
+        TextureFormat::I8,
+        TextureFormat::A8,
+        TextureFormat::Ia4,
+        TextureFormat::I4,
+        TextureFormat::A4,
+        TextureFormat::Etc1,
+        TextureFormat::Etc1a4,
+    ];
+    let wraps = [
+        WrapMode::ClampToEdge,
+        WrapMode::ClampToBorder,
+        WrapMode::Repeat,
+        WrapMode::MirroredRepeat,
+    ];
+    let mut kinds = std::collections::BTreeMap::new();
+    let mut counts = std::collections::BTreeSet::new();
+    let mut frags = Vec::new();
+    for case in 0..1200 {
+        let mut cfg = random_config(&mut rng);
+        let fmt = formats[case % formats.len()];
+        cfg.format = Some(fmt);
+        cfg.format_id = fmt.id();
+        // Cover every pair of the four main wrap modes systematically (random_config also
+        // draws the odd encodings).
+        if case % 2 == 0 {
+            cfg.wrap_s = wraps[(case / 2) % 4];
+            cfg.wrap_t = wraps[(case / 8) % 4];
+        }
+        // Every filter combination on both the one-level and the mipmapped routines.
+        let lin = |b: usize| {
+            if b & 1 == 1 {
+                Filter::Linear
+            } else {
+                Filter::Nearest
+            }
+        };
+        if case % 3 != 0 {
+            cfg.mag_filter = lin(case / 3);
+            cfg.min_filter = lin(case / 6);
+            cfg.mip_filter = lin(case / 12);
+        }
+        if case % 50 == 7 {
+            cfg.texture_type = TextureType::CubeMap;
+            cfg.width = cfg.width.max(cfg.height);
+            cfg.height = cfg.width;
+        }
+        let Ok(sampler) = Sampler::decoded(&mem, &cfg) else {
+            continue;
+        };
+        let (unit, tc) = (case % 3, (case / 3) % 3);
+        let lookup = UnitLookup::new(Arc::new(sampler), unit, tc);
+        *kinds.entry(lookup.kind()).or_insert(0) += 1;
+        for len in (1..=16).chain([17, 31, 40]) {
+            frags.clear();
+            for _ in 0..len {
+                let mut f = fragment(&mut rng, tc);
+                f.tc0_w = rng.coord();
+                f.tc0_w_grad = [rng.grad(), rng.grad()];
+                // Sometimes the same fragment repeated, or a subnormal derivative.
+                if rng.next().is_multiple_of(16) {
+                    f.tc_grad[tc][0] = f32::from_bits(rng.next() & 0x007F_FFFF);
+                }
+                frags.push(f);
+            }
+            let mut want = vec![[0u8; 4]; len];
+            let mut want_texels = 0u64;
+            for (w, f) in want.iter_mut().zip(&frags) {
+                let (c, n) = lookup.sample(f);
+                assert_eq!((c, n), lookup.sample_reference(f), "case {case}");
+                *w = c;
+                want_texels += u64::from(n);
+                counts.insert(n);
+            }
+            let mut got = vec![[0xEEu8; 4]; len + 3];
+            let texels = lookup.sample_batch(&frags, &mut got);
+            assert_eq!(
+                (&got[..len], texels),
+                (&want[..], want_texels),
+                "case {case} ({}) len {len}: {cfg:?}",
+                lookup.kind()
+            );
+            assert_eq!(&got[len..], &[[0xEE; 4]; 3], "wrote past the batch");
+            let mut reference = vec![[0u8; 4]; len];
+            let rt = lookup.sample_batch_reference(&frags, &mut reference);
+            assert_eq!((&reference[..], rt), (&want[..], want_texels));
+            // An `out` shorter than the batch: only its fragments are sampled and counted.
+            let short = len / 2;
+            let mut part = vec![[0u8; 4]; short];
+            let pt = lookup.sample_batch(&frags, &mut part);
+            let part_texels: u64 = frags[..short]
+                .iter()
+                .map(|f| u64::from(lookup.sample(f).1))
+                .sum();
+            assert_eq!((&part[..], pt), (&want[..short], part_texels));
+        }
+    }
+    for k in [
+        "one level bilinear",
+        "one level nearest",
+        "mipmapped",
+        "generic",
+    ] {
+        assert!(kinds.contains_key(k), "{k} never chosen: {kinds:?}");
+    }
+    for n in [1, 2, 4, 8] {
+        assert!(counts.contains(&n), "{n} texels never counted: {counts:?}");
+    }
+}
+
+/// [`inner_lane`] equals [`inner_taps`] wherever the latter answers, and answers exactly
+/// there: every level size of the test set and both lane kinds, on special values, values
+/// around the inner-range ends and the repeat bound, and random bit patterns.
+#[test]
+fn inner_lanes_equal_inner_taps() {
+    let mut rng = Rng(0x1A7E_0001);
+    let one = (1u32 << FILTER_FRAC_BITS) as f32;
+    for n in [1u32, 2, 3, 8, 16, 24, 40, 64, 128, 1024, 2047] {
+        let lv = LevelView::new(0, n, n);
+        let mut xs = vec![
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            -0.0,
+            f32::MAX,
+            f32::MIN,
+            f32::from_bits(1),
+            lv.in_s,
+            lv.in_s - 1.0,
+            FLOOR_SMALL_LIMIT,
+            -FLOOR_SMALL_LIMIT,
+        ];
+        for base in [
+            0.0,
+            lv.in_s,
+            lv.in_s - one,
+            FLOOR_SMALL_LIMIT,
+            -FLOOR_SMALL_LIMIT,
+        ] {
+            let mut up = base;
+            let mut down = base;
+            for _ in 0..8 {
+                up = f32::from_bits(up.to_bits().wrapping_add(1));
+                down = f32::from_bits(down.to_bits().wrapping_sub(1));
+                xs.extend([up, down, -up, -down]);
+            }
+        }
+        for _ in 0..4000 {
+            xs.push(f32::from_bits(rng.next()));
+            xs.push((rng.unit() * 3.0 - 1.0) * lv.hi_s);
+        }
+        for &x in &xs {
+            let check = |lane: (bool, u32, u32), taps: Option<(u32, u32)>, k: &str| match taps {
+                Some((s0, f)) => assert_eq!(lane, (true, s0, f), "{k} n {n} x {x:e}"),
+                None => assert!(!lane.0, "{k} n {n} x {x:e}"),
+            };
+            check(
+                inner_lane::<EDGE>(x, lv.in_s, lv.last_s),
+                inner_taps::<EDGE>(x, lv.in_s, lv.last_s),
+                "edge",
+            );
+            check(
+                inner_lane::<ANY>(x, lv.in_s, lv.last_s),
+                inner_taps::<ANY>(x, lv.in_s, lv.last_s),
+                "any",
+            );
+            if n.is_power_of_two() {
+                check(
+                    inner_lane::<REPEAT>(x, lv.in_s, lv.last_s),
+                    inner_taps::<REPEAT>(x, lv.in_s, lv.last_s),
+                    "repeat",
+                );
+            }
+        }
+    }
+}
+
 mod pipeline {
     //! Whole draws through [`PixelPipeline`]: texel counts and a draw that samples its own
     //! colour buffer, at 1, 2 and 8 threads and on the reference path.
@@ -694,6 +890,63 @@ mod pipeline {
         for (threads, path) in RUNS {
             let got = draw(&mem, &own, &tris, threads, path);
             assert!(got == want, "{threads} thread(s), {path:?}");
+        }
+    }
+
+    /// [`TextureUnits`]' `sample_batch` against its per-fragment `sample_counted` on both
+    /// paths and for a unit without a sampler (every texel reads 0, none counted).
+    #[test]
+    fn texture_units_batch_equals_per_fragment_sampling() {
+        use crate::pixel::fragment::{TextureSampler, TextureUnits};
+        use crate::pixel::raster::Fragment;
+        let mut rng = Rng(0x0B47_C400);
+        let tex = VRAM.base + 0x20_0000;
+        let mut mem = PhysMem::new();
+        mem.write(tex, &noise(&mut rng, 0x8000)).unwrap();
+        let linear = 0b110;
+        let repeat = (2 << 8) | (2 << 12);
+        for (param, lod) in [
+            (0, 0),
+            (linear, 0),
+            (linear | repeat, 0),
+            (repeat, 0),
+            (linear | (1 << 24), 3 << 16),
+            (linear | repeat | (1 << 24), 3 << 16),
+            (repeat | (1 << 24), 3 << 16),
+        ] {
+            let r = regs(tex, 64, 64, param, lod);
+            for path in [PixelPath::Specialized, PixelPath::Reference] {
+                let mut units = TextureUnits::from_regs(&mem, &r, [true, true, false]);
+                units.set_path(path);
+                for len in 1..=16 {
+                    let frags: Vec<Fragment> = (0..len)
+                        .map(|_| {
+                            let mut f = Fragment::default();
+                            let c = |rng: &mut Rng| (rng.next() % 4096) as f32 / 1024.0 - 1.5;
+                            f.tc[0] = [c(&mut rng), c(&mut rng)];
+                            let d = (rng.next() % 64) as f32 / 256.0 / 64.0;
+                            f.tc_grad[0] = [d, 0.0, 0.0, d * 1.5];
+                            f
+                        })
+                        .collect();
+                    for unit in [0, 1, 2] {
+                        let mut want = Vec::new();
+                        let mut want_texels = 0u64;
+                        for f in &frags {
+                            let (c, n) = units.sample_counted(&mem, unit, f);
+                            want.push(c);
+                            want_texels += u64::from(n);
+                        }
+                        let mut got = vec![[9u8; 4]; len];
+                        let texels = units.sample_batch(&mem, unit, &frags, &mut got);
+                        assert_eq!(
+                            (got, texels),
+                            (want, want_texels),
+                            "PARAM {param:#x} {path:?} unit {unit} len {len}"
+                        );
+                    }
+                }
+            }
         }
     }
 }
