@@ -272,10 +272,17 @@ const _: () = assert!(A_TC0W == A_TC + 6);
 const A_QUAT: usize = 11;
 const A_VIEW: usize = 15;
 
+/// The vertex's attributes in interpolation order. The quaternion is normalised only when it
+/// is interpolated (`quat`; else its entries are never read and hold the raw values): the
+/// square root and four divisions per vertex are a per-triangle cost of every unlit draw.
 #[inline]
-fn attr_array(v: &ScreenVertex) -> [f32; N_ATTR] {
+fn attr_array(v: &ScreenVertex, quat: bool) -> [f32; N_ATTR] {
     let a = &v.attrs;
-    let q = unit_quaternion(a.quat);
+    let q = if quat {
+        unit_quaternion(a.quat)
+    } else {
+        a.quat
+    };
     [
         a.color[0], a.color[1], a.color[2], a.color[3], a.tc0[0], a.tc0[1], a.tc1[0], a.tc1[1],
         a.tc2[0], a.tc2[1], a.tc0_w, q[0], q[1], q[2], q[3], a.view[0], a.view[1], a.view[2],
@@ -645,7 +652,7 @@ fn make_setup(cfg: &RasterConfig, sv: &[&ScreenVertex; 3], e: &[Edge; 3]) -> Set
         let iw = sv[i].inv_w;
         inv_w[i] = iw;
         z[i] = sv[i].z_over_w;
-        let a = attr_array(sv[i]);
+        let a = attr_array(sv[i], n_attr == N_ATTR);
         for k in 0..n_attr {
             attr_w[i][k] = a[k] * iw;
         }

@@ -27,10 +27,16 @@
 //!   per-fragment routine runs in a loop of its own instead of being called once per pixel.
 //! * Interpolation is monomorphised on the number of interpolated attributes and on whether
 //!   gradients are needed, so the per-attribute loop has a constant trip count (the compiler
-//!   unrolls and vectorises it) and nothing about the attribute set is decided per fragment.
+//!   unrolls it) and nothing about the attribute set is decided per fragment.
 //!   With [`super::Varyings::texcoord0_only`] only the colour and texcoord 0 are interpolated
 //!   (the sprite shape: one texture unit and/or the procedural texture on texcoord 0); with
 //!   [`super::Varyings::skip_depth`] the depth is not computed.
+//! * The traversal itself only records each covered pixel's position and its three edge values
+//!   (as f32); a full batch (and the last one) is interpolated at once, structure of arrays in
+//!   groups of four pixels (the lanes are pixels: the reciprocal, depth, every attribute, the
+//!   colour rounding, the gradients and the quaternion normalisation each run over the four
+//!   lanes together, in vector registers), and the results are then written into the
+//!   fragments.
 //!   The floating-point operations are the reference's, in the same order (no reassociation,
 //!   no fused multiply-add: Rust never contracts), so every value is bit-identical; the tests
 //!   check it over random triangles.
@@ -126,6 +132,7 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&[Fragm
     ];
     let cy = [e[0].cy, e[1].cy, e[2].cy];
     let mut buf = [Fragment::default(); BATCH];
+    let mut weights: Weights = [[[0.0; L]; 3]; GROUPS];
     let mut n = 0usize;
     let mut count = 0u64;
     let mut tile_row = ym_lo >> 3;
@@ -187,12 +194,20 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&[Fragm
                     if full
                         || ((b[0] | b[1] | b[2]) >= 0 && !(scissor && sc.contains(px as u32, fy)))
                     {
+                        // Only the position and the weights now: the batch is
+                        // interpolated at once when full (see `interpolate_batch`).
                         let f = &mut buf[n];
                         f.x = px as u32;
                         f.y = fy;
-                        interpolate::<NA, GRAD, DEPTH>(cfg, wbuffer, s, b, f);
+                        let wg = &mut weights[n / L];
+                        wg[0][n % L] = b[0] as f32;
+                        wg[1][n % L] = b[1] as f32;
+                        wg[2][n % L] = b[2] as f32;
                         n += 1;
                         if n == BATCH {
+                            interpolate_batch::<NA, GRAD, DEPTH>(
+                                cfg, wbuffer, s, &weights, BATCH, &mut buf,
+                            );
                             emit(&buf);
                             count += BATCH as u64;
                             n = 0;
@@ -204,93 +219,173 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&[Fragm
         }
     }
     if n > 0 {
+        interpolate_batch::<NA, GRAD, DEPTH>(cfg, wbuffer, s, &weights, n, &mut buf);
         emit(&buf[..n]);
         count += n as u64;
     }
     count
 }
 
-/// [`super::interpolate`] with the attribute count and the gradient switch fixed at compile
-/// time: the same operations in the same order, so the same bits.
-#[inline(always)]
-fn interpolate<const NA: usize, const GRAD: bool, const DEPTH: bool>(
+/// Pixels per lane group of [`interpolate_group`]: one SSE register of f32.
+const L: usize = 4;
+/// Lane groups per batch.
+const GROUPS: usize = BATCH / L;
+const _: () = assert!(BATCH.is_multiple_of(L));
+
+/// The covered pixels of the current batch waiting for interpolation: their three edge
+/// values as f32 (the reference's `b as f32`), structure of arrays in groups of [`L`] pixels
+/// (the lanes are pixels), pixel `n` at `[n / L][edge][n % L]`.
+type Weights = [[[f32; L]; 3]; GROUPS];
+
+/// Interpolates the first `n` pixels of `w` into `buf[..n]` (whose `x`, `y` are set), a lane
+/// group of [`L`] pixels at a time (see [`interpolate_group`]). Not inlined: it runs once per
+/// batch, and the traversal calls it from two places (full batch, last batch).
+#[inline(never)]
+fn interpolate_batch<const NA: usize, const GRAD: bool, const DEPTH: bool>(
     cfg: &RasterConfig,
     wbuffer: bool,
     s: &Setup,
-    b: [i64; 3],
-    f: &mut Fragment,
+    w: &Weights,
+    n: usize,
+    buf: &mut [Fragment; BATCH],
 ) {
-    let w = [b[0] as f32, b[1] as f32, b[2] as f32];
-    let wsum = w[0] + w[1] + w[2];
-    let d = w[0] * s.inv_w[0] + w[1] * s.inv_w[1] + w[2] * s.inv_w[2];
-    let inv_d = 1.0 / d;
+    for (g, (frags, wg)) in buf.chunks_exact_mut(L).zip(w).enumerate() {
+        if g * L >= n {
+            break;
+        }
+        // The lanes of a last, partial group past `n` hold stale or zero weights: computing
+        // them is harmless (float operations do not trap) and the fragments they write are
+        // not handed out.
+        interpolate_group::<NA, GRAD, DEPTH>(cfg, wbuffer, s, wg, frags);
+    }
+}
+
+/// [`super::interpolate`] for [`L`] pixels at once, structure of arrays (each step over all
+/// lanes, so the compiler keeps the lanes in one vector register), with the attribute count and
+/// the gradient switch fixed at compile time. Per pixel the floating-point operations are the
+/// reference's, in the same order (Rust never contracts to fused multiply-add), so every value
+/// is bit-identical; only the results are then written into the fragments one by one.
+#[inline(always)]
+fn interpolate_group<const NA: usize, const GRAD: bool, const DEPTH: bool>(
+    cfg: &RasterConfig,
+    wbuffer: bool,
+    s: &Setup,
+    w: &[[f32; L]; 3],
+    frags: &mut [Fragment],
+) {
+    let [w0, w1, w2] = *w;
+    let mut wsum = [0f32; L];
+    let mut inv_d = [0f32; L];
+    for j in 0..L {
+        wsum[j] = w0[j] + w1[j] + w2[j];
+        let d = w0[j] * s.inv_w[0] + w1[j] * s.inv_w[1] + w2[j] * s.inv_w[2];
+        inv_d[j] = 1.0 / d;
+    }
 
     if DEPTH {
-        let zw = (s.z[0] * w[0] + s.z[1] * w[1] + s.z[2] * w[2]) / wsum;
-        let w_pix = if wbuffer { inv_d * wsum } else { 1.0 };
-        f.depth = cfg.depth.depth(zw, w_pix);
+        let dm = &cfg.depth;
+        let mut depth = [0f32; L];
+        for j in 0..L {
+            let zw = (s.z[0] * w0[j] + s.z[1] * w1[j] + s.z[2] * w2[j]) / wsum[j];
+            // `DepthMap::depth` lane-wise: the w-buffer product, then the clamp to [0, 1]
+            // written as `f32::clamp` is (−0 stays −0) and NaN mapped to 0.
+            let mut d = zw * dm.scale + dm.offset;
+            if wbuffer {
+                d *= inv_d[j] * wsum[j];
+            }
+            let c = if d < 0.0 { 0.0 } else { d };
+            let c = if c > 1.0 { 1.0 } else { c };
+            depth[j] = if d.is_nan() { 0.0 } else { c };
+        }
+        for (f, &d) in frags.iter_mut().zip(&depth) {
+            f.depth = d;
+        }
     }
 
-    let mut out = [0f32; N_ATTR];
+    let mut out = [[0f32; L]; N_ATTR];
     let (a0, a1, a2) = (&s.attr_w[0], &s.attr_w[1], &s.attr_w[2]);
     for k in 0..NA {
-        out[k] = (a0[k] * w[0] + a1[k] * w[1] + a2[k] * w[2]) * inv_d;
+        for j in 0..L {
+            out[k][j] = (a0[k] * w0[j] + a1[k] * w1[j] + a2[k] * w2[j]) * inv_d[j];
+        }
     }
-    // The colour as four lanes: lane-wise operations that the compiler keeps in one vector
-    // register (the scalar form rounded each channel through f64).
-    f.color = round4_to_u8([
-        out[A_COLOR] * 255.0,
-        out[A_COLOR + 1] * 255.0,
-        out[A_COLOR + 2] * 255.0,
-        out[A_COLOR + 3] * 255.0,
-    ]);
+    // The colour: each channel rounded by [`round_lane`], lane-wise, packed into a
+    // little-endian word per pixel.
+    let mut rgba = [0u32; L];
+    for c in 0..4 {
+        let ch = out[A_COLOR + c];
+        for j in 0..L {
+            rgba[j] |= round_lane(ch[j] * 255.0) << (8 * c);
+        }
+    }
+    for (f, &c) in frags.iter_mut().zip(&rgba) {
+        f.color = c.to_le_bytes();
+    }
     if NA == A_TC0_END {
-        f.tc[0] = [out[A_TC], out[A_TC + 1]];
+        for (j, f) in frags.iter_mut().take(L).enumerate() {
+            f.tc[0] = [out[A_TC][j], out[A_TC + 1][j]];
+        }
     } else if NA > A_TC {
-        f.tc = [
-            [out[A_TC], out[A_TC + 1]],
-            [out[A_TC + 2], out[A_TC + 3]],
-            [out[A_TC + 4], out[A_TC + 5]],
-        ];
-        f.tc0_w = out[A_TC0W];
-        if GRAD {
-            for unit in 0..3 {
-                let (ku, kv) = (2 * unit, 2 * unit + 1);
-                let (u, v) = (out[A_TC + ku], out[A_TC + kv]);
-                f.tc_grad[unit] = [
-                    (s.n_dx[ku] - u * s.d_dx) * inv_d,
-                    (s.n_dx[kv] - v * s.d_dx) * inv_d,
-                    (s.n_dy[ku] - u * s.d_dy) * inv_d,
-                    (s.n_dy[kv] - v * s.d_dy) * inv_d,
-                ];
-            }
-            let (k, w) = (A_TC0W - A_TC, out[A_TC0W]);
-            f.tc0_w_grad = [
-                (s.n_dx[k] - w * s.d_dx) * inv_d,
-                (s.n_dy[k] - w * s.d_dy) * inv_d,
+        for (j, f) in frags.iter_mut().take(L).enumerate() {
+            f.tc = [
+                [out[A_TC][j], out[A_TC + 1][j]],
+                [out[A_TC + 2][j], out[A_TC + 3][j]],
+                [out[A_TC + 4][j], out[A_TC + 5][j]],
             ];
+            f.tc0_w = out[A_TC0W][j];
+        }
+        if GRAD {
+            // A = N/D  ⇒  ∂A/∂x = (∂N/∂x − A·∂D/∂x) / D, per coordinate (k = 0..7 over
+            // A_TC..=A_TC0W), lane-wise.
+            let mut gx = [[0f32; L]; 7];
+            let mut gy = [[0f32; L]; 7];
+            for k in 0..7 {
+                for j in 0..L {
+                    let a = out[A_TC + k][j];
+                    gx[k][j] = (s.n_dx[k] - a * s.d_dx) * inv_d[j];
+                    gy[k][j] = (s.n_dy[k] - a * s.d_dy) * inv_d[j];
+                }
+            }
+            for (j, f) in frags.iter_mut().take(L).enumerate() {
+                for unit in 0..3 {
+                    let (ku, kv) = (2 * unit, 2 * unit + 1);
+                    f.tc_grad[unit] = [gx[ku][j], gx[kv][j], gy[ku][j], gy[kv][j]];
+                }
+                let k = A_TC0W - A_TC;
+                f.tc0_w_grad = [gx[k][j], gy[k][j]];
+            }
         }
     }
     if NA == N_ATTR {
-        let q = [
+        let [q0, q1, q2, q3] = [
             out[A_QUAT],
             out[A_QUAT + 1],
             out[A_QUAT + 2],
             out[A_QUAT + 3],
         ];
-        let len = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
-        f.quat = if len > 0.0 && len.is_finite() {
-            [q[0] / len, q[1] / len, q[2] / len, q[3] / len]
-        } else {
-            [0.0; 4]
-        };
-        f.view = [out[A_VIEW], out[A_VIEW + 1], out[A_VIEW + 2]];
+        let mut quat = [[0f32; L]; 4];
+        for j in 0..L {
+            let len = (q0[j] * q0[j] + q1[j] * q1[j] + q2[j] * q2[j] + q3[j] * q3[j]).sqrt();
+            // The divisions run in every lane (no trap on 0, inf or NaN) and a degenerate
+            // length selects 0 afterwards: the same values as dividing only when it is valid.
+            let ok = len > 0.0 && len.is_finite();
+            let (a, b, c, d) = (q0[j] / len, q1[j] / len, q2[j] / len, q3[j] / len);
+            quat[0][j] = if ok { a } else { 0.0 };
+            quat[1][j] = if ok { b } else { 0.0 };
+            quat[2][j] = if ok { c } else { 0.0 };
+            quat[3][j] = if ok { d } else { 0.0 };
+        }
+        for (j, f) in frags.iter_mut().take(L).enumerate() {
+            f.quat = [quat[0][j], quat[1][j], quat[2][j], quat[3][j]];
+            f.view = [out[A_VIEW][j], out[A_VIEW + 1][j], out[A_VIEW + 2][j]];
+        }
     }
 }
 
-/// [`round_to_u8_branchless`] of four channels at once, as bytes: the same result per channel,
-/// computed with lane-wise float operations only, so the four channels stay in one vector
-/// register (a float-to-integer cast per lane is scalarised with its saturation checks).
+/// `round(y)` (half away from zero) saturated to 0..=255, NaN giving 0, as a u32 in
+/// 0..=255, with lane-wise float operations and one integer subtraction only, so
+/// [`interpolate_group`] keeps its pixels in one vector register (a float-to-integer cast per
+/// lane is scalarised with its saturation checks).
 ///
 /// The clamp maps NaN and negatives to 0 and saturates at 255 (written as comparisons so they
 /// become single `maxps`/`minps`). For `c` in [0, 255], `c + 2^23` is `2^23 + rne(c)`
@@ -298,24 +393,26 @@ fn interpolate<const NA: usize, const GRAD: bool, const DEPTH: bool>(
 /// `rne(c)`, and `n = (c + 2^23) − 2^23` is `rne(c)` exactly. `c − n` is exact (`n = 0`, or
 /// `c` and `n` within a factor of two: Sterbenz's lemma) and equals 0.5 exactly when `c` was
 /// a tie that went down to the even neighbour, where rounding half away from zero goes up:
-/// adding that one gives `round(c)`. Tested against the scalar form (and checked on every
-/// f32 bit pattern when written).
+/// adding that one gives `round(c)` (never above 255: 255 is no tie). Tested against the
+/// scalar form through [`round4_to_u8`] (and checked on every f32 bit pattern when written).
 #[inline(always)]
-pub(super) fn round4_to_u8(y: [f32; 4]) -> [u8; 4] {
+fn round_lane(v: f32) -> u32 {
     const MAGIC: f32 = 8_388_608.0; // 2^23
     const MAGIC_BITS: u32 = 0x4B00_0000;
     const _: () = assert!(MAGIC.to_bits() == MAGIC_BITS);
-    let mut r = [0u8; 4];
-    for (o, &v) in r.iter_mut().zip(&y) {
-        let c = if v > 0.0 { v } else { 0.0 };
-        let c = if c < 255.0 { c } else { 255.0 };
-        let f = c + MAGIC;
-        let n = f - MAGIC;
-        let up = u32::from(c - n == 0.5);
-        // ok: the difference is rne(c) in 0..=255 and `up` is 0 when it is 255.
-        *o = (f.to_bits().wrapping_sub(MAGIC_BITS) + up) as u8;
-    }
-    r
+    let c = if v > 0.0 { v } else { 0.0 };
+    let c = if c < 255.0 { c } else { 255.0 };
+    let f = c + MAGIC;
+    let n = f - MAGIC;
+    let up = u32::from(c - n == 0.5);
+    f.to_bits().wrapping_sub(MAGIC_BITS) + up
+}
+
+/// [`round_lane`] of four channels, as bytes (the tests check the lane rounding through it).
+#[cfg(test)]
+pub(super) fn round4_to_u8(y: [f32; 4]) -> [u8; 4] {
+    // ok: `round_lane` is at most 255.
+    y.map(|v| round_lane(v) as u8)
 }
 
 /// [`super::round_to_u8`] without branches: `round(y)` (half away from zero) saturated to
@@ -325,7 +422,7 @@ pub(super) fn round4_to_u8(y: [f32; 4]) -> [u8; 4] {
 /// saturates at 255; for the clamped value `c` in [0, 255], `c + 0.5` is exact in f64 (24
 /// significant bits plus one more binary place), so truncating it is `floor(c + 0.5)`, which is
 /// rounding half away from zero for non-negative values. Tested against the branchy form.
-/// (The traversal now uses [`round4_to_u8`]; this scalar form stays as a tested reference.)
+/// (The traversal now uses [`round_lane`]; this scalar form stays as a tested reference.)
 #[cfg(test)]
 pub(super) fn round_to_u8_branchless(y: f32) -> u32 {
     // Not `clamp`: it keeps NaN, and NaN must become 0 here.

@@ -623,6 +623,32 @@ fn random_vertex(rng: &mut Rng, w: f32, h: f32) -> ScreenVertex {
     for q in a.quat.iter_mut().chain(a.view.iter_mut()) {
         *q = rng.unit() * 2.0 - 1.0;
     }
+    // Edge values in a fraction of the vertices: quaternions of zero, infinite or NaN length
+    // (the per-fragment normalisation's degenerate cases), colours outside [0, 1] and NaN
+    // (the rounding's clamps), depth and 1/w at 0, −0, ±inf, NaN (the depth clamp, its −0
+    // and NaN cases, and divisions by 0).
+    const SPECIAL: [f32; 8] = [
+        0.0,
+        -0.0,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1e30,
+        -1e-30,
+        1e-45,
+    ];
+    let special = |rng: &mut Rng| SPECIAL[(rng.next() % 8) as usize];
+    match rng.next() % 16 {
+        0 => a.quat = [0.0; 4],
+        1 => a.quat[(rng.next() % 4) as usize] = special(rng),
+        2 => a.color[(rng.next() % 4) as usize] = special(rng),
+        3 => a.color = [rng.unit() * 4.0 - 2.0, -0.0, 1.0 + rng.unit(), 0.5 / 255.0],
+        4 => v.z_over_w = special(rng),
+        5 => v.inv_w = special(rng),
+        6 => a.tc0[(rng.next() % 2) as usize] = special(rng),
+        7 => a.view[(rng.next() % 3) as usize] = special(rng),
+        _ => {}
+    }
     v
 }
 
@@ -700,6 +726,15 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
             DepthMode::ZBuffer
         } else {
             DepthMode::WBuffer
+        };
+        // Depth maps whose results reach both clamps, −0 (scale −1, offset −0 at z/w = 0)
+        // and NaN.
+        (c.depth.scale, c.depth.offset) = match rng.next() % 5 {
+            0 => (-1.0, 0.0),
+            1 => (-1.0, -0.0),
+            2 => (2.0, -0.5),
+            3 => (f32::INFINITY, 0.0),
+            _ => (0.5, 0.25),
         };
         c.scissor_mode = ScissorMode::from_bits(rng.next() as u32);
         let (a, b) = (rng.next() as u32 % w, rng.next() as u32 % w);
