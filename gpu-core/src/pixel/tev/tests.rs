@@ -593,12 +593,14 @@ fn lane_operations_match_op_channel() {
             for &c in &cs {
                 // 16 lanes × 4 channels = 64 values of b per pass; 4 passes cover 0..=255.
                 for pass in 0..4u8 {
-                    let mut rows = [[[0u8; 4]; FRAGMENT_BATCH]; 3];
-                    for i in 0..FRAGMENT_BATCH {
-                        for ch in 0..4 {
-                            rows[0][i][ch] = a;
-                            rows[1][i][ch] = pass * 64 + (i * 4 + ch) as u8;
-                            rows[2][i][ch] = c;
+                    let mut rows = [
+                        [[a; 4]; FRAGMENT_BATCH],
+                        [[0; 4]; FRAGMENT_BATCH],
+                        [[c; 4]; FRAGMENT_BATCH],
+                    ];
+                    for (i, px) in rows[1].iter_mut().enumerate() {
+                        for (ch, b) in px.iter_mut().enumerate() {
+                            *b = pass * 64 + (i * 4 + ch) as u8;
                         }
                     }
                     let mut out = [[0u8; 4]; FRAGMENT_BATCH];

@@ -461,7 +461,7 @@ fn batch_matches_the_per_fragment_sample() {
             | (next() & (0xF << 10))
             | (separate << 14)
             | (noise << 15)
-            | (next() & (0xFF_F << 16));
+            | (next() & (0xFFF << 16));
         r.set(id::TEXUNIT3_PROCTEX0, p0);
         for reg in [
             id::TEXUNIT3_PROCTEX1,
