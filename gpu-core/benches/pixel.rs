@@ -15,10 +15,10 @@ use gpu_core::pixel::fragment::{
     FragmentHooks, PixelPath, PixelPipeline, TextureSampler, TextureUnits,
 };
 use gpu_core::pixel::raster::{
-    Fragment, RasterConfig, rasterize_triangle, rasterize_triangle_reference,
+    FRAGMENT_BATCH, Fragment, RasterConfig, rasterize_triangle, rasterize_triangle_reference,
 };
 use gpu_core::pixel::stages::FixedFunctionStages;
-use gpu_core::pixel::tev::{TevConfig, TevInputs, TevProgram};
+use gpu_core::pixel::tev::{BatchTable, TevConfig, TevInputs, TevProgram};
 use gpu_core::vertex::{OutputVertex, ScreenVertex};
 
 /// A 400×240 RGBA8 / D24S8 render target in VRAM, depth test off, no blending, stage 0
@@ -191,6 +191,45 @@ fn tev(c: &mut Criterion) {
     c.bench_function("tev/6 stages generic", |b| {
         b.iter(|| generic.run(black_box(&inp)))
     });
+    // A batch of 16 fragments: the batch kernel against 16 per-fragment `run_table` calls on
+    // the same table (per batch; divide by 16 for per fragment).
+    let mut table: BatchTable = [[[0; 4]; FRAGMENT_BATCH]; 16];
+    for (s, row) in table.iter_mut().enumerate().take(7) {
+        for (i, px) in row.iter_mut().enumerate() {
+            *px = [
+                (s * 37 + i * 11) as u8,
+                (i * 53) as u8,
+                (s * 7) as u8,
+                (200 - i) as u8,
+            ];
+        }
+    }
+    let mut out = [[0u8; 4]; FRAGMENT_BATCH];
+    for (name, prog) in [
+        ("1 stage modulate", &modulate),
+        ("6 stages generic", &generic),
+    ] {
+        c.bench_function(&format!("tev/{name}, batch of 16 (run_batch)"), |b| {
+            b.iter(|| {
+                let mut t = table;
+                prog.run_batch(black_box(&mut t), FRAGMENT_BATCH, &mut out);
+                out
+            })
+        });
+        c.bench_function(&format!("tev/{name}, batch of 16 (run_table each)"), |b| {
+            b.iter(|| {
+                let t = black_box(&table);
+                for (i, o) in out.iter_mut().enumerate() {
+                    let mut col: [[u8; 4]; 16] = [[0; 4]; 16];
+                    for (c, row) in col.iter_mut().zip(t.iter()) {
+                        *c = row[i];
+                    }
+                    *o = prog.run_table(&mut col);
+                }
+                out
+            })
+        });
+    }
 }
 
 fn textures(c: &mut Criterion) {
@@ -286,6 +325,34 @@ fn proctex(c: &mut Criterion) {
             p.sample_fast(black_box(u), black_box(v), [0.0; 4])
         })
     });
+    let frags: Vec<Fragment> = (0..FRAGMENT_BATCH)
+        .map(|i| {
+            let mut f = Fragment::default();
+            f.tc[0] = [(i % 97) as f32 / 97.0, (i * 7 % 89) as f32 / 89.0];
+            f
+        })
+        .collect();
+    let mut out = [[0u8; 4]; FRAGMENT_BATCH];
+    c.bench_function(
+        "proctex/noise, linear LUT, batch of 16 (sample_batch)",
+        |b| {
+            b.iter(|| {
+                p.sample_batch(black_box(&frags), &mut out);
+                out
+            })
+        },
+    );
+    c.bench_function(
+        "proctex/noise, linear LUT, batch of 16 (sample_fragment each)",
+        |b| {
+            b.iter(|| {
+                for (o, f) in out.iter_mut().zip(black_box(&frags)) {
+                    *o = p.sample_fragment(f);
+                }
+                out
+            })
+        },
+    );
     c.bench_function("proctex/noise, linear LUT (reference)", |b| {
         b.iter(|| {
             k = k.wrapping_add(1);

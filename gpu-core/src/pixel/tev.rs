@@ -981,12 +981,106 @@ impl TevProgram {
     /// batch kernels: `tev::tests`). Entries `n..` of every row are ignored.
     pub fn run_batch(&self, t: &mut BatchTable, n: usize, out: &mut [Rgba; FRAGMENT_BATCH]) {
         let n = n.min(FRAGMENT_BATCH);
-        let mut col: [Rgba; 16] = [[0; 4]; 16];
-        for (i, o) in out[..n].iter_mut().enumerate() {
-            for (c, row) in col.iter_mut().zip(t.iter()) {
-                *c = row[i];
+        // Every stage runs over all FRAGMENT_BATCH lanes (fixed trip counts, so the per-stage
+        // loops vectorise); lanes `n..` compute on whatever the rows hold, which is harmless
+        // (u8 arithmetic that cannot panic) and never reaches `out`.
+        t[15] = match PREVIOUS_IN_STAGE0 {
+            PreviousInStage0::Zero => [[0; 4]; FRAGMENT_BATCH],
+            PreviousInStage0::PrimaryColor => t[0],
+        };
+        if !self.reads_buffer {
+            // As `run_table`: no stage reads the buffer, so only the active stages run.
+            for c in &self.active[..self.n_active] {
+                c.run_batch_into(t);
             }
-            *o = self.run_table(&mut col);
+        } else {
+            t[13] = [[0; 4]; FRAGMENT_BATCH];
+            // The buffer is per fragment: it takes the fragments' stage outputs.
+            let mut next_buffer = [self.buffer_color; FRAGMENT_BATCH];
+            for c in &self.stages[..self.n] {
+                if c.active {
+                    c.run_batch_into(t);
+                }
+                t[13] = next_buffer;
+                let i = c.index;
+                let rgb = self.update_rgb & (1 << i) != 0;
+                let alpha = self.update_alpha & (1 << i) != 0;
+                if rgb || alpha {
+                    for (b, p) in next_buffer.iter_mut().zip(&t[15]) {
+                        if rgb {
+                            b[..3].copy_from_slice(&p[..3]);
+                        }
+                        if alpha {
+                            b[3] = p[3];
+                        }
+                    }
+                }
+            }
+        }
+        out[..n].copy_from_slice(&t[15][..n]);
+    }
+}
+
+/// One row of a [`BatchTable`]: one source's colour for every fragment of the batch.
+type BatchRow = [Rgba; FRAGMENT_BATCH];
+
+/// `p / 255` (truncating) for `p <= 255·255`, in u16 lanes without a division:
+/// `(p + (p >> 8) + 1) >> 8` (checked against `/ 255` for every such `p` in `tev::tests`).
+/// The sum stays below 65281, so it cannot overflow.
+#[inline(always)]
+fn div255(p: u16) -> u16 {
+    (p + (p >> 8) + 1) >> 8
+}
+
+/// `out[i][ch] = f(a[i][ch], b[i][ch], c[i][ch])` for every fragment and channels `LO..HI`.
+#[inline(always)]
+fn lanes<const LO: usize, const HI: usize>(
+    a: &BatchRow,
+    b: &BatchRow,
+    c: &BatchRow,
+    out: &mut BatchRow,
+    f: impl Fn(u8, u8, u8) -> u8,
+) {
+    for i in 0..FRAGMENT_BATCH {
+        for ch in LO..HI {
+            out[i][ch] = f(a[i][ch], b[i][ch], c[i][ch]);
+        }
+    }
+}
+
+/// [`op_channel`] over channels `LO..HI` of every fragment, the operation decided once: the
+/// same integers in u16 lanes (`x·y / 255` as [`div255`]; `(a·b + 255·c) / 255` is
+/// `c + a·b/255` exactly, since `255·c` divides evenly). DOT3 is the caller's; unknown
+/// operations give 0 as in `op_channel`.
+#[inline(always)]
+fn op_lanes<const LO: usize, const HI: usize>(
+    op: TevOp,
+    [a, b, c]: &[BatchRow; 3],
+    out: &mut BatchRow,
+) {
+    #[inline(always)]
+    fn w(x: u8) -> u16 {
+        u16::from(x)
+    }
+    match op {
+        TevOp::Replace => lanes::<LO, HI>(a, b, c, out, |x, _, _| x),
+        TevOp::Modulate => lanes::<LO, HI>(a, b, c, out, |x, y, _| div255(w(x) * w(y)) as u8),
+        TevOp::Add => lanes::<LO, HI>(a, b, c, out, |x, y, _| x.saturating_add(y)),
+        TevOp::AddSigned => lanes::<LO, HI>(a, b, c, out, |x, y, _| {
+            (w(x) + w(y)).saturating_sub(128).min(255) as u8
+        }),
+        TevOp::Lerp => lanes::<LO, HI>(a, b, c, out, |x, y, z| {
+            div255(w(x) * w(z) + w(y) * (255 - w(z))) as u8
+        }),
+        TevOp::Subtract => lanes::<LO, HI>(a, b, c, out, |x, y, _| x.saturating_sub(y)),
+        TevOp::MultiplyAdd => lanes::<LO, HI>(a, b, c, out, |x, y, z| {
+            z.saturating_add(div255(w(x) * w(y)) as u8)
+        }),
+        TevOp::AddMultiply => lanes::<LO, HI>(a, b, c, out, |x, y, z| {
+            div255(w(x.saturating_add(y)) * w(z)) as u8
+        }),
+        TevOp::Dot3Rgb | TevOp::Dot3Rgba | TevOp::Unknown(_) => {
+            lanes::<LO, HI>(a, b, c, out, |_, _, _| 0)
         }
     }
 }
@@ -1048,6 +1142,103 @@ impl CompiledStage {
             }
             FastStage::Generic => self.eval(t),
         };
+    }
+
+    /// [`CompiledStage::run_into`] for every fragment of a batch: writes the stage's
+    /// constant to row 14 and the stage's output to row 15. The shape, sources, operand
+    /// selections, operations and scales are decided once per stage, not per fragment.
+    #[inline]
+    fn run_batch_into(&self, t: &mut BatchTable) {
+        t[14] = [self.constant; FRAGMENT_BATCH];
+        let mut out = [[0u8; 4]; FRAGMENT_BATCH];
+        match self.fast {
+            FastStage::Replace(a) => out = t[usize::from(a & 15)],
+            FastStage::Modulate(a, b) => {
+                let (x, y) = (&t[usize::from(a & 15)], &t[usize::from(b & 15)]);
+                op_lanes::<0, 4>(TevOp::Modulate, &[*x, *y, *y], &mut out);
+            }
+            FastStage::Add(a, b) => {
+                let (x, y) = (&t[usize::from(a & 15)], &t[usize::from(b & 15)]);
+                op_lanes::<0, 4>(TevOp::Add, &[*x, *y, *y], &mut out);
+            }
+            FastStage::Generic => self.eval_batch(t, &mut out),
+        }
+        t[15] = out;
+    }
+
+    /// [`CompiledStage::eval`] for every fragment of a batch, phase by phase: gather the
+    /// operands (RGB selections in channels 0-2, the alpha selection in channel 3), run the
+    /// operations, apply the scales.
+    #[inline]
+    fn eval_batch(&self, t: &BatchTable, out: &mut BatchRow) {
+        let dot3_rgba = self.rgb_op == TevOp::Dot3Rgba;
+        // Operands the operations do not read stay 0, as in `eval`.
+        let alpha_arity = if dot3_rgba { 0 } else { self.alpha_op.arity() };
+        let mut ops = [[[0u8; 4]; FRAGMENT_BATCH]; 3];
+        for (k, op) in ops.iter_mut().enumerate() {
+            if k < self.rgb_op.arity() {
+                let src = &t[usize::from(self.rgb_src[k] & 15)];
+                let x = self.rgb_xor[k];
+                for ch in 0..3 {
+                    let sel = self.rgb_sel[k][ch];
+                    if sel >= 4 {
+                        // The all-zero selection (unknown operand, whose mask is 0).
+                        continue;
+                    }
+                    let sel = usize::from(sel & 3);
+                    for (o, s) in op.iter_mut().zip(src) {
+                        o[ch] = s[sel] ^ x;
+                    }
+                }
+            }
+            if k < alpha_arity {
+                let src = &t[usize::from(self.alpha_src[k] & 15)];
+                let (sel, x) = (usize::from(self.alpha_sel[k] & 3), self.alpha_xor[k]);
+                for (o, s) in op.iter_mut().zip(src) {
+                    o[3] = s[sel] ^ x;
+                }
+            }
+        }
+        let rgb_dot3 = matches!(self.rgb_op, TevOp::Dot3Rgb | TevOp::Dot3Rgba);
+        if rgb_dot3 {
+            for (o, (a, b)) in out.iter_mut().zip(ops[0].iter().zip(&ops[1])) {
+                let d = dot3([a[0], a[1], a[2]], [b[0], b[1], b[2]]);
+                o[..3].fill(d);
+                if dot3_rgba {
+                    o[3] = d;
+                }
+            }
+        } else if self.rgb_op == self.alpha_op {
+            // One pass over all four channels (the alpha operands sit in channel 3).
+            op_lanes::<0, 4>(self.rgb_op, &ops, out);
+        } else {
+            op_lanes::<0, 3>(self.rgb_op, &ops, out);
+        }
+        if !dot3_rgba && (rgb_dot3 || self.rgb_op != self.alpha_op) {
+            match self.alpha_op {
+                TevOp::Dot3Rgb | TevOp::Dot3Rgba => {
+                    for o in out.iter_mut() {
+                        o[3] = DOT3_AS_ALPHA_OP_RESULT;
+                    }
+                }
+                op => op_lanes::<3, 4>(op, &ops, out),
+            }
+        }
+        if self.rgb_scale != 1 || self.alpha_scale != 1 {
+            // Scales are 1, 2 or 4: the products fit u16.
+            let s = [
+                self.rgb_scale,
+                self.rgb_scale,
+                self.rgb_scale,
+                self.alpha_scale,
+            ]
+            .map(|x| x.min(4) as u16);
+            for o in out.iter_mut() {
+                for ch in 0..4 {
+                    o[ch] = (u16::from(o[ch]) * s[ch]).min(255) as u8;
+                }
+            }
+        }
     }
 
     #[inline]

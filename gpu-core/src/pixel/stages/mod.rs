@@ -231,6 +231,16 @@ impl FragmentHooks for FixedFunctionStages {
         )
     }
 
+    /// Every fragment answers (a disabled unit reads (0, 0, 0, 0)); the sampling routine
+    /// and its modes are chosen once per call (see [`ProcTexConfig::sample_batch`]).
+    fn procedural_texture_batch(&mut self, frags: &[Fragment], out: &mut [Rgba]) -> bool {
+        match &self.proctex {
+            Some(p) => p.sample_batch(frags, out),
+            None => out.iter_mut().take(frags.len()).for_each(|o| *o = [0; 4]),
+        }
+        true
+    }
+
     #[inline]
     fn fog(&mut self, frag: &Fragment, color: &mut Rgba) -> bool {
         if let Some(f) = &self.fog {

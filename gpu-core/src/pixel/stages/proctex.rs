@@ -26,7 +26,7 @@
 
 use crate::pixel::color::Rgba;
 use crate::pixel::fastmath::{floor_f32, round_u32, round_usize};
-use crate::pixel::raster::Fragment;
+use crate::pixel::raster::{FRAGMENT_BATCH, Fragment};
 use pica_cmd::regs::RegView as _;
 use pica_cmd::regs::Regs;
 use pica_cmd::regs::tev::{
@@ -405,6 +405,140 @@ impl ProcTexConfig {
         }
     }
 
+    /// [`ProcTexConfig::sample_fragment`] for every fragment of `frags`: `out[i]` receives
+    /// the colour of `frags[i]` (for `i < min(frags.len(), out.len())`). Same result per
+    /// fragment; the routine is chosen once per call and each batch of up to
+    /// [`FRAGMENT_BATCH`] fragments runs phase by phase (coordinates, shift, noise, clamp,
+    /// combiner, map, colour LUT), every mode decided once per phase, not per fragment.
+    pub fn sample_batch(&self, frags: &[Fragment], out: &mut [Rgba]) {
+        match self.fast.route {
+            0 => self.batch_route::<false, false, 0>(frags, out),
+            1 => self.batch_route::<true, false, 0>(frags, out),
+            2 => self.batch_route::<false, true, 0>(frags, out),
+            3 => self.batch_route::<true, true, 0>(frags, out),
+            4 => self.batch_route::<false, false, 1>(frags, out),
+            5 => self.batch_route::<true, false, 1>(frags, out),
+            6 => self.batch_route::<false, true, 1>(frags, out),
+            7 => self.batch_route::<true, true, 1>(frags, out),
+            8 => self.batch_route::<false, false, 2>(frags, out),
+            9 => self.batch_route::<true, false, 2>(frags, out),
+            10 => self.batch_route::<false, true, 2>(frags, out),
+            _ => self.batch_route::<true, true, 2>(frags, out),
+        }
+    }
+
+    fn batch_route<const NOISE: bool, const LINEAR: bool, const MIP: u8>(
+        &self,
+        frags: &[Fragment],
+        out: &mut [Rgba],
+    ) {
+        for (f, o) in frags
+            .chunks(FRAGMENT_BATCH)
+            .zip(out.chunks_mut(FRAGMENT_BATCH))
+        {
+            self.batch::<NOISE, LINEAR, MIP>(f, o);
+        }
+    }
+
+    /// One batch of at most [`FRAGMENT_BATCH`] fragments; every step mirrors
+    /// [`ProcTexConfig::routine`] (the same f32 operations in the same order, so the same
+    /// bits). Lanes past the batch's length compute on zeros and are never stored.
+    #[inline(always)]
+    fn batch<const NOISE: bool, const LINEAR: bool, const MIP: u8>(
+        &self,
+        frags: &[Fragment],
+        out: &mut [Rgba],
+    ) {
+        const B: usize = FRAGMENT_BATCH;
+        let n = frags.len().min(out.len()).min(B);
+        let c = self.coord.min(2);
+        let mut u = [0.0f32; B];
+        let mut v = [0.0f32; B];
+        for ((u, v), f) in u.iter_mut().zip(v.iter_mut()).zip(&frags[..n]) {
+            let [a, b] = f.tc[c];
+            (*u, *v) = (a.abs(), b.abs());
+        }
+        // Steps 1-4 (`coordinates`): shift offsets from the coordinates before the noise.
+        let mut u_off = [0.0f32; B];
+        let mut v_off = [0.0f32; B];
+        if self.fast.shift {
+            shift_lanes(&v, self.u_shift, self.u_clamp, &mut u_off);
+            shift_lanes(&u, self.v_shift, self.v_clamp, &mut v_off);
+        }
+        if NOISE && let Some(nz) = &self.noise {
+            for (u, v) in u[..n].iter_mut().zip(&mut v[..n]) {
+                let k = noise_coefficient(*u, *v, nz, &self.noise_lut);
+                *u = (*u + k * nz.amplitude_u).abs();
+                *v = (*v + k * nz.amplitude_v).abs();
+            }
+        }
+        for i in 0..B {
+            u[i] += u_off[i];
+            v[i] += v_off[i];
+        }
+        clamp_lanes(&mut u, self.u_clamp);
+        clamp_lanes(&mut v, self.v_clamp);
+        let mut lut_coord = [0.0f32; B];
+        combine_lanes(&u, &v, self.rgb_func, &mut lut_coord);
+        for x in &mut lut_coord[..n] {
+            *x = self.rgb_map.lookup(*x);
+        }
+        let out = &mut out[..n];
+        if !LINEAR && MIP != 2 {
+            for (i, o) in out.iter_mut().enumerate() {
+                let level = if MIP == 0 {
+                    0
+                } else {
+                    round_usize(self.lod(frags[i].tc_grad[c]))
+                };
+                *o = self.fast.color_u8
+                    [color_index(round_u32(self.level_index(lut_coord[i], level)))];
+            }
+        } else {
+            for (i, o) in out.iter_mut().enumerate() {
+                let lc = lut_coord[i];
+                let color = match MIP {
+                    0 => self.level_color_fast::<LINEAR>(lc, 0),
+                    1 => self
+                        .level_color_fast::<LINEAR>(lc, round_usize(self.lod(frags[i].tc_grad[c]))),
+                    _ => {
+                        let lod = self.lod(frags[i].tc_grad[c]);
+                        let li = lod.trunc();
+                        let f = lod - li;
+                        let li = li as usize;
+                        let a = self.level_color_fast::<LINEAR>(lc, li);
+                        if f > 0.0 {
+                            let b = self.level_color_fast::<LINEAR>(lc, li + 1);
+                            [
+                                lerp(a[0], b[0], f),
+                                lerp(a[1], b[1], f),
+                                lerp(a[2], b[2], f),
+                                lerp(a[3], b[3], f),
+                            ]
+                        } else {
+                            a
+                        }
+                    }
+                };
+                // ok: saturating float → u8 (truncates), as `sample`.
+                *o = [
+                    color[0] as u8,
+                    color[1] as u8,
+                    color[2] as u8,
+                    color[3] as u8,
+                ];
+            }
+        }
+        if self.separate_alpha {
+            let mut a = [0.0f32; B];
+            combine_lanes(&u, &v, self.alpha_func, &mut a);
+            for (o, &a) in out.iter_mut().zip(&a) {
+                let a = self.alpha_map.lookup(a);
+                o[3] = (a.clamp(0.0, 1.0) * 255.0) as u8;
+            }
+        }
+    }
+
     /// One specialised routine (see [`ProcTexConfig::sample_fast`]); every step mirrors
     /// [`ProcTexConfig::sample`].
     #[inline(always)]
@@ -632,8 +766,85 @@ fn color_index(i: u32) -> usize {
     }
 }
 
+/// [`shift_offset`] of every lane, the mode decided once.
+#[inline(always)]
+fn shift_lanes(
+    c: &[f32; FRAGMENT_BATCH],
+    mode: ProcTexShift,
+    clamp: ProcTexClamp,
+    out: &mut [f32; FRAGMENT_BATCH],
+) {
+    match mode {
+        ProcTexShift::None | ProcTexShift::Unknown(_) => *out = [0.0; FRAGMENT_BATCH],
+        ProcTexShift::Odd => {
+            for (o, &c) in out.iter_mut().zip(c) {
+                *o = shift_offset(c, ProcTexShift::Odd, clamp);
+            }
+        }
+        ProcTexShift::Even => {
+            for (o, &c) in out.iter_mut().zip(c) {
+                *o = shift_offset(c, ProcTexShift::Even, clamp);
+            }
+        }
+    }
+}
+
+/// [`clamp_coord`] of every lane, the mode decided once (each arm inlines `clamp_coord` with a
+/// constant mode: the same operations).
+#[inline(always)]
+fn clamp_lanes(c: &mut [f32; FRAGMENT_BATCH], mode: ProcTexClamp) {
+    #[inline(always)]
+    fn each(c: &mut [f32; FRAGMENT_BATCH], mode: ProcTexClamp) {
+        for x in c.iter_mut() {
+            *x = clamp_coord(*x, mode);
+        }
+    }
+    match mode {
+        ProcTexClamp::ToZero => each(c, ProcTexClamp::ToZero),
+        ProcTexClamp::SymmetricalRepeat => each(c, ProcTexClamp::SymmetricalRepeat),
+        ProcTexClamp::MirroredRepeat => each(c, ProcTexClamp::MirroredRepeat),
+        ProcTexClamp::Pulse => each(c, ProcTexClamp::Pulse),
+        ProcTexClamp::ToEdge | ProcTexClamp::Unknown(_) => each(c, ProcTexClamp::ToEdge),
+    }
+}
+
+/// [`combine`] of every lane, the function decided once (as [`clamp_lanes`]).
+#[inline(always)]
+fn combine_lanes(
+    u: &[f32; FRAGMENT_BATCH],
+    v: &[f32; FRAGMENT_BATCH],
+    f: ProcTexMapping,
+    out: &mut [f32; FRAGMENT_BATCH],
+) {
+    #[inline(always)]
+    fn each(
+        u: &[f32; FRAGMENT_BATCH],
+        v: &[f32; FRAGMENT_BATCH],
+        f: ProcTexMapping,
+        out: &mut [f32; FRAGMENT_BATCH],
+    ) {
+        for i in 0..FRAGMENT_BATCH {
+            out[i] = combine(u[i], v[i], f);
+        }
+    }
+    match f {
+        ProcTexMapping::U => *out = *u,
+        ProcTexMapping::U2 => each(u, v, ProcTexMapping::U2, out),
+        ProcTexMapping::V => *out = *v,
+        ProcTexMapping::V2 => each(u, v, ProcTexMapping::V2, out),
+        ProcTexMapping::Add => each(u, v, ProcTexMapping::Add, out),
+        ProcTexMapping::Add2 => each(u, v, ProcTexMapping::Add2, out),
+        ProcTexMapping::SqrtAdd2 => each(u, v, ProcTexMapping::SqrtAdd2, out),
+        ProcTexMapping::Min => each(u, v, ProcTexMapping::Min, out),
+        ProcTexMapping::Max => each(u, v, ProcTexMapping::Max, out),
+        ProcTexMapping::RMax => each(u, v, ProcTexMapping::RMax, out),
+        ProcTexMapping::Unknown(_) => *out = [0.0; FRAGMENT_BATCH],
+    }
+}
+
 /// The row/column shift offset (§8.2 step 1): `off = 1` for mirrored repeat, else 0.5; odd:
 /// `off·((int(c)/2) mod 2)`, even: `off·(((int(c)+1)/2) mod 2)`. `c` is the other coordinate.
+#[inline(always)]
 pub fn shift_offset(c: f32, mode: ProcTexShift, clamp: ProcTexClamp) -> f32 {
     let off = if clamp == ProcTexClamp::MirroredRepeat {
         1.0
@@ -649,6 +860,7 @@ pub fn shift_offset(c: f32, mode: ProcTexShift, clamp: ProcTexClamp) -> f32 {
 }
 
 /// Applies a clamp mode (§8.2 step 4) to a non-negative coordinate.
+#[inline(always)]
 pub fn clamp_coord(c: f32, mode: ProcTexClamp) -> f32 {
     match mode {
         ProcTexClamp::ToZero => {
@@ -679,6 +891,7 @@ pub fn clamp_coord(c: f32, mode: ProcTexClamp) -> f32 {
 /// A combiner function of (u, v) (§8.1 "Combiners"); undocumented functions give 0.
 // UNVERIFIED: Citra PR #2697 reports that the hardware's square root (SQRT2, RMAX) is inaccurate
 // for small inputs; we use the exact f32 square root, as Citra does.
+#[inline(always)]
 pub fn combine(u: f32, v: f32, f: ProcTexMapping) -> f32 {
     match f {
         ProcTexMapping::U => u,

@@ -564,3 +564,217 @@ fn specialised_stage_shapes_match_reference() {
         }
     }
 }
+
+#[test]
+fn div255_is_exact_division() {
+    for p in 0..=255u32 * 255 {
+        assert_eq!(u32::from(div255(p as u16)), p / 255, "p = {p}");
+    }
+}
+
+#[test]
+fn lane_operations_match_op_channel() {
+    // Every element-wise operation over every (a, b) and a spread of c (edges and random),
+    // in every lane and channel, against the per-fragment `op_channel`.
+    let ops = [
+        TevOp::Replace,
+        TevOp::Modulate,
+        TevOp::Add,
+        TevOp::AddSigned,
+        TevOp::Lerp,
+        TevOp::Subtract,
+        TevOp::MultiplyAdd,
+        TevOp::AddMultiply,
+        TevOp::Unknown(12),
+    ];
+    let cs = [0u8, 1, 2, 127, 128, 129, 200, 254, 255];
+    for op in ops {
+        for a in 0..=255u8 {
+            for &c in &cs {
+                // 16 lanes × 4 channels = 64 values of b per pass; 4 passes cover 0..=255.
+                for pass in 0..4u8 {
+                    let mut rows = [
+                        [[a; 4]; FRAGMENT_BATCH],
+                        [[0; 4]; FRAGMENT_BATCH],
+                        [[c; 4]; FRAGMENT_BATCH],
+                    ];
+                    for (i, px) in rows[1].iter_mut().enumerate() {
+                        for (ch, b) in px.iter_mut().enumerate() {
+                            *b = pass * 64 + (i * 4 + ch) as u8;
+                        }
+                    }
+                    let mut out = [[0u8; 4]; FRAGMENT_BATCH];
+                    op_lanes::<0, 4>(op, &rows, &mut out);
+                    for i in 0..FRAGMENT_BATCH {
+                        for ch in 0..4 {
+                            let b = rows[1][i][ch];
+                            let want = op_channel(op, a.into(), b.into(), c.into());
+                            assert_eq!(out[i][ch], want, "{op:?} a={a} b={b} c={c}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Random register files as in `compiled_program_matches_reference`, pass-through stages
+/// common, plus a bias towards the specialised shapes and buffer readers.
+fn random_tev_regs(next: &mut impl FnMut() -> u64) -> Box<[u32; 0x300]> {
+    let mut r = Box::new([0u32; 0x300]);
+    for base in TEV_STAGE_BASE {
+        for k in 0..5 {
+            r[base + k] = next() as u32;
+        }
+        match next() % 6 {
+            0 | 1 => {
+                r[base] = 0x000F_000F;
+                r[base + 1] = 0;
+                r[base + 2] = 0;
+                r[base + 4] = 0;
+            }
+            2 => {
+                // A specialised shape: same op and sources for RGB and alpha, plain operands.
+                let src = (next() & 0xFF) as u32;
+                let op = (next() % 3) as u32;
+                r[base] = src | (src << 16);
+                r[base + 1] = 0;
+                r[base + 2] = op | (op << 16);
+                r[base + 4] = 0;
+            }
+            3 => {
+                // Reads the buffer (source 13) in the first slot.
+                r[base] = (r[base] & !0x000F_000F) | 13 | (13 << 16);
+            }
+            _ => {}
+        }
+    }
+    r[0x0E0] = next() as u32;
+    r[0x0FD] = next() as u32;
+    r
+}
+
+#[test]
+fn run_batch_matches_run_table_per_column() {
+    // Random programs (every op, source, operand modifier, scale, buffer-update bits,
+    // constants) and random tables, every n in 1..=16: each column of `run_batch` equals
+    // `run_table` on that column.
+    let mut x = 0xD1B5_4A32_D192_ED03u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut shapes = [0usize; 4];
+    for case in 0..6_000 {
+        let r = random_tev_regs(&mut next);
+        let cfg = TevConfig::from_regs(&r);
+        let prog = TevProgram::new(&cfg);
+        for c in &prog.stages {
+            shapes[match c.fast {
+                FastStage::Generic => 0,
+                FastStage::Replace(_) => 1,
+                FastStage::Modulate(..) => 2,
+                FastStage::Add(..) => 3,
+            }] += 1;
+        }
+        let n = case % FRAGMENT_BATCH + 1;
+        let mut table: BatchTable = [[[0; 4]; FRAGMENT_BATCH]; 16];
+        for (s, row) in table.iter_mut().enumerate() {
+            for px in row.iter_mut() {
+                // Entries 7-12 are zero by contract; 13-15 are scratch (random junk here).
+                *px = if (7..13).contains(&s) {
+                    [0; 4]
+                } else {
+                    match next() % 8 {
+                        0 => [0; 4],
+                        1 => [255; 4],
+                        _ => (next() as u32).to_le_bytes(),
+                    }
+                };
+            }
+        }
+        let mut want = [[0u8; 4]; FRAGMENT_BATCH];
+        for (i, w) in want[..n].iter_mut().enumerate() {
+            let mut col: [Rgba; 16] = [[0; 4]; 16];
+            for (c, row) in col.iter_mut().zip(&table) {
+                *c = row[i];
+            }
+            *w = prog.run_table(&mut col);
+        }
+        let mut out = [[7u8; 4]; FRAGMENT_BATCH];
+        prog.run_batch(&mut table, n, &mut out);
+        assert_eq!(out[..n], want[..n], "case {case} n {n}: {cfg:?}");
+        // Entries past n are left alone.
+        assert!(out[n..].iter().all(|o| *o == [7; 4]), "case {case}");
+    }
+    assert!(
+        shapes.iter().all(|&k| k > 100),
+        "shapes exercised: {shapes:?}"
+    );
+}
+
+/// Instruction-count driver (not a check): runs the sprite scene's program (stage 0
+/// MODULATE(texture 0, primary), stage 1 ADD(previous, texture 3)) and a six-stage generic
+/// program `COST_ITERS` times over a 16-fragment batch, through `run_batch` (`COST_PATH=batch`)
+/// or 16 `run_table` calls. Under callgrind, the difference between two iteration counts
+/// divided by 16 × the difference is the per-fragment cost.
+#[test]
+#[ignore]
+fn cost_driver() {
+    let iters: usize = std::env::var("COST_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let batch = std::env::var("COST_PATH").is_ok_and(|p| p == "batch");
+    let generic = std::env::var("COST_PROG").is_ok_and(|p| p == "generic");
+    let mut r = Box::new([0u32; 0x300]);
+    for base in TEV_STAGE_BASE {
+        r[base] = 0x000F_000F;
+    }
+    if generic {
+        for (i, base) in TEV_STAGE_BASE.into_iter().enumerate() {
+            r[base] = 0x0F3 | (0x0E3 << 16);
+            r[base + 1] = 0x0001_0005 + i as u32;
+            r[base + 2] = (4 + i as u32 % 5) | (2 << 16);
+            r[base + 3] = 0x8040_20FF;
+        }
+    } else {
+        r[0x0C0] = 3 | (3 << 16);
+        r[0x0C2] = 1 | (1 << 16);
+        r[0x0C8] = 0x6F | (0x6F << 16);
+        r[0x0CA] = 2 | (2 << 16);
+    }
+    let prog = TevProgram::new(&TevConfig::from_regs(&r));
+    let mut table: BatchTable = [[[0; 4]; FRAGMENT_BATCH]; 16];
+    for (s, row) in table.iter_mut().enumerate().take(7) {
+        for (i, px) in row.iter_mut().enumerate() {
+            *px = [
+                (s * 37 + i * 11) as u8,
+                (i * 53) as u8,
+                (s * 7) as u8,
+                (200 - i) as u8,
+            ];
+        }
+    }
+    let mut out = [[0u8; 4]; FRAGMENT_BATCH];
+    let mut acc = 0u32;
+    for k in 0..iters {
+        table[3][k % FRAGMENT_BATCH][0] = k as u8;
+        let t = std::hint::black_box(&mut table);
+        if batch {
+            prog.run_batch(t, FRAGMENT_BATCH, &mut out);
+        } else {
+            for (i, o) in out.iter_mut().enumerate() {
+                let mut col: [Rgba; 16] = [[0; 4]; 16];
+                for (c, row) in col.iter_mut().zip(t.iter()) {
+                    *c = row[i];
+                }
+                *o = prog.run_table(&mut col);
+            }
+        }
+        acc = acc.wrapping_add(u32::from_le_bytes(std::hint::black_box(out)[5]));
+    }
+    println!("{acc}");
+}

@@ -419,3 +419,168 @@ fn specialised_sample_matches_the_reference() {
     }
     assert_eq!(routes.len(), 12, "routes exercised: {routes:?}");
 }
+
+/// `sample_batch` (and the `FixedFunctionStages` batch hook) against the per-fragment
+/// `sample_fragment` / `procedural_texture` for every U clamp × RGB combiner × filter × noise
+/// × separate alpha (V clamp, alpha combiner, shifts, coordinate source and the other
+/// registers random), on batches of 1-40 fragments (so several chunks) with coordinates and
+/// derivatives incl. negative, huge, NaN and infinite values.
+#[test]
+fn batch_matches_the_per_fragment_sample() {
+    use crate::pixel::stages::{FixedFunctionStages, FragmentHooks};
+    let mut x = 0x2468_ACE1u32;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        x
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for case in 0..8 * 16 * 8 * 4u32 {
+        let (u_clamp, rest) = (case % 8, case / 8);
+        let (func, rest) = (rest % 16, rest / 16);
+        let (filter, rest) = (rest % 8, rest / 8);
+        let (noise, separate) = (rest & 1, rest >> 1);
+        let mut t = Tables::new();
+        for w in t
+            .noise
+            .iter_mut()
+            .chain(&mut t.rgb_map)
+            .chain(&mut t.alpha_map)
+        {
+            *w = next() & 0xFF_FFFF;
+        }
+        for w in t.color.iter_mut().chain(&mut t.color_diff) {
+            *w = next();
+        }
+        let mut r = Proc::new();
+        r.set(id::TEXUNIT_CONFIG, (1 << 10) | (next() & (3 << 8)));
+        let p0 = u_clamp
+            | (next() & (7 << 3))
+            | (func << 6)
+            | (next() & (0xF << 10))
+            | (separate << 14)
+            | (noise << 15)
+            | (next() & (0xFFF << 16));
+        r.set(id::TEXUNIT3_PROCTEX0, p0);
+        for reg in [
+            id::TEXUNIT3_PROCTEX1,
+            id::TEXUNIT3_PROCTEX2,
+            id::TEXUNIT3_PROCTEX3,
+            id::TEXUNIT3_PROCTEX5,
+        ] {
+            r.set(reg, next());
+        }
+        if case.is_multiple_of(2) {
+            r.set(id::TEXUNIT3_PROCTEX3, 0x3C00_3C00 & next());
+        }
+        r.set(id::TEXUNIT3_PROCTEX4, (next() & !7) | filter);
+        if case.is_multiple_of(3) {
+            r.or(id::TEXUNIT3_PROCTEX4, 0xFF << 11);
+        }
+        let cfg = r.cfg(&t);
+        seen.insert((
+            format!("{:?}", cfg.v_clamp),
+            format!("{:?} {:?}", cfg.u_shift, cfg.v_shift),
+            cfg.fast.route,
+        ));
+        let len = (next() % 40 + 1) as usize;
+        let mut value = || match next() % 16 {
+            0 => f32::NAN,
+            1 => f32::INFINITY,
+            2 => f32::NEG_INFINITY,
+            3 => -1.0e20,
+            4 => 3.0e9,
+            5 => f32::from_bits(next()),
+            6 => -0.0,
+            _ => (next() % 80_000) as f32 / 10_000.0 - 4.0,
+        };
+        let frags: Vec<Fragment> = (0..len)
+            .map(|_| {
+                let mut f = Fragment::default();
+                for k in 0..3 {
+                    f.tc[k] = [value(), value()];
+                    f.tc_grad[k] = [value() / 64.0, value() / 64.0, value(), value()];
+                }
+                f
+            })
+            .collect();
+        let want: Vec<Rgba> = frags.iter().map(|f| cfg.sample_fragment(f)).collect();
+        let mut got = vec![[1u8; 4]; len];
+        cfg.sample_batch(&frags, &mut got);
+        assert_eq!(got, want, "case {case}: {:?}", cfg.fast);
+        let mut stages = FixedFunctionStages {
+            lighting: None,
+            proctex: Some(cfg),
+            fog: None,
+            shadow: None,
+            gas: None,
+        };
+        let mut hooked = vec![[1u8; 4]; len + 3];
+        assert!(stages.procedural_texture_batch(&frags, &mut hooked));
+        assert_eq!(hooked[..len], want[..], "case {case} (hook)");
+        assert!(hooked[len..].iter().all(|o| *o == [1; 4]), "case {case}");
+        for (f, w) in frags.iter().zip(&want) {
+            assert_eq!(stages.procedural_texture(f), Some(*w), "case {case}");
+        }
+    }
+    let routes: std::collections::BTreeSet<_> = seen.iter().map(|s| s.2).collect();
+    assert_eq!(routes.len(), 12, "routes exercised: {routes:?}");
+    let v_clamps: std::collections::BTreeSet<_> = seen.iter().map(|s| &s.0).collect();
+    let shifts: std::collections::BTreeSet<_> = seen.iter().map(|s| &s.1).collect();
+    // 6 distinct clamp values (5 modes + unknown ones) and 4 × 4 shift pairs.
+    assert!(
+        v_clamps.len() >= 6 && shifts.len() >= 12,
+        "{v_clamps:?} {shifts:?}"
+    );
+}
+
+#[test]
+fn disabled_unit_batch_reads_zero() {
+    use crate::pixel::stages::{FixedFunctionStages, FragmentHooks};
+    let mut stages = FixedFunctionStages {
+        lighting: None,
+        proctex: None,
+        fog: None,
+        shadow: None,
+        gas: None,
+    };
+    let frags = vec![Fragment::default(); 20];
+    let mut out = vec![[9u8; 4]; 21];
+    assert!(stages.procedural_texture_batch(&frags, &mut out));
+    assert!(out[..20].iter().all(|o| *o == [0; 4]));
+    assert_eq!(out[20], [9; 4]);
+}
+
+/// Instruction-count driver (not a check): the sprite scene's procedural texture (clamp to
+/// edge, U, nearest colour LUT, no noise) on a 16-fragment batch `COST_ITERS` times, through
+/// `sample_batch` (`COST_PATH=batch`) or 16 `sample_fragment` calls (see the TEV driver).
+#[test]
+#[ignore]
+fn cost_driver() {
+    let iters: usize = std::env::var("COST_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let batch = std::env::var("COST_PATH").is_ok_and(|p| p == "batch");
+    let t = Tables::new();
+    let cfg = Proc::new().cfg(&t);
+    let mut frags = vec![Fragment::default(); FRAGMENT_BATCH];
+    let mut out = [[0u8; 4]; FRAGMENT_BATCH];
+    let mut acc = 0u32;
+    for k in 0..iters {
+        for (i, f) in frags.iter_mut().enumerate() {
+            f.tc[0] = [((k + i) % 97) as f32 / 97.0, (i % 89) as f32 / 89.0];
+        }
+        let frags = std::hint::black_box(&frags);
+        if batch {
+            cfg.sample_batch(frags, &mut out);
+        } else {
+            for (o, f) in out.iter_mut().zip(frags) {
+                *o = cfg.sample_fragment(f);
+            }
+        }
+        acc = acc.wrapping_add(u32::from_le_bytes(std::hint::black_box(out)[5]));
+    }
+    println!("{acc}");
+}
