@@ -1216,7 +1216,7 @@ mod tests {
             let frags: Vec<Fragment> = (0..n)
                 .map(|k| Fragment {
                     x: k as u32,
-                    depth: if rng.next() % 2 == 0 {
+                    depth: if rng.next().is_multiple_of(2) {
                         special[rng.next() as usize % special.len()]
                     } else {
                         (rng.next() % 100_000) as f32 / 100_000.0
@@ -1313,8 +1313,9 @@ mod tests {
                 let (ox, oy) = ((rng.next() % 40) as f32, (rng.next() % 40) as f32);
                 let mut tri = [ScreenVertex::default(); 3];
                 for v in &mut tri {
+                    let z_kind = rng.next() % 4;
                     let mut f = |scale: f32| (rng.next() % 10_000) as f32 / 10_000.0 * scale;
-                    let z = match rng.next() % 4 {
+                    let z = match z_kind {
                         0 => 0.0,
                         1 => -1.0,
                         _ => -f(1.0),
