@@ -883,6 +883,41 @@ struct FastPlan {
     batch: bool,
 }
 
+/// The batch path's scratch ([`FragCtx::process_batch`]): the combiners' source table and
+/// room for the survivors of early depth/stencil. A pipeline keeps one for the whole draw
+/// (zeroed once when it is made, not per triangle): the table's contract (rows 7-12 zero, the
+/// rows the combiners read written for every survivor before they are read, 13-15 scratch)
+/// holds across triangles as across batches, as the rows written depend only on the draw's
+/// [`Needs`]; `live` entries are written before they are read.
+#[derive(Clone)]
+pub(super) struct BatchScratch {
+    table: BatchTable,
+    live: [Fragment; FRAGMENT_BATCH],
+}
+
+impl BatchScratch {
+    /// A zeroed scratch, on the heap (3 KB: the pipeline is moved by value).
+    pub(super) fn boxed() -> Box<Self> {
+        Box::new(BatchScratch {
+            table: [[[0; 4]; FRAGMENT_BATCH]; 16],
+            live: [Fragment::default(); FRAGMENT_BATCH],
+        })
+    }
+}
+
+// The batch masks are `u32` with a bit per lane and the batch hooks take 16 lanes.
+const _: () = assert!(FRAGMENT_BATCH == 16);
+
+/// The mask of lanes `0..n` of a batch (`n` ≤ [`FRAGMENT_BATCH`] = 16; larger counts as 16).
+#[inline(always)]
+const fn lanes_below(n: usize) -> u32 {
+    if n >= FRAGMENT_BATCH {
+        (1u32 << FRAGMENT_BATCH) - 1
+    } else {
+        (1u32 << n) - 1
+    }
+}
+
 /// True if the stencil/depth stage of `cfg` reads or writes the depth buffer (see
 /// [`FastPlan::depth_stencil`]).
 fn depth_stencil_active(cfg: &PipelineConfig) -> bool {
@@ -948,6 +983,11 @@ pub struct PixelPipeline<S: TextureSampler = NoTextures> {
     probe: Option<Box<probe::ProbeState>>,
     /// The combiner solo (debugging), if set: see [`PixelPipeline::set_tev_solo`].
     solo: Option<SoloProgram>,
+    /// [`FastPlan::new`] of the draw with [`PixelPipeline::color_stage`] (`None` with none),
+    /// made once per draw (and again when the path or solo changes).
+    plan: Option<FastPlan>,
+    /// The batch path's scratch, kept across the draw's triangles.
+    scratch: Box<BatchScratch>,
 }
 
 /// A [`TevSolo`] with the combiner program that computes the soloed stage's output.
@@ -1167,22 +1207,27 @@ impl<S: TextureSampler> PixelPipeline<S> {
             .fb
             .depth_format
             .map_or(4, |f| f.bytes_per_pixel() as u32);
+        let color_stage = Some(ColorStage::new(cfg.ops.output, cfg.ops.color_mask));
+        let color_cache = TileCache::new(color_bpp);
+        let plan = color_stage.map(|s| FastPlan::new(&cfg, s, color_cache.word_mask()));
         PixelPipeline {
             tev: template.tev,
             cfg,
             sampler,
             needs,
-            color_cache: TileCache::new(color_bpp),
+            color_cache,
             depth_cache: TileCache::new(depth_bpp),
             stats: PixelStats::default(),
             costs: true,
             diags: template.diags.clone(),
             reported: 0,
             invalid_triangles: 0,
-            color_stage: Some(ColorStage::new(cfg.ops.output, cfg.ops.color_mask)),
+            color_stage,
             timer: None,
             solo: None,
             probe: None,
+            plan,
+            scratch: BatchScratch::boxed(),
         }
     }
 
@@ -1205,6 +1250,15 @@ impl<S: TextureSampler> PixelPipeline<S> {
             )),
             PixelPath::Reference => None,
         };
+        self.refresh_plan();
+    }
+
+    /// Recomputes [`PixelPipeline::plan`] after the colour stage or the configuration
+    /// changed.
+    fn refresh_plan(&mut self) {
+        self.plan = self
+            .color_stage
+            .map(|s| FastPlan::new(&self.cfg, s, self.color_cache.word_mask()));
     }
 
     /// Sets (or clears) a combiner solo for this draw: every fragment writes stage
@@ -1226,6 +1280,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
             self.cfg.ops.fog = FogMode::Off;
             self.cfg.ops.output = ColorOutput::Blend(Blend::from_words(0x0101_0000, 0));
         }
+        self.refresh_plan();
     }
 
     /// True if this draw's fragments run the stencil and depth tests (with their writes and
@@ -1370,14 +1425,15 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 } else {
                     ctx.shade_timed(fast, tri, timer, ())
                 }
-            } else if let Some(stage) = self.color_stage.filter(|_| !soloed) {
+            } else if let Some(plan) = self.plan.filter(|_| !soloed) {
                 // The replay path: no solo, no stage timing and no recording (a probe
-                // returned above), so no debugging code runs per fragment.
-                let plan = FastPlan::new(&cfg, stage, ctx.color_cache.word_mask());
+                // returned above), so no debugging code runs per fragment. The plan was made
+                // once for the draw.
+                let scratch = &mut *self.scratch;
                 if ctx.costs {
-                    ctx.shade_fast::<true>(tri, &plan)
+                    ctx.shade_fast::<true>(tri, &plan, scratch)
                 } else {
-                    ctx.shade_fast::<false>(tri, &plan)
+                    ctx.shade_fast::<false>(tri, &plan, scratch)
                 }
             } else if soloed {
                 // A solo: the generic code with the solo compiled in (see `probe::Soloed`).
@@ -1567,8 +1623,9 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         &mut self,
         tri: &[ScreenVertex; 3],
         plan: &FastPlan,
+        scratch: &mut BatchScratch,
     ) -> TriangleOutcome {
-        self.shade_plan::<COSTS>(tri, None, plan)
+        self.shade_plan::<COSTS>(tri, None, plan, scratch)
     }
 
     /// [`FragCtx::shade_fast`] on the memory tile rows of `bands` (all for `None`): the fast
@@ -1580,30 +1637,23 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         tri: &[ScreenVertex; 3],
         bands: Option<RowBands>,
         plan: &FastPlan,
+        scratch: &mut BatchScratch,
     ) -> TriangleOutcome {
         let cfg = self.cfg;
         if plan.batch {
-            // The combiners' source table in batch form, kept across the triangle's batches
-            // (see `process_batch`), and room for the survivors of early depth/stencil (only
-            // with early tests: without them every fragment survives and none is copied).
-            let mut bt: BatchTable = [[[0; 4]; FRAGMENT_BATCH]; 16];
-            let mut live_store;
-            let live: &mut [Fragment] = if self.early_depth && plan.depth_stencil {
-                live_store = [Fragment::default(); FRAGMENT_BATCH];
-                &mut live_store
-            } else {
-                &mut []
-            };
+            // The combiners' source table in batch form and room for the survivors of early
+            // depth/stencil, kept across the draw's triangles (see `BatchScratch`).
+            let BatchScratch { table: bt, live } = scratch;
             return if plan.over_rgba8 {
                 rasterize_triangle_batched(&cfg.raster, tri, bands, |frags| {
                     for chunk in frags.chunks(FRAGMENT_BATCH) {
-                        self.process_batch::<true, COSTS>(chunk, plan, &mut bt, live);
+                        self.process_batch::<true, COSTS>(chunk, plan, bt, live);
                     }
                 })
             } else {
                 rasterize_triangle_batched(&cfg.raster, tri, bands, |frags| {
                     for chunk in frags.chunks(FRAGMENT_BATCH) {
-                        self.process_batch::<false, COSTS>(chunk, plan, &mut bt, live);
+                        self.process_batch::<false, COSTS>(chunk, plan, bt, live);
                     }
                 })
             };
@@ -1934,19 +1984,21 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     ///    each needed texture unit by [`TextureSampler::sample_batch`], the procedural
     ///    texture by [`FragmentHooks::procedural_texture_batch`], lighting per fragment.
     /// 3. [`TevProgram::run_batch`].
-    /// 4. Alpha test, fog and late depth/stencil per fragment.
-    /// 5. The colour write of the passed fragments ([`FragCtx::write_batch`]).
+    /// 4. Alpha test ([`specialized::alpha_pass_mask`]), fog ([`FragmentHooks::fog_batch`])
+    ///    and late depth/stencil as phases over the batch, leaving a mask of the fragments
+    ///    that reach the colour write.
+    /// 5. The colour write of those fragments ([`FragCtx::write_batch`]).
     ///
     /// `bt` keeps the contract of `process_fast`'s table per column (rows 7-12 zero, the rows
-    /// the combiners read written for every survivor); `live` is scratch for the survivors,
-    /// [`FRAGMENT_BATCH`] long when early depth/stencil runs (unused otherwise).
+    /// the combiners read written for every survivor); `live` is scratch for the survivors
+    /// (used only when early depth/stencil kills some).
     #[inline(always)]
     fn process_batch<const OVER_RGBA8: bool, const COSTS: bool>(
         &mut self,
         frags: &[Fragment],
         plan: &FastPlan,
         bt: &mut BatchTable,
-        live: &mut [Fragment],
+        live: &mut [Fragment; FRAGMENT_BATCH],
     ) {
         let cfg = self.cfg;
         let ops = &cfg.ops;
@@ -2027,69 +2079,77 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         }
 
         // 3. The combiners.
-        let mut colors = [[0u8; 4]; FRAGMENT_BATCH];
+        let mut colors: [Rgba; FRAGMENT_BATCH] = [[0u8; 4]; FRAGMENT_BATCH];
         self.tev.run_batch(bt, m, &mut colors);
 
-        // 4. Alpha test, fog, late depth/stencil: `pass[..w]` index the fragments of `sf`
-        // that reach the colour write, `src[..w]` their colours as little-endian words.
-        let mut pass = [0u8; FRAGMENT_BATCH];
-        let mut src = [0u32; FRAGMENT_BATCH];
-        let mut w = 0;
-        for (k, (f, &c)) in sf.iter().zip(&colors).enumerate() {
-            let mut color = c;
-            if ops.alpha_test.enabled
-                && !ops.alpha_test.func.test(color[3], ops.alpha_test.reference)
-            {
-                if COSTS {
-                    self.stats.alpha_failed += 1;
-                }
-                continue;
+        // 4. Alpha test, fog and late depth/stencil as phases over the batch: bit k of `alive`
+        // set = survivor `sf[k]` still goes on. Each phase decides its mode once for the batch;
+        // the fragments of one triangle touch different pixels and the hooks are called in
+        // fragment order per hook, so the phases give the per-fragment order's results.
+        let full = lanes_below(m);
+        let mut alive = full;
+        if ops.alpha_test.enabled {
+            let a = &ops.alpha_test;
+            alive &= specialized::alpha_pass_mask(a.func, a.reference, &colors);
+            if COSTS {
+                self.stats.alpha_failed += u64::from((full & !alive).count_ones());
             }
-            match ops.fog {
-                FogMode::Fog => {
-                    if !self.hooks.fog(f, &mut color) {
-                        self.miss(Feature::Fog);
-                    }
-                }
-                FogMode::Gas => {
-                    if !self.hooks.gas_fog(f, &mut color) {
-                        self.miss(Feature::Gas);
-                        continue;
-                    }
-                }
-                FogMode::Off | FogMode::Other(_) => {}
-            }
-            if !early && plan.depth_stencil && !self.depth_stencil_fast::<COSTS>(f, plan.depth_key)
-            {
-                continue;
-            }
-            self.stats.fragments_passed += 1;
-            // ok: k < FRAGMENT_BATCH = 16.
-            pass[w] = k as u8;
-            src[w] = u32::from_le_bytes(color);
-            w += 1;
         }
+        match ops.fog {
+            FogMode::Fog => {
+                if !self.hooks.fog_batch(sf, &mut colors, alive) {
+                    self.miss(Feature::Fog);
+                }
+            }
+            FogMode::Gas => {
+                let mut rest = alive;
+                while rest != 0 {
+                    let k = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    if !self.hooks.gas_fog(&sf[k], &mut colors[k]) {
+                        self.miss(Feature::Gas);
+                        alive &= !(1 << k);
+                    }
+                }
+            }
+            FogMode::Off | FogMode::Other(_) => {}
+        }
+        if !early && plan.depth_stencil {
+            let mut rest = alive;
+            while rest != 0 {
+                let k = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                if !self.depth_stencil_fast::<COSTS>(&sf[k], plan.depth_key) {
+                    alive &= !(1 << k);
+                }
+            }
+        }
+        self.stats.fragments_passed += u64::from(alive.count_ones());
 
         // 5. The colour write.
-        if let Some(cf) = plan.color {
-            self.write_batch::<OVER_RGBA8>(sf, &pass[..w], &src, plan, cf);
+        if let Some(cf) = plan.color
+            && alive != 0
+        {
+            self.write_batch::<OVER_RGBA8>(sf, alive, &colors, plan, cf);
         }
     }
 
-    /// The colour write of [`FragCtx::process_fast`] for the fragments `sf[pass[j]]` with
-    /// source colours `src[j]` (little-endian words), in order: each run of consecutive
+    /// The colour write of [`FragCtx::process_fast`] for the fragments `sf[k]` with bit k of
+    /// `alive` set, source colour `colors[k]`, in order: each run of consecutive such
     /// fragments in one tile looks the tile up once ([`TileCache::tile_keyed`]), loads the
     /// destination words, blends them and stores them back, with the same bytes, unmapped
-    /// pixel counts and dirty marks as the per-pixel write. With `OVER_RGBA8` the blend is
+    /// pixel counts and dirty marks as the per-pixel write (the fragments of one triangle are
+    /// different pixels, so the order of the stores inside a run does not matter). Tile
+    /// positions and offsets are computed for all lanes at once. With `OVER_RGBA8` the blend is
     /// [`specialized::over_rgba8_stored_batch`] on all 16 lanes at once (vector code; lanes
     /// outside the run are computed and ignored); otherwise [`ColorStage::apply_word`] (RGBA8)
-    /// or the decoded [`ColorStage::apply`] per pixel.
+    /// or the decoded [`ColorStage::apply`] per written pixel.
     #[inline(always)]
     fn write_batch<const OVER_RGBA8: bool>(
         &mut self,
         sf: &[Fragment],
-        pass: &[u8],
-        src: &[u32; FRAGMENT_BATCH],
+        alive: u32,
+        colors: &[Rgba; FRAGMENT_BATCH],
         plan: &FastPlan,
         cf: ColorFormat,
     ) {
@@ -2097,19 +2157,37 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         let h = fb.height;
         let mask = plan.color_word_mask;
         let bpp = self.color_cache.bpp() as usize;
-        let w = pass.len().min(FRAGMENT_BATCH);
-        let mut unmapped = 0u64;
-        let mut s = 0;
-        while s < w {
-            let f0 = &sf[usize::from(pass[s])];
-            let mut e = s + 1;
-            while e < w {
-                let f = &sf[usize::from(pass[e])];
-                if !TileCache::same_tile(f0.x, f0.y, f.x, f.y, h) {
-                    break;
-                }
-                e += 1;
+        // Per lane: the tile position (x and memory row in tiles), the pixel's Morton index in
+        // its tile and its byte offset. Lanes past `sf` stay 0 (never in `alive`).
+        let mut tx = [0u32; FRAGMENT_BATCH];
+        let mut ty = [0u32; FRAGMENT_BATCH];
+        let mut mi = [0u32; FRAGMENT_BATCH];
+        for (k, f) in sf.iter().take(FRAGMENT_BATCH).enumerate() {
+            tx[k] = f.x >> 3;
+            ty[k] = crate::pixel::tiling::flip_row(f.y, h) >> 3;
+            // ok: a Morton index is at most 63.
+            mi[k] = TileCache::tile_index(f.x, f.y, h) as u32;
+        }
+        let off: [usize; FRAGMENT_BATCH] = mi.map(|i| i as usize * bpp);
+        let src: [u32; FRAGMENT_BATCH] = colors.map(u32::from_le_bytes);
+        let mut unmapped = 0u32;
+        let mut rest = alive & lanes_below(FRAGMENT_BATCH);
+        while rest != 0 {
+            let k0 = rest.trailing_zeros() as usize;
+            let (x0, y0) = (tx[k0], ty[k0]);
+            let mut same = 0u32;
+            for (k, (&x, &y)) in tx.iter().zip(&ty).enumerate() {
+                same |= u32::from(x == x0 && y == y0) << k;
             }
+            // The run: the lanes of `rest` from k0 up to the first one in another tile.
+            let other = rest & !same;
+            let run = if other == 0 {
+                rest
+            } else {
+                rest & ((1u32 << other.trailing_zeros()) - 1)
+            };
+            rest &= !run;
+            let f0 = &sf[k0];
             let (data, mapped) = self.color_cache.tile_keyed(
                 self.mem,
                 fb,
@@ -2118,50 +2196,46 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
                 f0.x,
                 f0.y,
             );
-            // Byte offsets of the run's pixels (`usize::MAX`: unmapped, skipped).
-            let mut off = [usize::MAX; FRAGMENT_BATCH];
-            let mut dst = [0u32; FRAGMENT_BATCH];
-            for j in s..e {
-                let f = &sf[usize::from(pass[j])];
-                let mi = TileCache::tile_index(f.x, f.y, h);
-                if mapped & (1u64 << mi) == 0 {
-                    unmapped += 1;
-                    continue;
-                }
-                off[j] = mi * bpp;
-                dst[j] = TileCache::tile_load(data, off[j], mask);
+            let mut ok = 0u32;
+            for (k, &i) in mi.iter().enumerate() {
+                ok |= (((mapped >> i) & 1) as u32) << k;
             }
-            let out = if OVER_RGBA8 {
-                specialized::over_rgba8_stored_batch(src, &dst)
-            } else {
-                let mut out = [0u32; FRAGMENT_BATCH];
-                for j in s..e {
-                    out[j] = if cf == ColorFormat::Rgba8 {
-                        // RGBA8 is stored A, B, G, R: decoding and encoding are a byte swap.
-                        plan.stage
-                            .apply_word(src[j], dst[j].swap_bytes())
-                            .swap_bytes()
-                    } else {
-                        let d = cf.decode_word(dst[j].to_le_bytes());
-                        u32::from_le_bytes(
-                            cf.encode_word(plan.stage.apply(src[j].to_le_bytes(), d)),
-                        )
-                    };
-                }
-                out
-            };
+            let wr = run & ok;
+            unmapped += (run & !ok).count_ones();
             let mut dirty = false;
-            for j in s..e {
-                if off[j] != usize::MAX {
-                    dirty |= TileCache::tile_store(data, off[j], out[j], mask);
+            if OVER_RGBA8 {
+                let mut dst = [0u32; FRAGMENT_BATCH];
+                for (d, &o) in dst.iter_mut().zip(&off) {
+                    *d = TileCache::tile_load(data, o, mask);
+                }
+                let out = specialized::over_rgba8_stored_batch(&src, &dst);
+                let mut wl = wr;
+                while wl != 0 {
+                    let k = wl.trailing_zeros() as usize;
+                    wl &= wl - 1;
+                    dirty |= TileCache::tile_store(data, off[k], out[k], mask);
+                }
+            } else {
+                let mut wl = wr;
+                while wl != 0 {
+                    let k = wl.trailing_zeros() as usize;
+                    wl &= wl - 1;
+                    let dst = TileCache::tile_load(data, off[k], mask);
+                    let out = if cf == ColorFormat::Rgba8 {
+                        // RGBA8 is stored A, B, G, R: decoding and encoding are a byte swap.
+                        plan.stage.apply_word(src[k], dst.swap_bytes()).swap_bytes()
+                    } else {
+                        let d = cf.decode_word(dst.to_le_bytes());
+                        u32::from_le_bytes(cf.encode_word(plan.stage.apply(colors[k], d)))
+                    };
+                    dirty |= TileCache::tile_store(data, off[k], out, mask);
                 }
             }
             if dirty {
                 self.color_cache.mark_dirty();
             }
-            s = e;
         }
-        self.color_cache.unmapped_pixels += unmapped;
+        self.color_cache.unmapped_pixels += u64::from(unmapped);
     }
 
     /// Stencil test, depth test, depth write and stencil operations (§9.5). Returns false if

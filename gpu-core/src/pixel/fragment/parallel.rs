@@ -41,7 +41,8 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::{
-    FastPlan, Feature, FragCtx, FragmentHooks, PixelPath, PixelPipeline, PixelStats, TextureSampler,
+    BatchScratch, FastPlan, Feature, FragCtx, FragmentHooks, PixelPath, PixelPipeline, PixelStats,
+    TextureSampler,
 };
 use crate::memory::PhysMem;
 use crate::pixel::framebuffer::{FramebufferConfig, TileCache, TileStore};
@@ -246,12 +247,13 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         tri: &[ScreenVertex; 3],
         bands: RowBands,
         plan: Option<&FastPlan>,
+        scratch: &mut BatchScratch,
     ) -> TriangleOutcome {
         let cfg = self.cfg;
         let bands = Some(bands);
         // The routine is chosen here, once per triangle, so each rasteriser loop calls one.
         match plan {
-            Some(plan) => self.shade_plan::<COSTS>(tri, bands, plan),
+            Some(plan) => self.shade_plan::<COSTS>(tri, bands, plan, scratch),
             None => rasterize_triangle_bands(&cfg.raster, tri, bands, |f| self.process(f, ())),
         }
     }
@@ -313,9 +315,7 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
         let cfg_ref = &cfg;
         // The parallel path runs only on the specialised path, without a solo (which selects
         // the reference path); the plan is `None` only if that ever changes.
-        let plan = color_stage
-            .filter(|_| self.solo.is_none())
-            .map(|stage| FastPlan::new(&cfg, stage, TileCache::new(color_bpp).word_mask()));
+        let plan = self.plan.filter(|_| self.solo.is_none());
         // The tile rows are dealt out to `pieces` interleaved pieces that the shares claim one
         // by one, so a share that starts late (a worker still waking up, or a core busy with
         // another process) leaves its pieces to the others.
@@ -330,6 +330,8 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
             let mut color_cache = TileCache::deferred(color_bpp, scratch.color);
             let mut depth_cache = TileCache::deferred(depth_bpp, scratch.depth);
             let m = share_mem.get();
+            // The share's batch scratch, kept across its pieces and triangles.
+            let mut scratch = BatchScratch::boxed();
             loop {
                 let index = next_piece.fetch_add(1, Ordering::Relaxed);
                 if index >= pieces {
@@ -369,9 +371,9 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
                             solo: None,
                         };
                         if costs {
-                            ctx.shade_band::<true>(tri, bands, plan.as_ref())
+                            ctx.shade_band::<true>(tri, bands, plan.as_ref(), &mut scratch)
                         } else {
-                            ctx.shade_band::<false>(tri, bands, plan.as_ref())
+                            ctx.shade_band::<false>(tri, bands, plan.as_ref(), &mut scratch)
                         }
                     };
                     // No flush between triangles: the share owns its tiles, and its caches

@@ -20,7 +20,7 @@
 //! * **logic**: a logic operation;
 //!   and the write mask applied as one 32-bit select.
 
-use super::{Blend, BlendEquation, BlendFactor, ColorOutput, LogicOp};
+use super::{Blend, BlendEquation, BlendFactor, ColorOutput, CompareFunc, LogicOp};
 use crate::pixel::color::Rgba;
 
 /// Which implementation of the per-fragment operations a pixel pipeline runs.
@@ -211,6 +211,32 @@ pub fn over_rgba8_stored_batch<const N: usize>(src: &[u32; N], stored: &[u32; N]
         *o = w;
     }
     out
+}
+
+/// The alpha test over a batch: bit k set if `colors[k]`'s alpha passes `alpha func
+/// reference` ([`CompareFunc::test`]), for all 16 lanes (the caller masks the lanes it uses).
+/// The function is chosen once, outside the lane loop.
+#[inline(always)]
+pub fn alpha_pass_mask(func: CompareFunc, reference: u8, colors: &[Rgba; 16]) -> u32 {
+    #[inline(always)]
+    fn lanes(colors: &[Rgba; 16], pass: impl Fn(u8) -> bool) -> u32 {
+        let mut m = 0u32;
+        for (k, c) in colors.iter().enumerate() {
+            m |= u32::from(pass(c[3])) << k;
+        }
+        m
+    }
+    let r = reference;
+    match func {
+        CompareFunc::Never => 0,
+        CompareFunc::Always => 0xFFFF,
+        CompareFunc::Equal => lanes(colors, |a| a == r),
+        CompareFunc::NotEqual => lanes(colors, |a| a != r),
+        CompareFunc::Less => lanes(colors, |a| a < r),
+        CompareFunc::LessEqual => lanes(colors, |a| a <= r),
+        CompareFunc::Greater => lanes(colors, |a| a > r),
+        CompareFunc::GreaterEqual => lanes(colors, |a| a >= r),
+    }
 }
 
 /// One channel of a blend equation on precomputed factors (the generic [`Blend::apply`]'s
@@ -1116,6 +1142,243 @@ mod tests {
         assert!(alpha_killed > 1_000, "only {alpha_killed} alpha-test kills");
         assert!(written > 20_000, "only {written} fragments written");
         assert!(texels > 50_000, "only {texels} texels counted");
+    }
+
+    /// The batch alpha test against [`CompareFunc::test`] for every function, every
+    /// reference and every alpha (16 lanes at a time).
+    #[test]
+    fn alpha_pass_mask_matches_the_compare_function() {
+        for func in 0..8 {
+            let func = CompareFunc::from_bits(func);
+            for reference in 0..=255u8 {
+                for base in (0..256).step_by(16) {
+                    let colors: [Rgba; 16] =
+                        std::array::from_fn(|k| [k as u8, 7, 99, (base + k) as u8]);
+                    let mask = alpha_pass_mask(func, reference, &colors);
+                    for (k, c) in colors.iter().enumerate() {
+                        assert_eq!(
+                            mask & (1 << k) != 0,
+                            func.test(c[3], reference),
+                            "{func:?} ref {reference} alpha {}",
+                            c[3]
+                        );
+                    }
+                    assert_eq!(mask >> 16, 0, "{func:?}: no bits past lane 15");
+                }
+            }
+        }
+    }
+
+    /// Fog across a batch ([`FogConfig::apply_batch`]) against [`FogConfig::apply`] per
+    /// fragment: random LUTs (values and signed differences, the extremes included), both z
+    /// flips, depths including NaN, ±∞, ±0, 1, values outside [0, 1], the LUT entry edges and
+    /// random ones; random lane masks and partial batches (lanes outside the mask or past
+    /// the fragments untouched).
+    #[test]
+    fn fog_batch_matches_fog_per_fragment() {
+        use crate::pixel::raster::Fragment;
+        use crate::pixel::stages::fog::FogConfig;
+        let mut rng = Rng(0xF06F_06F0);
+        let special = [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            2.0,
+            0.5,
+            1.0 / 128.0,
+            127.0 / 128.0,
+            127.5 / 128.0,
+            f32::MIN_POSITIVE,
+            1.0 - f32::EPSILON,
+            1.0e30,
+            -1.0e30,
+        ];
+        for case in 0..400 {
+            let mut words = [0u32; 128];
+            for w in words.iter_mut() {
+                *w = match rng.next() % 8 {
+                    0 => 0,
+                    1 => 0xFF_FFFF,
+                    2 => 0x7FF << 13,
+                    _ => rng.next() & 0xFF_FFFF,
+                };
+            }
+            let mut regs = Box::new([0u32; 0x300]);
+            regs[0x0E0] = 5 | (u32::from(case % 2 == 1) << 16);
+            regs[0x0E1] = rng.next() & 0xFF_FFFF;
+            let fog = FogConfig::from_regs(&regs, &words).expect("fog mode 5");
+            assert_eq!(fog.z_flip, case % 2 == 1);
+            let n = 1 + (rng.next() % 16) as usize;
+            let frags: Vec<Fragment> = (0..n)
+                .map(|k| Fragment {
+                    x: k as u32,
+                    depth: if rng.next().is_multiple_of(2) {
+                        special[rng.next() as usize % special.len()]
+                    } else {
+                        (rng.next() % 100_000) as f32 / 100_000.0
+                    },
+                    ..Default::default()
+                })
+                .collect();
+            let colors: [Rgba; 16] = std::array::from_fn(|_| rng.rgba());
+            let alive = if case % 3 == 0 {
+                0xFFFF
+            } else {
+                rng.next() & 0xFFFF
+            };
+            let mut got = colors;
+            fog.apply_batch(&frags, &mut got, alive);
+            let mut want = colors;
+            for (k, f) in frags.iter().enumerate() {
+                if alive & (1 << k) != 0 {
+                    fog.apply(f.depth, &mut want[k]);
+                }
+            }
+            assert_eq!(got, want, "case {case}");
+        }
+    }
+
+    /// The batch phases with the fixed-function hooks (fog across the batch with a random
+    /// fog LUT and colour, both z flips), every alpha-test function with random references,
+    /// random stencil functions and operations (D24S8 often), depth functions and writes,
+    /// early depth/stencil where allowed, partial batches at small triangles' edges and
+    /// depths at the range ends (vertices at z 0 and 1): memory, counters and diagnostics
+    /// equal the reference path's.
+    #[test]
+    fn batch_phases_with_fog_and_every_alpha_function_match_the_reference_path() {
+        use crate::lut::LookupTables;
+        use crate::memory::{PhysMem, VRAM};
+        use crate::pixel::fragment::PixelPipeline;
+        use crate::pixel::stages::FixedFunctionStages;
+        use crate::vertex::{OutputVertex, ScreenVertex};
+        let mut rng = Rng(0x0A1F_A7E5);
+        let mut noise = vec![0u8; 0x8000];
+        for b in noise.iter_mut() {
+            *b = rng.next() as u8;
+        }
+        let mut base = PhysMem::new();
+        base.write(VRAM.base, &noise).unwrap();
+        let (mut alpha_killed, mut written, mut fogged, mut ds_killed) = (0, 0, 0, 0);
+        let mut funcs_killing = [0u64; 8];
+        for case in 0..480 {
+            let mut luts = LookupTables::default();
+            for w in luts.fog.iter_mut() {
+                *w = rng.next() & 0xFF_FFFF;
+            }
+            let mut r = Box::new([0u32; 0x300]);
+            for w in r[0x100..0x108].iter_mut() {
+                *w = rng.next();
+            }
+            r[0x100] &= !3;
+            let func = (case % 8) as u32;
+            // Alpha test: every function in turn, on in 3 rounds of 4 (off: early depth).
+            r[0x104] = u32::from((case / 8) % 4 != 3) | (func << 4) | ((rng.next() & 0xFF) << 8);
+            if case % 2 == 0 {
+                r[0x101] = [0x7676_0000, 0x0101_0000, 0x1016_0000][case % 3];
+                r[0x100] |= 1 << 8;
+            }
+            if case % 3 == 0 {
+                r[0x107] |= 0xF << 8;
+            }
+            // Fog (mode 5) in 2 cases of 3, z flip sometimes.
+            let fog_mode = if case % 3 != 2 { 5 } else { 0 };
+            r[0x0E0] = fog_mode | ((rng.next() & 1) << 16);
+            r[0x0E1] = rng.next() & 0xFF_FFFF;
+            r[0x11D] = (VRAM.base + (rng.next() % 0x100) * 8) >> 3;
+            r[0x11C] = (VRAM.base + 0x4000 + (rng.next() % 0x100) * 8) >> 3;
+            r[0x117] = (rng.next() % 5) << 16;
+            r[0x116] = [0, 2, 3, 3][rng.next() as usize % 4];
+            let (w, h) = (8 + rng.next() % 33, 8 + rng.next() % 33);
+            r[0x11E] = w | ((h - 1) << 12) | (1 << 24);
+            r[0x112] = 0xF;
+            r[0x113] = 0xF;
+            r[0x114] = 3;
+            r[0x115] = 3;
+            r[0x04D] = 0xBF_0000;
+            r[0x06D] = 1;
+            // Stage 0: primary colour (alpha from the vertices); stages 1-5: pass-through.
+            r[0x0C0] = 0;
+            r[0x0C1] = 0;
+            for s in [0x0C8, 0x0D0, 0x0D8, 0x0F0, 0x0F8] {
+                r[s] = 15 | (15 << 16);
+            }
+            let mut tris = Vec::new();
+            for t in 0..10 {
+                // Small triangles (partial batches) and large ones.
+                let scale = if t % 2 == 0 { 6.0 } else { 48.0 };
+                let (ox, oy) = ((rng.next() % 40) as f32, (rng.next() % 40) as f32);
+                let mut tri = [ScreenVertex::default(); 3];
+                for v in &mut tri {
+                    let z_kind = rng.next() % 4;
+                    let mut f = |scale: f32| (rng.next() % 10_000) as f32 / 10_000.0 * scale;
+                    let z = match z_kind {
+                        0 => 0.0,
+                        1 => -1.0,
+                        _ => -f(1.0),
+                    };
+                    let (x, y) = if scale < 10.0 {
+                        (ox + f(scale) - 4.0, oy + f(scale) - 4.0)
+                    } else {
+                        (f(scale) - 4.0, f(scale) - 4.0)
+                    };
+                    *v = ScreenVertex {
+                        x,
+                        y,
+                        z_over_w: z,
+                        inv_w: 1.0,
+                        attrs: OutputVertex {
+                            color: [f(1.0), f(1.0), f(1.0), f(1.0)],
+                            ..Default::default()
+                        },
+                    };
+                }
+                tris.push(tri);
+            }
+            for costs in [true, false] {
+                let run = |path: PixelPath| {
+                    let mut mem = base.clone();
+                    let mut p = PixelPipeline::new(&r);
+                    p.set_path(path);
+                    p.set_costs(costs);
+                    let mut hooks = FixedFunctionStages::for_draw(&r, &luts);
+                    for t in &tris {
+                        p.draw_triangle_with(&mut mem, t, &mut hooks);
+                    }
+                    let mut out = vec![0u8; 0x8000];
+                    mem.read(VRAM.base, &mut out).unwrap();
+                    (out, p.stats(), p.take_diagnostics())
+                };
+                let fast = run(PixelPath::Specialized);
+                let reference = run(PixelPath::Reference);
+                assert!(fast.0 == reference.0, "case {case} costs {costs}: memory");
+                assert_eq!(fast.1, reference.1, "case {case} costs {costs}: counters");
+                assert_eq!(
+                    fast.2, reference.2,
+                    "case {case} costs {costs}: diagnostics"
+                );
+                if costs {
+                    alpha_killed += fast.1.alpha_failed;
+                    funcs_killing[func as usize] += fast.1.alpha_failed;
+                    written += fast.1.fragments_passed;
+                    ds_killed += fast.1.stencil_failed + fast.1.depth_failed;
+                    if r[0x0E0] & 7 == 5 {
+                        fogged += fast.1.fragments_passed;
+                    }
+                }
+            }
+        }
+        assert!(alpha_killed > 5_000, "only {alpha_killed} alpha-test kills");
+        // Never and every function but Always discard some fragments.
+        for (f, &k) in funcs_killing.iter().enumerate() {
+            assert!(f == 1 || k > 0, "alpha function {f} never discarded");
+        }
+        assert!(written > 20_000, "only {written} fragments written");
+        assert!(fogged > 10_000, "only {fogged} fogged fragments written");
+        assert!(ds_killed > 3_000, "only {ds_killed} depth/stencil kills");
     }
 
     #[test]

@@ -28,6 +28,7 @@
 //! fragments (as Citra's GL path does).
 
 use crate::pixel::color::Rgba;
+use crate::pixel::raster::Fragment;
 use pica_cmd::regs::framebuffer::{GasColorLutInput, GasDepthFunc};
 use pica_cmd::regs::tev::{FogLutEntry, FogMode, GasDensitySource};
 use pica_cmd::regs::{RegView as _, Regs};
@@ -111,6 +112,43 @@ impl FogConfig {
         for (c, &fc) in color.iter_mut().zip(&self.color) {
             // ok: both weights are in [0, 1], so the sum is in [0, 255]; `as` truncates.
             *c = (f * f32::from(*c) + (1.0 - f) * f32::from(fc)) as u8;
+        }
+    }
+}
+
+impl FogConfig {
+    /// [`FogConfig::apply`] for the fragments `frags[k]` with bit k of `alive` set, on
+    /// `colors[k]` (the other colours are left alone): the same arithmetic on every lane at
+    /// once (LUT coordinate, entry, fraction and the three channel blends over fixed-size
+    /// arrays, which the compiler vectorises except for the table reads), then the results
+    /// of the `alive` lanes kept. Bit-identical to `apply` per fragment.
+    #[inline]
+    pub fn apply_batch(&self, frags: &[Fragment], colors: &mut [Rgba; 16], alive: u32) {
+        const N: usize = 16;
+        let mut x = [0.0f32; N];
+        for (xi, f) in x.iter_mut().zip(frags) {
+            *xi = if self.z_flip { 1.0 - f.depth } else { f.depth };
+        }
+        // `FogLut::factor` lane by lane: NaN reads as 0, the entry index is the clamped
+        // truncation of 128x (see there).
+        let idx = x.map(|v| if v.is_nan() { 0.0 } else { v * 128.0 });
+        let n = idx.map(|i| (i as i32).clamp(0, FOG_LUT_ENTRIES as i32 - 1));
+        let mut f = [0.0f32; N];
+        for ((fi, &i), &e) in f.iter_mut().zip(&idx).zip(&n) {
+            let [v, d] = self.lut.entries[e as usize];
+            *fi = (v + d * (i - e as f32)).clamp(0.0, 1.0);
+        }
+        let mut out = *colors;
+        for (o, &fi) in out.iter_mut().zip(&f) {
+            for (c, &fc) in o.iter_mut().zip(&self.color) {
+                // As `apply`: both weights are in [0, 1], so the sum is in [0, 255].
+                *c = (fi * f32::from(*c) + (1.0 - fi) * f32::from(fc)) as u8;
+            }
+        }
+        for (k, (c, o)) in colors.iter_mut().zip(&out).enumerate() {
+            if alive & (1 << k) != 0 && k < frags.len() {
+                *c = *o;
+            }
         }
     }
 }

@@ -68,6 +68,18 @@ pub trait FragmentHooks {
     fn fog(&mut self, _frag: &Fragment, _color: &mut Rgba) -> bool {
         false
     }
+    /// [`FragmentHooks::fog`] for the fragments `frags[k]` with bit k of `alive` set, on
+    /// `colors[k]`, in order (`frags` has at most 16 fragments; other colours are left alone);
+    /// returns false if any was not implemented. The default calls the per-fragment hook.
+    fn fog_batch(&mut self, frags: &[Fragment], colors: &mut [Rgba; 16], alive: u32) -> bool {
+        let mut all = true;
+        for (k, (f, c)) in frags.iter().zip(colors.iter_mut()).enumerate() {
+            if alive & (1 << k) != 0 {
+                all &= self.fog(f, c);
+            }
+        }
+        all
+    }
     /// Gas shading as a fog mode (fog mode 7): changes `color` for `frag`. Returns false if not
     /// implemented; the fragment is then discarded (Citra's GL path discards gas fragments).
     fn gas_fog(&mut self, _frag: &Fragment, _color: &mut Rgba) -> bool {
@@ -245,6 +257,15 @@ impl FragmentHooks for FixedFunctionStages {
     fn fog(&mut self, frag: &Fragment, color: &mut Rgba) -> bool {
         if let Some(f) = &self.fog {
             f.apply(frag.depth, color);
+        }
+        true
+    }
+
+    /// Fog across the batch's lanes ([`FogConfig::apply_batch`]).
+    #[inline]
+    fn fog_batch(&mut self, frags: &[Fragment], colors: &mut [Rgba; 16], alive: u32) -> bool {
+        if let Some(f) = &self.fog {
+            f.apply_batch(frags, colors, alive);
         }
         true
     }
