@@ -180,6 +180,8 @@ pub struct PipelineState {
     scratch: Scratch,
     /// The open immediate-mode "draw" (vertices since FIXEDATTRIB_INDEX = 0xF), if any.
     immediate: Option<ImmediateDraw>,
+    /// The register decode of the open immediate-mode draw (see [`ImmediateSetup`]).
+    immediate_setup: ImmediateSetup,
     /// Decoded textures keyed by configuration and content hash. Shared (not copied) between
     /// clones of the state, e.g. keyframes: it is a pure cache, so sharing it cannot change any
     /// result.
@@ -342,6 +344,7 @@ impl Default for PipelineState {
             templates: TemplateCache::default(),
             scratch: Scratch::default(),
             immediate: None,
+            immediate_setup: ImmediateSetup::default(),
             textures: SharedTextureCache::default(),
         }
     }
@@ -380,6 +383,31 @@ enum Pending {
     Shaded(usize),
     /// Found in the post-transform cache; copied to `Scratch::cached` at this position.
     Cached(usize),
+}
+
+/// The [`DrawSetup`] of the open immediate-mode draw, reused by its later vertices instead of
+/// decoding the register file again for every vertex (stress: one full set-up per vertex).
+///
+/// Sound because the draw is closed ([`PipelineState::close_immediate`], which drops this) by
+/// any register write outside the fixed-attribute ports 0x232-0x235, which no part of the set-up
+/// reads, and the shader memories and uniforms change only through such writes. Only set-ups
+/// without a geometry shader are kept: the GS uniforms change between vertices (the GS input
+/// buffer fills them, and b15 follows every invocation), so those are decoded per vertex as
+/// before. A pure cache: a clone (a keyframe) starts without it, and a missing entry is simply
+/// decoded again.
+#[derive(Default)]
+struct ImmediateSetup(Option<Box<DrawSetup>>);
+
+impl Clone for ImmediateSetup {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl std::fmt::Debug for ImmediateSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ImmediateSetup({})", self.0.is_some())
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -451,6 +479,8 @@ fn uniforms(unit: &ShaderMemory, regs: &[u32; 0x300], block: usize) -> Uniforms 
 struct DrawSetup {
     regs: Box<[u32; 0x300]>,
     setup: ShadingSetup,
+    /// The set-up's configuration problems, reported with every use of it.
+    diagnostics: Vec<shading::ShadingDiag>,
     clip: ClipParams,
     viewport: Viewport,
     vs_program: Arc<Program>,
@@ -497,7 +527,8 @@ fn draw_setup<O: Observer>(
 ) -> DrawSetup {
     let regs = Box::new(*req.regs);
     let setup = ShadingSetup::from_regs(&regs);
-    for d in setup.diagnostics() {
+    let diagnostics = setup.diagnostics();
+    for d in &diagnostics {
         obs.diagnostic(&d.to_diagnostic(Some(draw)));
     }
     let (vs_program, vs_hash) =
@@ -520,6 +551,7 @@ fn draw_setup<O: Observer>(
         clip: ClipParams::from_regs(&regs),
         viewport: Viewport::from_regs(&regs),
         setup,
+        diagnostics,
         regs,
         vs_program,
         vs_hash,
@@ -1276,12 +1308,29 @@ impl PipelineState {
                     .then(|| DrawDetail::new(&ds.regs[..], obs.draw_detail_limits())),
                 vertices: 0,
             });
+            // The vertex below uses this decode (reporting its diagnostics again, as a second
+            // decode would).
+            self.immediate_setup.0 = (!ds.setup.geometry.enabled).then(|| Box::new(ds));
         }
         let Some(mut imm) = self.immediate.take() else {
             return outcome;
         };
         let draw = imm.info.draw;
-        let ds = draw_setup(self, req, draw, obs);
+        // The set-up as `draw_setup` would decode it now (the registers it reads are those of
+        // the draw's first vertex), its diagnostics reported again as a fresh decode would.
+        let ds = match self.immediate_setup.0.take() {
+            Some(mut ds) => {
+                // The fixed-attribute ports are the only registers written since (none of
+                // the set-up reads them; copied so that `ds.regs` is the register file).
+                let ports = reg::FIXEDATTRIB_INDEX as usize..=reg::FIXEDATTRIB_DATA2 as usize;
+                ds.regs[ports.clone()].copy_from_slice(&req.regs[ports]);
+                for d in &ds.diagnostics {
+                    obs.diagnostic(&d.to_diagnostic(Some(draw)));
+                }
+                ds
+            }
+            None => Box::new(draw_setup(self, req, draw, obs)),
+        };
         let set = AttributeSet::immediate(attrs);
         let k = imm.vertices;
         imm.vertices += 1;
@@ -1401,12 +1450,16 @@ impl PipelineState {
         }
         self.scratch = scratch;
         self.immediate = Some(imm);
+        if !ds.setup.geometry.enabled {
+            self.immediate_setup.0 = Some(ds);
+        }
         outcome
     }
 
     /// Ends the open immediate-mode draw, if any (called before any register write outside the
     /// fixed-attribute ports, and at the end of command lists).
     pub fn close_immediate<O: Observer>(&mut self, obs: &mut O) {
+        self.immediate_setup.0 = None;
         if let Some(imm) = self.immediate.take() {
             obs.draw_end(&imm.info, &imm.stats, imm.detail);
         }

@@ -565,6 +565,47 @@ struct TransferJob<'a> {
     col_in: Vec<u32>,
     /// Per output column x: the column part of the output index.
     col_out: Vec<u32>,
+    /// The largest entry of `col_in` (0 when empty): with it a row is checked once for input
+    /// bytes in range instead of every pixel ([`convert_row_in_range`]).
+    col_in_max: u32,
+    /// The smallest and largest entries of `col_out` (0 when empty), likewise for the output.
+    col_out_min: u32,
+    col_out_max: u32,
+}
+
+impl<'a> TransferJob<'a> {
+    /// The job for an output of `out_w` × `out_h` pixels; the column tables are built here.
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        src: &'a [u8],
+        in_layout: TileMode,
+        out_layout: TileMode,
+        stride: u32,
+        (sx, sy): (u32, u32),
+        (out_w, out_h): (u32, u32),
+        flip: bool,
+    ) -> Self {
+        let col_in: Vec<u32> = (0..out_w)
+            .map(|x| in_layout.index(x << sx, 0, stride))
+            .collect();
+        let col_out: Vec<u32> = (0..out_w).map(|x| out_layout.index(x, 0, out_w)).collect();
+        Self {
+            src,
+            in_layout,
+            out_layout,
+            stride,
+            sx,
+            sy,
+            out_w,
+            out_h,
+            flip,
+            col_in_max: col_in.iter().copied().max().unwrap_or(0),
+            col_out_min: col_out.iter().copied().min().unwrap_or(0),
+            col_out_max: col_out.iter().copied().max().unwrap_or(0),
+            col_in,
+            col_out,
+        }
+    }
 }
 
 /// Below this many output pixels a transfer is converted on the calling thread.
@@ -651,11 +692,114 @@ fn convert_fn(in_fmt: ColorFormat, out_fmt: ColorFormat) -> ConvertRows {
 /// `out_h − 1 − oy` when flipping) and the next 1 or 3 pixels in memory for the box filters are
 /// read in the input layout (missing input bytes read as a zero pixel), decoded, averaged,
 /// encoded and stored in the output layout.
+///
+/// A row whose every input and output byte lies inside the buffers (all rows of a transfer
+/// that fits, checked once per row) takes [`convert_row_in_range`], with the filter width a
+/// constant and no per-pixel range checks; any other row takes [`convert_row_checked`], the
+/// per-pixel definition. Both write the same bytes (oracle test in `engines/tests.rs`).
 fn convert_rows<const I: usize, const O: usize>(
     job: &TransferJob,
     dst: &mut [u8],
     base: usize,
     rows: std::ops::Range<u32>,
+) {
+    let taps = 1u32 << (job.sx + job.sy);
+    for oy in rows {
+        let done = match taps {
+            1 => convert_row_in_range::<I, O, 1>(job, dst, base, oy),
+            2 => convert_row_in_range::<I, O, 2>(job, dst, base, oy),
+            _ => convert_row_in_range::<I, O, 4>(job, dst, base, oy),
+        };
+        if !done {
+            convert_row_checked::<I, O>(job, dst, base, oy);
+        }
+    }
+}
+
+/// [`convert_rows`] pixel by pixel with every range checked: the definition the fast rows are
+/// tested against.
+#[cfg(test)]
+fn convert_rows_reference<const I: usize, const O: usize>(
+    job: &TransferJob,
+    dst: &mut [u8],
+    base: usize,
+    rows: std::ops::Range<u32>,
+) {
+    for oy in rows {
+        convert_row_checked::<I, O>(job, dst, base, oy);
+    }
+}
+
+/// Input and output row bases of output row `oy` (index(x, y) = index(0, y) + index(x, 0),
+/// wrapping, in every layout).
+#[inline(always)]
+fn row_bases(job: &TransferJob, oy: u32) -> (u32, u32) {
+    let y = if job.flip { job.out_h - 1 - oy } else { oy };
+    let row_in = job.in_layout.index(0, y << job.sy, job.stride);
+    let row_out = job.out_layout.index(0, oy, job.out_w);
+    (row_in, row_out)
+}
+
+/// Output row `oy` of [`convert_rows`] when all of it is in range, `TAPS` (1, 2 or 4) input
+/// pixels per output pixel. Returns false, writing nothing, when some input index of the row
+/// would wrap or some input or output byte lies outside `job.src` / `dst` (the row then needs
+/// [`convert_row_checked`]).
+#[inline(always)]
+fn convert_row_in_range<const I: usize, const O: usize, const TAPS: usize>(
+    job: &TransferJob,
+    dst: &mut [u8],
+    base: usize,
+    oy: u32,
+) -> bool {
+    let (in_fmt, out_fmt) = (FORMATS[I], FORMATS[O]);
+    let (ibpp, obpp) = (in_fmt.bytes_per_pixel(), out_fmt.bytes_per_pixel());
+    let (row_in, row_out) = row_bases(job, oy);
+    // The largest input pixel index read and the output index range written, in u64: when
+    // none passes u32::MAX, `row + col` does not wrap for any column (the checked path wraps
+    // the base sum in u32 like the layout indices do).
+    let in_last = u64::from(row_in) + u64::from(job.col_in_max);
+    let out_first = u64::from(row_out) + u64::from(job.col_out_min);
+    let out_last = u64::from(row_out) + u64::from(job.col_out_max);
+    let fits = in_last <= u64::from(u32::MAX)
+        && out_last <= u64::from(u32::MAX)
+        && (in_last + TAPS as u64) * ibpp as u64 <= job.src.len() as u64
+        && out_first * obpp as u64 >= base as u64
+        && (out_last + 1) * obpp as u64 <= (base + dst.len()) as u64;
+    if !fits {
+        return false;
+    }
+    let src = job.src;
+    // In range by the checks above (every index lies between the row's extremes).
+    let pixel = |at: usize| -> Rgba {
+        let mut b = [0u8; 4];
+        b[..ibpp].copy_from_slice(&src[at..at + ibpp]);
+        in_fmt.decode_word(b)
+    };
+    for (&cin, &cout) in job.col_in.iter().zip(&job.col_out) {
+        let si = (row_in + cin) as usize * ibpp;
+        let c = match TAPS {
+            1 => pixel(si),
+            2 => avg2(pixel(si), pixel(si + ibpp)),
+            _ => avg4(
+                pixel(si),
+                pixel(si + ibpp),
+                pixel(si + 2 * ibpp),
+                pixel(si + 3 * ibpp),
+            ),
+        };
+        let d = (row_out + cout) as usize * obpp - base;
+        dst[d..d + obpp].copy_from_slice(&out_fmt.encode_word(c)[..obpp]);
+    }
+    true
+}
+
+/// Output row `oy` of [`convert_rows`], every pixel's input and output range checked (input
+/// bytes past the source read as a zero pixel, output bytes outside `dst` are skipped).
+fn convert_row_checked<const I: usize, const O: usize>(
+    job: &TransferJob,
+    dst: &mut [u8],
+    base: usize,
+    oy: u32,
 ) {
     let (in_fmt, out_fmt) = (FORMATS[I], FORMATS[O]);
     let (ibpp, obpp) = (in_fmt.bytes_per_pixel(), out_fmt.bytes_per_pixel());
@@ -672,25 +816,20 @@ fn convert_rows<const I: usize, const O: usize>(
         }
     };
     let taps = 1u32 << (job.sx + job.sy);
-    for oy in rows {
-        let y = if job.flip { job.out_h - 1 - oy } else { oy };
-        // index(x, y) = index(0, y) + index(x, 0) (wrapping) in every layout.
-        let row_in = job.in_layout.index(0, y << job.sy, job.stride);
-        let row_out = job.out_layout.index(0, oy, job.out_w);
-        for (&cin, &cout) in job.col_in.iter().zip(&job.col_out) {
-            let si = u64::from(row_in.wrapping_add(cin));
-            let c = match taps {
-                1 => pixel(si),
-                2 => avg2(pixel(si), pixel(si + 1)),
-                _ => avg4(pixel(si), pixel(si + 1), pixel(si + 2), pixel(si + 3)),
-            };
-            let di = row_out.wrapping_add(cout) as usize * obpp;
-            let Some(local) = di.checked_sub(base) else {
-                continue;
-            };
-            if let Some(d) = dst.get_mut(local..local + obpp) {
-                d.copy_from_slice(&out_fmt.encode_word(c)[..obpp]);
-            }
+    let (row_in, row_out) = row_bases(job, oy);
+    for (&cin, &cout) in job.col_in.iter().zip(&job.col_out) {
+        let si = u64::from(row_in.wrapping_add(cin));
+        let c = match taps {
+            1 => pixel(si),
+            2 => avg2(pixel(si), pixel(si + 1)),
+            _ => avg4(pixel(si), pixel(si + 1), pixel(si + 2), pixel(si + 3)),
+        };
+        let di = row_out.wrapping_add(cout) as usize * obpp;
+        let Some(local) = di.checked_sub(base) else {
+            continue;
+        };
+        if let Some(d) = dst.get_mut(local..local + obpp) {
+            d.copy_from_slice(&out_fmt.encode_word(c)[..obpp]);
         }
     }
 }
@@ -832,21 +971,15 @@ pub fn display_transfer_threads(
             .map_err(|_| err_out.clone())?
     };
 
-    let job = TransferJob {
-        src: &src,
+    let job = TransferJob::new(
+        &src,
         in_layout,
         out_layout,
         stride,
-        sx,
-        sy,
-        out_w,
-        out_h,
-        flip: cfg.flip_vertically,
-        col_in: (0..out_w)
-            .map(|x| in_layout.index(x << sx, 0, stride))
-            .collect(),
-        col_out: (0..out_w).map(|x| out_layout.index(x, 0, out_w)).collect(),
-    };
+        (sx, sy),
+        (out_w, out_h),
+        cfg.flip_vertically,
+    );
     convert_parallel(&job, in_fmt, out_fmt, &mut dst, threads);
     mem.write(cfg.output_addr, &dst).map_err(|_| err_out)?;
     out.written = Some((cfg.output_addr, out_len));

@@ -896,3 +896,106 @@ fn display_transfer_is_identical_at_every_thread_count() {
         }
     }
 }
+
+/// Oracle: the row converter with per-row range checks ([`convert_rows`]) writes exactly what
+/// the per-pixel definition ([`convert_rows_reference`]) writes, for every format pair, layout
+/// pair, filter width and flip, with sources that are long enough, one byte short or much
+/// shorter, and destinations that start before, at or after the first output byte and end
+/// early (partial rows and rows that fall back to the checked path), extreme strides included.
+#[test]
+fn convert_rows_matches_the_per_pixel_definition() {
+    type Rows = fn(&TransferJob, &mut [u8], usize, std::ops::Range<u32>);
+    fn pair<const I: usize>(o: usize) -> (Rows, Rows) {
+        match o {
+            0 => (convert_rows::<I, 0>, convert_rows_reference::<I, 0>),
+            1 => (convert_rows::<I, 1>, convert_rows_reference::<I, 1>),
+            2 => (convert_rows::<I, 2>, convert_rows_reference::<I, 2>),
+            3 => (convert_rows::<I, 3>, convert_rows_reference::<I, 3>),
+            _ => (convert_rows::<I, 4>, convert_rows_reference::<I, 4>),
+        }
+    }
+    let fns = |i: usize, o: usize| match i {
+        0 => pair::<0>(o),
+        1 => pair::<1>(o),
+        2 => pair::<2>(o),
+        3 => pair::<3>(o),
+        _ => pair::<4>(o),
+    };
+    let layouts = [TileMode::Linear, TileMode::Tiled8, TileMode::Block32];
+    let mut seed = 0x1234_5678u32;
+    let mut rnd = |n: u32| {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed % n.max(1)
+    };
+    let mut cases = 0;
+    for (i, in_fmt) in FORMATS.iter().enumerate() {
+        for (o, out_fmt) in FORMATS.iter().enumerate() {
+            let (fast, reference) = fns(i, o);
+            let (ibpp, obpp) = (in_fmt.bytes_per_pixel(), out_fmt.bytes_per_pixel());
+            for (li, &in_layout) in layouts.iter().enumerate() {
+                for (lo, &out_layout) in layouts.iter().enumerate() {
+                    for (sx, sy) in [(0, 0), (1, 0), (1, 1)] {
+                        for flip in [false, true] {
+                            let k = (i * 5 + o) * 100 + li * 30 + lo * 10 + sx + sy;
+                            let out_w = [8, 16, 40, 64, 3, 33][k % 6];
+                            let out_h = [8, 24, 32, 5, 1, 40][(k / 6) % 6];
+                            let stride = match rnd(8) {
+                                0 => u32::MAX - rnd(64),
+                                1 => 0x8000_0000 + rnd(1024),
+                                _ => (out_w << sx) + 8 * rnd(4),
+                            };
+                            let in_span =
+                                index_span(in_layout, out_w << sx, out_h << sy, stride) + 3;
+                            // Sources: exactly long enough, a few bytes short, short, all
+                            // capped (extreme strides span gigabytes: their later rows take
+                            // the checked path).
+                            let full = (in_span as usize * ibpp).min(1 << 18);
+                            let in_len = match rnd(4) {
+                                0 => full.saturating_sub(1 + rnd(7) as usize),
+                                1 => rnd(4096) as usize,
+                                _ => full,
+                            };
+                            let src = noise(in_len, 1 + rnd(1 << 30));
+                            let job = TransferJob::new(
+                                &src,
+                                in_layout,
+                                out_layout,
+                                stride,
+                                (sx as u32, sy as u32),
+                                (out_w, out_h),
+                                flip,
+                            );
+                            let out_span = index_span(out_layout, out_w, out_h, out_w) as usize;
+                            let base = match rnd(3) {
+                                0 => 0,
+                                1 => rnd(out_span as u32) as usize * obpp,
+                                _ => rnd(64) as usize,
+                            };
+                            let dst_len = match rnd(3) {
+                                0 => out_span * obpp,
+                                _ => rnd((out_span * obpp) as u32 + 16) as usize,
+                            };
+                            let init = noise(dst_len, 7 + rnd(1 << 30));
+                            let first = rnd(out_h);
+                            let rows = first..(first + 1 + rnd(out_h)).min(out_h);
+                            for rows in [0..out_h, rows] {
+                                let mut a = init.clone();
+                                let mut b = init.clone();
+                                fast(&job, &mut a, base, rows.clone());
+                                reference(&job, &mut b, base, rows.clone());
+                                assert!(
+                                    a == b,
+                                    "{in_fmt:?}->{out_fmt:?} {in_layout:?}->{out_layout:?} scale ({sx},{sy}) flip {flip} {out_w}x{out_h} stride {stride} src {in_len} base {base} dst {dst_len} rows {rows:?}"
+                                );
+                                cases += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(cases > 2000);
+}
