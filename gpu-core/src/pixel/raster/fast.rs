@@ -17,14 +17,11 @@
 //!   (edge functions are affine, so their extremes over a rectangle are at the corners the
 //!   signs of their x and y steps point to). An edge negative at its largest corner rejects
 //!   the block; edges non-negative at their smallest accept it: every pixel is covered and no
-//!   edge test runs. In scissor-exclude mode a block wholly inside the box is rejected, one
-//!   wholly outside needs no per-pixel scissor test.
-//! * Each block row is tested as 8 lanes at once: the edge values of its pixels are the row
-//!   start plus per-lane multiples of the x step (exact integers, so equal to the reference's
-//!   stepped values; i32 lanes when every value the walk can meet fits, else i64), their f32
-//!   conversions are computed for all lanes, and one sign test per lane (of the OR of the three
-//!   edge values) gives the coverage. The covered lanes are then compacted into the pending
-//!   buffer without a branch per pixel.
+//!   per-pixel edge test runs. Partly covered blocks test each pixel (one sign test of the OR of
+//!   the three edge values). In scissor-exclude mode a block wholly inside the
+//!   box is rejected, one wholly outside needs no per-pixel scissor test.
+//! * Edge values are exact integers (i64), stepped by their per-pixel x increment along a row
+//!   and by their y increment from row to row, so they equal the reference's values exactly.
 //! * The fragments are written into a small buffer and handed to the shading code
 //!   [`BATCH`] at a time (and at the end of the triangle), in the reference's order: the
 //!   per-fragment routine runs in a loop of its own instead of being called once per pixel.
@@ -106,39 +103,10 @@ fn by_attributes<const DEPTH: bool, F: FnMut(&[Fragment])>(
 /// One past the last attribute of the colour + texcoord 0 set ([`super::Varyings::texcoord0_only`]).
 const A_TC0_END: usize = A_TC + 2;
 
-/// Pixels of a block row: the lanes of the row coverage test.
-const ROW: usize = 8;
-
-/// Slots of the pending-pixel buffers ([`Pending`]): a batch, plus one block row that may
-/// run past it before the batch is handed out. A power of two, so an index masked with
-/// `SLOTS - 1` needs no bounds check.
-const SLOTS: usize = 32;
-const _: () = assert!(SLOTS.is_power_of_two() && SLOTS >= BATCH + ROW);
-const _: () = assert!(BATCH.is_power_of_two());
-
-/// The covered pixels waiting for interpolation, in order: their three edge values as f32
-/// (the reference's `b as f32`), structure of arrays (pixel `n` at `w[edge][n]`), and their
-/// window position.
-struct Pending {
-    w: [[f32; SLOTS]; 3],
-    x: [u32; SLOTS],
-    y: [u32; SLOTS],
-}
-
 /// The block walk, monomorphised on the attribute count `NA`, gradients `GRAD` and depth
 /// `DEPTH`. Returns the number of fragments emitted.
 ///
-/// Each row of a block that is not rejected is tested as [`ROW`] lanes at once: the edge
-/// values of the row's pixels from the row start and per-lane multiples of the x steps (exact
-/// integers, so equal to the reference's stepped values), one sign test per lane, and the
-/// covered lanes compacted into [`Pending`] without a branch per pixel (every lane is written
-/// at the next free slot, which advances only for covered lanes). When the batch is full it is
-/// interpolated and handed to `emit`, and the row's overflow moves to the front; the batch
-/// boundaries are those of one fragment at a time.
-///
-/// When every edge value the walk can meet fits in an i32 (every real triangle: it needs
-/// edges of tens of thousands of pixels to overflow), the lanes are i32, whose conversion to
-/// f32 is one vector instruction; otherwise they are i64 (converted lane by lane).
+/// The fragments go into a buffer handed to `emit` when full and at the end.
 #[inline(always)]
 fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&[Fragment])>(
     cfg: &RasterConfig,
@@ -161,6 +129,7 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&[Fragm
         i64::from(sc.y2),
     );
     let wbuffer = cfg.depth.mode == DepthMode::WBuffer;
+    let cx = [e[0].cx, e[1].cx, e[2].cx];
     // Per edge: whether its largest value over a rectangle is at the right (x) and top (y)
     // side (its steps are positive there; a zero step makes both sides equal).
     let corner = [
@@ -169,31 +138,8 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&[Fragm
         (e[2].cx > 0, e[2].cy > 0),
     ];
     let cy = [e[0].cy, e[1].cy, e[2].cy];
-    // The lanes' offsets from the row start: `i·cx` per edge, as i64 and reduced mod 2^32.
-    let mut off64 = [[0i64; ROW]; 3];
-    let mut off32 = [[0i32; ROW]; 3];
-    for k in 0..3 {
-        for i in 0..ROW {
-            off64[k][i] = i as i64 * e[k].cx;
-            // Truncation intended: the i32 lanes add it with wrapping arithmetic (below).
-            off32[k][i] = off64[k][i] as i32;
-        }
-    }
-    // The lanes cover pixels x0 ..= x1 + 7 of rows y0 ..= y1 (a row's lanes past the box are
-    // masked, but computed). If every edge value over that rectangle (extremes at its corners)
-    // fits in an i32, the i32 lanes are exact: the true sum of the row start and a lane offset
-    // is in range, so the wrapping sum of their values mod 2^32 is that sum.
-    let small = e.iter().all(|ed| {
-        [(x0, y0), (x1 + 7, y0), (x0, y1), (x1 + 7, y1)]
-            .iter()
-            .all(|&(x, y)| i32::try_from(ed.at(x, y)).is_ok())
-    });
     let mut buf = [Fragment::default(); BATCH];
-    let mut pend = Pending {
-        w: [[0.0; SLOTS]; 3],
-        x: [0; SLOTS],
-        y: [0; SLOTS],
-    };
+    let mut weights: Weights = [[[0.0; L]; 3]; GROUPS];
     let mut n = 0usize;
     let mut count = 0u64;
     let mut tile_row = ym_lo >> 3;
@@ -234,20 +180,8 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&[Fragm
                 }
                 scissor = overlaps;
             }
-            // Trivial accept: every pixel of the block is covered, no edge is tested.
+            // Trivial accept: every pixel of the block is covered, nothing is tested.
             let full = all_in && !scissor;
-            // Lanes inside the block (the block may be narrower than a row of lanes).
-            let width = (bx_hi - bx_lo + 1) as usize;
-            let mut inside = [false; ROW];
-            for (i, v) in inside.iter_mut().enumerate() {
-                *v = i < width;
-            }
-            // ok: bx_lo is within [0, width) of the target, ≤ 2047.
-            let ux = bx_lo as u32;
-            let mut xs = [0u32; ROW];
-            for (i, v) in xs.iter_mut().enumerate() {
-                *v = ux + i as u32;
-            }
             // Edge values at the first pixel of the top row, stepped down a row at a time
             // (exact integers: the same values as evaluating them afresh).
             let mut row = [
@@ -257,85 +191,42 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&[Fragm
             ];
             let mut py = by_hi;
             while py >= by_lo {
-                // ok: py is within [0, height), ≤ 2047.
+                let mut b = row;
+                // ok: px, py are within [0, width) × [0, height), both ≤ 2047.
                 let fy = py as u32;
-                let mut wl = [[0f32; ROW]; 3];
-                let mut cov = inside;
-                if small {
-                    // ok: `small` bounds every edge value the lanes take (see above).
-                    let r = [row[0] as i32, row[1] as i32, row[2] as i32];
-                    let mut b = [[0i32; ROW]; 3];
-                    for k in 0..3 {
-                        for i in 0..ROW {
-                            b[k][i] = r[k].wrapping_add(off32[k][i]);
-                            wl[k][i] = b[k][i] as f32;
-                        }
-                    }
-                    if !full {
-                        for i in 0..ROW {
-                            // All three edge values ≥ 0 ⇔ the sign bit of their OR is clear.
-                            cov[i] &= (b[0][i] | b[1][i] | b[2][i]) >= 0;
-                        }
-                    }
-                } else {
-                    let mut b = [[0i64; ROW]; 3];
-                    for k in 0..3 {
-                        for i in 0..ROW {
-                            b[k][i] = row[k] + off64[k][i];
-                            wl[k][i] = b[k][i] as f32;
-                        }
-                    }
-                    if !full {
-                        for i in 0..ROW {
-                            cov[i] &= (b[0][i] | b[1][i] | b[2][i]) >= 0;
-                        }
-                    }
-                }
-                if scissor {
-                    for (c, &x) in cov.iter_mut().zip(&xs) {
-                        *c &= !sc.contains(x, fy);
-                    }
-                }
                 row = [row[0] - cy[0], row[1] - cy[1], row[2] - cy[2]];
                 py -= 1;
-                // Compaction: n < BATCH here, so n + ROW ≤ SLOTS and the masked indices
-                // never wrap.
-                if full && width == ROW {
-                    let at = n & (BATCH - 1);
-                    for (pw, w) in pend.w.iter_mut().zip(&wl) {
-                        pw[at..at + ROW].copy_from_slice(w);
+                for px in bx_lo..=bx_hi {
+                    // All three edge values ≥ 0 ⇔ the sign bit of their OR is clear.
+                    if full
+                        || ((b[0] | b[1] | b[2]) >= 0 && !(scissor && sc.contains(px as u32, fy)))
+                    {
+                        // Only the position and the weights now: the batch is
+                        // interpolated at once when full (see `interpolate_batch`).
+                        let f = &mut buf[n];
+                        f.x = px as u32;
+                        f.y = fy;
+                        let wg = &mut weights[n / L];
+                        wg[0][n % L] = b[0] as f32;
+                        wg[1][n % L] = b[1] as f32;
+                        wg[2][n % L] = b[2] as f32;
+                        n += 1;
+                        if n == BATCH {
+                            interpolate_batch::<NA, GRAD, DEPTH>(
+                                cfg, wbuffer, s, &weights, BATCH, &mut buf,
+                            );
+                            emit(&buf);
+                            count += BATCH as u64;
+                            n = 0;
+                        }
                     }
-                    pend.x[at..at + ROW].copy_from_slice(&xs);
-                    pend.y[at..at + ROW].fill(fy);
-                    n += ROW;
-                } else {
-                    for i in 0..ROW {
-                        let at = n & (SLOTS - 1);
-                        pend.w[0][at] = wl[0][i];
-                        pend.w[1][at] = wl[1][i];
-                        pend.w[2][at] = wl[2][i];
-                        pend.x[at] = xs[i];
-                        pend.y[at] = fy;
-                        n += usize::from(cov[i]);
-                    }
-                }
-                if n >= BATCH {
-                    interpolate_batch::<NA, GRAD, DEPTH>(cfg, wbuffer, s, &pend, BATCH, &mut buf);
-                    emit(&buf);
-                    count += BATCH as u64;
-                    n -= BATCH;
-                    // The row's overflow (at most ROW − 1 pixels) to the front.
-                    for k in 0..3 {
-                        pend.w[k].copy_within(BATCH..BATCH + ROW, 0);
-                    }
-                    pend.x.copy_within(BATCH..BATCH + ROW, 0);
-                    pend.y.copy_within(BATCH..BATCH + ROW, 0);
+                    b = [b[0] + cx[0], b[1] + cx[1], b[2] + cx[2]];
                 }
             }
         }
     }
     if n > 0 {
-        interpolate_batch::<NA, GRAD, DEPTH>(cfg, wbuffer, s, &pend, n, &mut buf);
+        interpolate_batch::<NA, GRAD, DEPTH>(cfg, wbuffer, s, &weights, n, &mut buf);
         emit(&buf[..n]);
         count += n as u64;
     }
@@ -344,37 +235,35 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&[Fragm
 
 /// Pixels per lane group of [`interpolate_group`]: one SSE register of f32.
 const L: usize = 4;
+/// Lane groups per batch.
+const GROUPS: usize = BATCH / L;
 const _: () = assert!(BATCH.is_multiple_of(L));
 
-/// Interpolates the first `n` pixels of `p` into `buf[..n]`, a lane group of [`L`] pixels at
-/// a time (see [`interpolate_group`]). Not inlined: it runs once per batch, and the traversal
-/// calls it from two places (full batch, last batch).
+/// The covered pixels of the current batch waiting for interpolation: their three edge
+/// values as f32 (the reference's `b as f32`), structure of arrays in groups of [`L`] pixels
+/// (the lanes are pixels), pixel `n` at `[n / L][edge][n % L]`.
+type Weights = [[[f32; L]; 3]; GROUPS];
+
+/// Interpolates the first `n` pixels of `w` into `buf[..n]` (whose `x`, `y` are set), a lane
+/// group of [`L`] pixels at a time (see [`interpolate_group`]). Not inlined: it runs once per
+/// batch, and the traversal calls it from two places (full batch, last batch).
 #[inline(never)]
 fn interpolate_batch<const NA: usize, const GRAD: bool, const DEPTH: bool>(
     cfg: &RasterConfig,
     wbuffer: bool,
     s: &Setup,
-    p: &Pending,
+    w: &Weights,
     n: usize,
     buf: &mut [Fragment; BATCH],
 ) {
-    for (g, frags) in buf.chunks_exact_mut(L).enumerate() {
+    for (g, (frags, wg)) in buf.chunks_exact_mut(L).zip(w).enumerate() {
         if g * L >= n {
             break;
         }
-        let lanes = g * L..g * L + L;
-        let mut w = [[0f32; L]; 3];
-        for (wk, pk) in w.iter_mut().zip(&p.w) {
-            wk.copy_from_slice(&pk[lanes.clone()]);
-        }
-        for ((f, &x), &y) in frags.iter_mut().zip(&p.x[lanes.clone()]).zip(&p.y[lanes]) {
-            f.x = x;
-            f.y = y;
-        }
-        // The lanes of a last, partial group past `n` hold stale weights: computing them is
-        // harmless (float operations do not trap) and the fragments they write are not
-        // handed out.
-        interpolate_group::<NA, GRAD, DEPTH>(cfg, wbuffer, s, &w, frags);
+        // The lanes of a last, partial group past `n` hold stale or zero weights: computing
+        // them is harmless (float operations do not trap) and the fragments they write are
+        // not handed out.
+        interpolate_group::<NA, GRAD, DEPTH>(cfg, wbuffer, s, wg, frags);
     }
 }
 

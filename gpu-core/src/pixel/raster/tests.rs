@@ -794,7 +794,7 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
             ]
         };
         // Huge triangles in a tenth of the cases: one vertex hundreds of targets away, so the
-        // edge values overflow an i32 and the traversal takes its i64 lanes.
+        // edge values overflow an i32 (and their f32 conversions round).
         let huge = case % 10 == 7;
         if huge {
             let v = &mut tri[(rng.next() % 3) as usize];
