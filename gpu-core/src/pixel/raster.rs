@@ -153,11 +153,13 @@ pub struct Varyings {
     pub texcoord_gradients: bool,
     /// Normal quaternion and view vector (fragment lighting).
     pub lighting: bool,
-    /// Of the texture coordinates only texcoord 0 (u, v) is read: with `texcoords` on and
-    /// gradients and lighting off, the fast traversal interpolates the colour and texcoord 0
-    /// alone and leaves texcoords 1 and 2 and texcoord0.w at 0. The reference traversal ignores
-    /// it (it interpolates what `texcoords` asks for). Set by the pixel pipeline only when no
-    /// stage of the draw reads the other coordinates.
+    /// Of the texture coordinates only texcoord 0 (u, v) is read, and of the gradients only
+    /// texcoord 0's (`tc_grad[0]`): with `texcoords` on and lighting off, the fast traversal
+    /// interpolates the colour and texcoord 0 alone (and with `texcoord_gradients` its u, v
+    /// gradients alone) and leaves texcoords 1 and 2, texcoord0.w and their gradients at 0. The
+    /// reference traversal ignores it (it interpolates what `texcoords` asks for). Set by the
+    /// pixel pipeline only when no stage of the draw reads the other coordinates (units 1 and 2
+    /// unread, unit 0 a plain 2D texture, the procedural texture on texcoord 0, no lighting).
     pub texcoord0_only: bool,
     /// No stage reads the fragment's depth (no depth or stencil buffer access, no fog, normal
     /// fragment mode): the fast traversal leaves [`Fragment::depth`] at 0. The reference

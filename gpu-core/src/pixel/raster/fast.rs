@@ -28,8 +28,9 @@
 //! * Interpolation is monomorphised on the number of interpolated attributes and on whether
 //!   gradients are needed, so the per-attribute loop has a constant trip count (the compiler
 //!   unrolls it) and nothing about the attribute set is decided per fragment.
-//!   With [`super::Varyings::texcoord0_only`] only the colour and texcoord 0 are interpolated
-//!   (the sprite shape: one texture unit and/or the procedural texture on texcoord 0); with
+//!   With [`super::Varyings::texcoord0_only`] only the colour and texcoord 0 (and, with
+//!   gradients, texcoord 0's u, v gradients) are interpolated (the sprite shape, and a
+//!   mipmapped ground: one 2D texture unit and/or the procedural texture on texcoord 0); with
 //!   [`super::Varyings::skip_depth`] the depth is not computed.
 //! * The traversal itself only records each covered pixel's position and its three edge values
 //!   (as f32); a full batch (and the last one) is interpolated at once, structure of arrays in
@@ -83,6 +84,12 @@ fn by_attributes<const DEPTH: bool, F: FnMut(&[Fragment])>(
     match (setup.n_attr, grad) {
         (N_ATTR, true) => blocks::<N_ATTR, true, DEPTH, F>(cfg, p, setup, bands, emit),
         (N_ATTR, false) => blocks::<N_ATTR, false, DEPTH, F>(cfg, p, setup, bands, emit),
+        // Colour and texcoord 0 (with its u, v gradients) only: the other coordinates and
+        // their gradients are read by no stage (a 2D unit 0 or the procedural texture on
+        // texcoord 0 read `tc_grad[0]` alone).
+        (A_QUAT, true) if cfg.varyings.texcoord0_only => {
+            blocks::<A_TC0_END, true, DEPTH, F>(cfg, p, setup, bands, emit)
+        }
         (A_QUAT, true) => blocks::<A_QUAT, true, DEPTH, F>(cfg, p, setup, bands, emit),
         // Colour and texcoord 0 only (the other coordinates are read by no stage).
         (A_QUAT, false) if cfg.varyings.texcoord0_only => {
@@ -324,6 +331,20 @@ fn interpolate_group<const NA: usize, const GRAD: bool, const DEPTH: bool>(
     if NA == A_TC0_END {
         for (j, f) in frags.iter_mut().take(L).enumerate() {
             f.tc[0] = [out[A_TC][j], out[A_TC + 1][j]];
+        }
+        if GRAD {
+            // The gradients below for texcoord 0's u and v (k = 0, 1) alone.
+            let mut g = [[0f32; L]; 4];
+            for j in 0..L {
+                let (u, v) = (out[A_TC][j], out[A_TC + 1][j]);
+                g[0][j] = (s.n_dx[0] - u * s.d_dx) * inv_d[j];
+                g[1][j] = (s.n_dx[1] - v * s.d_dx) * inv_d[j];
+                g[2][j] = (s.n_dy[0] - u * s.d_dy) * inv_d[j];
+                g[3][j] = (s.n_dy[1] - v * s.d_dy) * inv_d[j];
+            }
+            for (j, f) in frags.iter_mut().take(L).enumerate() {
+                f.tc_grad[0] = [g[0][j], g[1][j], g[2][j], g[3][j]];
+            }
         }
     } else if NA > A_TC {
         for (j, f) in frags.iter_mut().take(L).enumerate() {

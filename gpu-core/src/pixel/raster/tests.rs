@@ -692,7 +692,8 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
             texcoord0_only: true,
             skip_depth: false,
         },
-        // `texcoord0_only` is ignored with gradients or lighting on.
+        // Texcoord 0 alone with its gradients (a mipmapped 2D unit 0): the other coordinates
+        // and gradients stay 0.
         Varyings {
             texcoords: true,
             texcoord_gradients: true,
@@ -700,6 +701,7 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
             texcoord0_only: true,
             skip_depth: false,
         },
+        // `texcoord0_only` is ignored with lighting on.
         Varyings {
             texcoords: true,
             texcoord_gradients: false,
@@ -707,8 +709,17 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
             texcoord0_only: true,
             skip_depth: false,
         },
+        Varyings {
+            texcoords: true,
+            texcoord_gradients: true,
+            lighting: true,
+            texcoord0_only: true,
+            skip_depth: false,
+        },
     ];
     let mut tc0_only_fragments = 0u64;
+    let mut tc0_grad_fragments = 0u64;
+    let mut huge_fragments = 0u64;
     let mut emitted = 0u64;
     for case in 0..6000u32 {
         let (w, h) = match case % 4 {
@@ -747,7 +758,7 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
         };
         // Sprite-like halves of axis-aligned quads (edges through pixel centres and block
         // corners), small triangles, and triangles up to several times the target.
-        let tri = if case % 3 == 1 {
+        let mut tri = if case % 3 == 1 {
             let mut t = [
                 random_vertex(&mut rng, w as f32, h as f32),
                 random_vertex(&mut rng, w as f32, h as f32),
@@ -782,9 +793,16 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
                 random_vertex(&mut rng, w as f32, h as f32),
             ]
         };
+        // Huge triangles in a tenth of the cases: one vertex hundreds of targets away, so the
+        // edge values overflow an i32 (and their f32 conversions round).
+        let huge = case % 10 == 7;
+        if huge {
+            let v = &mut tri[(rng.next() % 3) as usize];
+            v.x = (v.x - w as f32 / 2.0) * 400.0;
+            v.y = (v.y - h as f32 / 2.0) * 400.0;
+        }
         let mut want = Vec::new();
-        let tc0_only =
-            c.varyings.texcoord0_only && !c.varyings.texcoord_gradients && !c.varyings.lighting;
+        let tc0_only = c.varyings.texcoord0_only && !c.varyings.lighting;
         let ro = rasterize_triangle_reference(&c, &tri, |f| {
             let mut f = *f;
             if tc0_only {
@@ -792,6 +810,9 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
                 f.tc[1] = [0.0; 2];
                 f.tc[2] = [0.0; 2];
                 f.tc0_w = 0.0;
+                f.tc_grad[1] = [0.0; 4];
+                f.tc_grad[2] = [0.0; 4];
+                f.tc0_w_grad = [0.0; 2];
             }
             if c.varyings.skip_depth {
                 f.depth = 0.0;
@@ -800,6 +821,9 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
         });
         if tc0_only {
             tc0_only_fragments += want.len() as u64;
+            if c.varyings.texcoord_gradients {
+                tc0_grad_fragments += want.len() as u64;
+            }
         }
         let mut got = Vec::new();
         let fo = rasterize_triangle(&c, &tri, |f| got.push(frag_bits(f)));
@@ -814,6 +838,9 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
         assert_eq!(bo, ro, "case {case}");
         assert_eq!(batched, want, "case {case}: batched");
         emitted += got.len() as u64;
+        if huge {
+            huge_fragments += got.len() as u64;
+        }
 
         // Bands: 2 and 3 shares partition the fragments; each share keeps reference order.
         for count in [2u32, 3] {
@@ -844,6 +871,8 @@ fn fast_traversal_matches_the_reference_bit_for_bit() {
     // The cases really draw (most triangles cover pixels).
     assert!(emitted > 200_000, "{emitted}");
     assert!(tc0_only_fragments > 20_000, "{tc0_only_fragments}");
+    assert!(tc0_grad_fragments > 10_000, "{tc0_grad_fragments}");
+    assert!(huge_fragments > 10_000, "{huge_fragments}");
 }
 
 /// The branch-free rounding of the fast traversal equals the reference's `round_to_u8` on every
