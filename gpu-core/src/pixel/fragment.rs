@@ -2010,10 +2010,21 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         let mut idx = [0u8; FRAGMENT_BATCH];
         let mut m = 0;
         if early && plan.depth_stencil {
-            for (i, f) in frags.iter().enumerate() {
-                // ok: i < FRAGMENT_BATCH = 16.
-                idx[m] = i as u8;
-                m += usize::from(self.depth_stencil_fast::<COSTS>(f, plan.depth_key));
+            match self.depth_batch::<COSTS>(frags, lanes_below(n), plan) {
+                Some(pass) => {
+                    for i in 0..n {
+                        // ok: i < FRAGMENT_BATCH = 16.
+                        idx[m] = i as u8;
+                        m += ((pass >> i) & 1) as usize;
+                    }
+                }
+                None => {
+                    for (i, f) in frags.iter().enumerate() {
+                        // ok: i < FRAGMENT_BATCH = 16.
+                        idx[m] = i as u8;
+                        m += usize::from(self.depth_stencil_fast::<COSTS>(f, plan.depth_key));
+                    }
+                }
             }
         } else {
             for (i, d) in idx.iter_mut().enumerate() {
@@ -2114,13 +2125,18 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             }
             FogMode::Off | FogMode::Other(_) => {}
         }
-        if !early && plan.depth_stencil {
-            let mut rest = alive;
-            while rest != 0 {
-                let k = rest.trailing_zeros() as usize;
-                rest &= rest - 1;
-                if !self.depth_stencil_fast::<COSTS>(&sf[k], plan.depth_key) {
-                    alive &= !(1 << k);
+        if !early && plan.depth_stencil && alive != 0 {
+            match self.depth_batch::<COSTS>(sf, alive, plan) {
+                Some(pass) => alive = pass,
+                None => {
+                    let mut rest = alive;
+                    while rest != 0 {
+                        let k = rest.trailing_zeros() as usize;
+                        rest &= rest - 1;
+                        if !self.depth_stencil_fast::<COSTS>(&sf[k], plan.depth_key) {
+                            alive &= !(1 << k);
+                        }
+                    }
                 }
             }
         }
@@ -2320,6 +2336,123 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             self.depth_cache.mark_dirty();
         }
         result
+    }
+
+    /// [`FragCtx::depth_stencil_fast`] for the fragments `frags[k]` with bit k of `lanes` set,
+    /// in order, when the stencil test is off (`None` otherwise: the caller runs the
+    /// per-fragment code): returns the lanes that pass, with the same counters, unmapped
+    /// pixel counts, tile loads and stores and dirty marks. The fragments are different
+    /// pixels (one triangle's), so each depth word is read before any lane writes it whatever
+    /// the order; each run of lanes in one tile looks the tile up once
+    /// ([`TileCache::tile_keyed`], the same tile sequence as per fragment), the depth values
+    /// and the compare run across the lanes with the function chosen once per batch.
+    #[inline(always)]
+    fn depth_batch<const COSTS: bool>(
+        &mut self,
+        frags: &[Fragment],
+        lanes: u32,
+        plan: &FastPlan,
+    ) -> Option<u32> {
+        let cfg = self.cfg;
+        let ops = &cfg.ops;
+        let fb = &cfg.fb;
+        let lanes = lanes & lanes_below(frags.len());
+        let Some(df) = fb.depth_format else {
+            return Some(lanes);
+        };
+        if ops.stencil.enabled && df == DepthFormat::D24S8 {
+            return None;
+        }
+        if !(ops.depth.enabled || ops.depth.write) {
+            return Some(lanes);
+        }
+        let h = fb.height;
+        let mask = self.depth_cache.word_mask();
+        let bpp = self.depth_cache.bpp() as usize;
+        // The depth bits of a stored word (`DepthFormat::decode_depth`) and `encode_depth` as
+        // a word operation: the depth's low bytes replace the word's, the rest stays.
+        let depth_bits: u32 = match df {
+            DepthFormat::D16 => 0xFFFF,
+            DepthFormat::D24 | DepthFormat::D24S8 => 0xFF_FFFF,
+        };
+        let max = df.max_depth() as f32;
+        let write = ops.depth.write && fb.depth_write;
+        let mut tx = [0u32; FRAGMENT_BATCH];
+        let mut ty = [0u32; FRAGMENT_BATCH];
+        let mut mi = [0u32; FRAGMENT_BATCH];
+        let mut z = [0u32; FRAGMENT_BATCH];
+        for (k, f) in frags.iter().take(FRAGMENT_BATCH).enumerate() {
+            tx[k] = f.x >> 3;
+            ty[k] = crate::pixel::tiling::flip_row(f.y, h) >> 3;
+            // ok: a Morton index is at most 63.
+            mi[k] = TileCache::tile_index(f.x, f.y, h) as u32;
+            // As `depth_stencil_fast` (saturating cast).
+            z[k] = (f.depth * max) as u32;
+        }
+        let off: [usize; FRAGMENT_BATCH] = mi.map(|i| i as usize * bpp);
+        let (mut pass, mut failed, mut unmapped) = (0u32, 0u32, 0u32);
+        let mut rest = lanes;
+        while rest != 0 {
+            let k0 = rest.trailing_zeros() as usize;
+            let (x0, y0) = (tx[k0], ty[k0]);
+            let mut same = 0u32;
+            for (k, (&x, &y)) in tx.iter().zip(&ty).enumerate() {
+                same |= u32::from(x == x0 && y == y0) << k;
+            }
+            let other = rest & !same;
+            let run = if other == 0 {
+                rest
+            } else {
+                rest & ((1u32 << other.trailing_zeros()) - 1)
+            };
+            rest &= !run;
+            let f0 = &frags[k0];
+            let (data, mapped) =
+                self.depth_cache
+                    .tile_keyed(self.mem, fb, fb.depth_addr, plan.depth_key, f0.x, f0.y);
+            let mut ok = 0u32;
+            for (k, &i) in mi.iter().enumerate() {
+                ok |= (((mapped >> i) & 1) as u32) << k;
+            }
+            // Unmapped pixels pass without a depth access (as `depth_stencil_fast`).
+            pass |= run & !ok;
+            unmapped += (run & !ok).count_ones();
+            let live = run & ok;
+            let mut old = [0u32; FRAGMENT_BATCH];
+            for (d, &o) in old.iter_mut().zip(&off) {
+                *d = TileCache::tile_load(data, o, mask);
+            }
+            let tested = if ops.depth.enabled {
+                let mut stored = [0u32; FRAGMENT_BATCH];
+                for (s, &w) in stored.iter_mut().zip(&old) {
+                    *s = w & depth_bits;
+                }
+                specialized::depth_pass_mask(ops.depth.func, &z, &stored)
+            } else {
+                u32::MAX
+            };
+            let ok_lanes = live & tested;
+            failed += (live & !tested).count_ones();
+            pass |= ok_lanes;
+            if write {
+                let mut dirty = false;
+                let mut wl = ok_lanes;
+                while wl != 0 {
+                    let k = wl.trailing_zeros() as usize;
+                    wl &= wl - 1;
+                    let new = (old[k] & !depth_bits) | (z[k] & depth_bits);
+                    dirty |= TileCache::tile_store(data, off[k], new, mask);
+                }
+                if dirty {
+                    self.depth_cache.mark_dirty();
+                }
+            }
+        }
+        self.depth_cache.unmapped_pixels += u64::from(unmapped);
+        if COSTS {
+            self.stats.depth_failed += u64::from(failed);
+        }
+        Some(pass)
     }
 
     /// [`FragCtx::depth_stencil`] on the specialised path (no recording): the same tests,

@@ -52,10 +52,13 @@ use crate::vertex::ScreenVertex;
 
 /// Below this many pixels of summed (clipped) triangle bounding boxes a batch is drawn on the
 /// calling thread: starting the workers and writing the tile stores back would cost more than
-/// it saves. Measured (2 threads, `bench replay`, best of 5, load 7-8 on 2 cores, 5 runs per
-/// value): 1024 took stress from 6.76-6.83 to 6.31-6.53 ms/frame against 4096, left
-/// fog_blend, cube and geoshader within noise; 512 and 256 made stress slower again.
-pub const PARALLEL_MIN_PIXELS: u64 = 1024;
+/// it saves. Measured again on an otherwise idle 2-core machine (2 threads, `replay_time`,
+/// best of 5 interleaved rounds, session 11): 4096 took stress from 91-98 to 113 frames/s
+/// against 1024 (its ~100 parallel draws per frame of ~400 fragments each lost more to the
+/// hand-off than they gained), sprites 66 -> 69, geoshader 335 -> 352, cube unchanged (264);
+/// never splitting a draw gave stress 114 but cost every other scene 25-40%. (An earlier
+/// measurement under load 7-8 had preferred 1024.)
+pub const PARALLEL_MIN_PIXELS: u64 = 4096;
 
 /// Pieces of tile rows per share (see [`PixelPipeline::draw_triangles`]): enough that a share
 /// that starts late or runs slowly leaves its work to the other, few enough that the piece

@@ -239,6 +239,30 @@ pub fn alpha_pass_mask(func: CompareFunc, reference: u8, colors: &[Rgba; 16]) ->
     }
 }
 
+/// The lanes `k` whose depth `z[k] OP stored[k]` passes (bit k), `OP` = `func` chosen once
+/// for the batch ([`CompareFunc::test`] per lane).
+#[inline(always)]
+pub fn depth_pass_mask(func: CompareFunc, z: &[u32; 16], stored: &[u32; 16]) -> u32 {
+    #[inline(always)]
+    fn lanes(z: &[u32; 16], stored: &[u32; 16], pass: impl Fn(u32, u32) -> bool) -> u32 {
+        let mut m = 0u32;
+        for (k, (&a, &b)) in z.iter().zip(stored).enumerate() {
+            m |= u32::from(pass(a, b)) << k;
+        }
+        m
+    }
+    match func {
+        CompareFunc::Never => 0,
+        CompareFunc::Always => 0xFFFF,
+        CompareFunc::Equal => lanes(z, stored, |a, b| a == b),
+        CompareFunc::NotEqual => lanes(z, stored, |a, b| a != b),
+        CompareFunc::Less => lanes(z, stored, |a, b| a < b),
+        CompareFunc::LessEqual => lanes(z, stored, |a, b| a <= b),
+        CompareFunc::Greater => lanes(z, stored, |a, b| a > b),
+        CompareFunc::GreaterEqual => lanes(z, stored, |a, b| a >= b),
+    }
+}
+
 /// One channel of a blend equation on precomputed factors (the generic [`Blend::apply`]'s
 /// arithmetic: products divided by 255 truncating toward zero, then clamped).
 #[inline(always)]
@@ -1182,6 +1206,38 @@ mod tests {
     /// flips, depths including NaN, ±∞, ±0, 1, values outside [0, 1], the LUT entry edges and
     /// random ones; random lane masks and partial batches (lanes outside the mask or past
     /// the fragments untouched).
+    #[test]
+    fn depth_pass_mask_matches_the_compare_function() {
+        let mut rng = Rng(0xDE97_4A5C);
+        let edges = [0u32, 1, 0xFFFF, 0x1_0000, 0xFF_FFFF, 0x100_0000, u32::MAX];
+        for func in 0..8 {
+            let func = CompareFunc::from_bits(func);
+            for round in 0..200 {
+                let z: [u32; 16] = std::array::from_fn(|k| match round % 3 {
+                    0 => edges[(k + round) % edges.len()],
+                    1 => rng.next() % 8,
+                    _ => rng.next(),
+                });
+                let stored: [u32; 16] = std::array::from_fn(|k| match round % 3 {
+                    0 => edges[(k * 3 + round / 3) % edges.len()],
+                    1 => rng.next() % 8,
+                    _ => rng.next() & 0xFF_FFFF,
+                });
+                let mask = depth_pass_mask(func, &z, &stored);
+                for k in 0..16 {
+                    assert_eq!(
+                        mask >> k & 1 == 1,
+                        func.test(z[k], stored[k]),
+                        "{func:?} z {} stored {}",
+                        z[k],
+                        stored[k]
+                    );
+                }
+                assert_eq!(mask >> 16, 0);
+            }
+        }
+    }
+
     #[test]
     fn fog_batch_matches_fog_per_fragment() {
         use crate::pixel::raster::Fragment;
