@@ -119,9 +119,10 @@ impl FogConfig {
 impl FogConfig {
     /// [`FogConfig::apply`] for the fragments `frags[k]` with bit k of `alive` set, on
     /// `colors[k]` (the other colours are left alone): the same arithmetic on every lane at
-    /// once (LUT coordinate, entry, fraction and the three channel blends over fixed-size
-    /// arrays, which the compiler vectorises except for the table reads), then the results
-    /// of the `alive` lanes kept. Bit-identical to `apply` per fragment.
+    /// once (LUT coordinate, entry, fraction, then [`fog_blend_lanes`] for the three channel
+    /// blends over fixed-size arrays, which the compiler vectorises except for the table
+    /// reads), then the results of the `alive` lanes kept. Bit-identical to `apply` per
+    /// fragment.
     #[inline]
     pub fn apply_batch(&self, frags: &[Fragment], colors: &mut [Rgba; 16], alive: u32) {
         const N: usize = 16;
@@ -138,19 +139,60 @@ impl FogConfig {
             let [v, d] = self.lut.entries[e as usize];
             *fi = (v + d * (i - e as f32)).clamp(0.0, 1.0);
         }
-        let mut out = *colors;
-        for (o, &fi) in out.iter_mut().zip(&f) {
-            for (c, &fc) in o.iter_mut().zip(&self.color) {
-                // As `apply`: both weights are in [0, 1], so the sum is in [0, 255].
-                *c = (fi * f32::from(*c) + (1.0 - fi) * f32::from(fc)) as u8;
-            }
-        }
+        let out = fog_blend_lanes(&f, self.color, colors);
+        // Keep lane k where bit k of `alive` is set and a fragment exists (a select on the
+        // words, no branch).
+        let live = alive
+            & if frags.len() >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << frags.len()) - 1
+            };
         for (k, (c, o)) in colors.iter_mut().zip(&out).enumerate() {
-            if alive & (1 << k) != 0 && k < frags.len() {
-                *c = *o;
-            }
+            let keep = 0u32.wrapping_sub((live >> k) & 1);
+            let old = u32::from_le_bytes(*c);
+            *c = ((o & keep) | (old & !keep)).to_le_bytes();
         }
     }
+}
+
+/// The RGB blends of [`FogConfig::apply`] on 16 lanes: lane k is `colors[k]` with each RGB
+/// channel `c` replaced by `trunc(f[k]·c + (1 − f[k])·fog)` (alpha kept), returned as the
+/// little-endian word of the RGBA bytes. Channel by channel over arrays of words (channel
+/// extraction, int → float, the blend, float → int and the repacking all vectorise).
+///
+/// `apply` casts the sum with `as u8`; here it is `as i32` followed by `as u8` on a value
+/// known to lie in 0..=255, the same result for every factor [`FogLut::factor`] can return:
+/// * `f` in [0, 1]: `fl(f·c) ≤ c ≤ 255` and `fl(1 − f) ≤ 1`, so both products are in
+///   [0, 255] and, with `fl(1 − f) ≤ 1 − f + 2^−25` and relative errors `u = 2^−24` per
+///   product and sum, the rounded sum is at most `255·(1 + 2^−25)(1 + u)² < 256` (and
+///   at least 0: every term is non-negative).
+///   Both casts truncate toward zero there, and the truncation is in 0..=255, so the `u8`
+///   cast of the i32 keeps it.
+/// * `f` NaN (the clamp passes NaN through; a LUT difference of 0 times an infinite
+///   fraction): the sum is NaN, which `as u8` and `as i32` both map to 0.
+///
+/// `as u8` on an f32 compiles to scalar code on SSE2; `as i32` is one packed conversion.
+#[inline(always)]
+pub(crate) fn fog_blend_lanes(f: &[f32; 16], fog: [u8; 3], colors: &[Rgba; 16]) -> [u32; 16] {
+    const N: usize = 16;
+    let words = colors.map(u32::from_le_bytes);
+    // Alpha (the top byte) is kept.
+    let mut out = words.map(|w| w & 0xFF00_0000);
+    for (ch, &fc) in fog.iter().enumerate() {
+        let fc = f32::from(fc);
+        let shift = 8 * ch as u32;
+        let mut r = [0u32; N];
+        for k in 0..N {
+            let c = ((words[k] >> shift) & 0xFF) as i32 as f32;
+            // See the doc: the sum is NaN or in [0, 256).
+            r[k] = (f[k] * c + (1.0 - f[k]) * fc) as i32 as u32 & 0xFF;
+        }
+        for k in 0..N {
+            out[k] |= r[k] << shift;
+        }
+    }
+    out
 }
 
 /// How much of gas rendering this crate models.

@@ -730,6 +730,213 @@ fn inner_lanes_equal_inner_taps() {
     }
 }
 
+/// The mipmapped batch routine ([`mipmapped_batch`]: level choice across the lanes, one
+/// masked lane pass per level, the level blend across the lanes) against the per-fragment
+/// routine and the generic sampler, on batches whose footprints sweep across levels the way
+/// a triangle's do (neighbouring lanes on the same level, level boundaries and exact integer
+/// LODs inside a batch) and random ones: every filter combination (magnification,
+/// minification, mip), pairs of wrap modes (power-of-two repeat, clamp to edge, border,
+/// mirrored, non-power-of-two sizes), biases from −8 to +8 (±10^30 too), every min/max
+/// level pair of the chain (min above max included), special derivatives and coordinates
+/// (NaN, ±∞, 0, subnormal, huge) in random lanes, batch lengths 1..=40.
+#[test]
+fn mipmapped_batches_equal_per_fragment_lookups() {
+    let mut rng = Rng(0x7B11_0011);
+    let mem = memory(&mut rng);
+    let wraps = [
+        WrapMode::Repeat,
+        WrapMode::ClampToEdge,
+        WrapMode::ClampToBorder,
+        WrapMode::MirroredRepeat,
+    ];
+    let sizes = [(64, 64), (128, 32), (8, 8), (24, 40), (256, 128)];
+    let lin = |b: usize| {
+        if b & 1 == 1 {
+            Filter::Linear
+        } else {
+            Filter::Nearest
+        }
+    };
+    let special = [
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        f32::from_bits(3),
+        1.0e30,
+        -1.0e30,
+    ];
+    let mut frags = Vec::new();
+    let (mut checked, mut two_level, mut mag_lanes) = (0u64, 0u64, 0u64);
+    for case in 0..640 {
+        let (w, h) = sizes[case % sizes.len()];
+        let fmt = if case % 2 == 0 {
+            TextureFormat::Rgb565
+        } else {
+            TextureFormat::Rgba8
+        };
+        let mut cfg = TextureConfig::new_2d(VRAM.base, w, h, fmt);
+        cfg.mag_filter = lin(case / 5);
+        cfg.min_filter = lin(case / 10);
+        cfg.mip_filter = lin(case / 20);
+        cfg.wrap_s = wraps[(case / 40) % 4];
+        cfg.wrap_t = wraps[(case / 160 + case / 40) % 4];
+        cfg.border = rng.next().to_le_bytes();
+        let max_level = rng.next() % 10;
+        cfg.lod = LodConfig {
+            bias: match rng.next() % 8 {
+                0 => 0.0,
+                1 => 1.0e30,
+                2 => -1.0e30,
+                3 => (rng.next() % 17) as f32 - 8.0,
+                _ => (rng.next() % 4096) as f32 / 256.0 - 8.0,
+            },
+            max_level,
+            min_level: rng.next() % (max_level + 2),
+        };
+        let Ok(sampler) = Sampler::decoded(&mem, &cfg) else {
+            continue;
+        };
+        let tc = case % 3;
+        let lookup = UnitLookup::new(Arc::new(sampler), case % 3, tc);
+        if lookup.kind() != "mipmapped" {
+            continue;
+        }
+        for len in 1..=40 {
+            frags.clear();
+            // A footprint that grows along the batch: λ sweeps about `spread` levels.
+            let base = (rng.unit() + 0.01) * 2f32.powi((rng.next() % 12) as i32 - 10);
+            let spread = match rng.next() % 4 {
+                0 => 0.0,
+                1 => 1.0 / 64.0,
+                _ => rng.unit() * 4.0,
+            };
+            let (u0, v0) = (rng.unit() * 2.0 - 0.5, rng.unit() * 2.0 - 0.5);
+            for k in 0..len {
+                let mut f = Fragment::default();
+                let step = 2f32.powf(spread * k as f32 / len as f32);
+                // Exact powers of two: λ on a level (a zero mip fraction).
+                let g = if rng.next().is_multiple_of(8) {
+                    2f32.powi((rng.next() % 16) as i32 - 12)
+                } else {
+                    base * step
+                };
+                f.tc[tc] = [u0 + k as f32 * g, v0 + k as f32 * g * 0.5];
+                f.tc_grad[tc] = [g, g * 0.25, -g * 0.125, g * 0.75];
+                if rng.next().is_multiple_of(10) {
+                    f.tc_grad[tc][(rng.next() % 4) as usize] =
+                        special[rng.next() as usize % special.len()];
+                }
+                if rng.next().is_multiple_of(10) {
+                    f.tc[tc][(rng.next() % 2) as usize] = rng.coord();
+                }
+                if rng.next().is_multiple_of(25) {
+                    f = fragment(&mut rng, tc);
+                }
+                frags.push(f);
+            }
+            let mut want = vec![[0u8; 4]; len];
+            let mut want_texels = 0u64;
+            for (wc, f) in want.iter_mut().zip(&frags) {
+                let (c, n) = lookup.sample(f);
+                assert_eq!((c, n), lookup.sample_reference(f), "case {case}: {cfg:?}");
+                *wc = c;
+                want_texels += u64::from(n);
+                two_level += u64::from(n == 2 || n == 8);
+                checked += 1;
+            }
+            let mut got = vec![[0xEEu8; 4]; len + 2];
+            let texels = lookup.sample_batch(&frags, &mut got);
+            assert_eq!(
+                (&got[..len], texels),
+                (&want[..], want_texels),
+                "case {case} len {len}: {cfg:?}"
+            );
+            assert_eq!(&got[len..], &[[0xEE; 4]; 2], "wrote past the batch");
+            for f in &frags {
+                let g = f.tc_grad[tc];
+                let lambda = lambda_2d(g[0], g[1], g[2], g[3], w, h);
+                let biased = lambda + cfg.lod.bias;
+                mag_lanes += u64::from(biased.is_nan() || biased <= 0.0);
+            }
+        }
+    }
+    assert!(checked > 100_000, "only {checked} lanes");
+    assert!(two_level > 10_000, "only {two_level} two-level lookups");
+    assert!(mag_lanes > 10_000, "only {mag_lanes} magnification lanes");
+}
+
+/// The lane forms of the level choice ([`lod_lane`], [`mip_lane`],
+/// [`nearest_level_lane`]) against [`mipmapped_at`]'s expressions, for λ on and around every
+/// level and half level, special values and random bit patterns, with every min/max level
+/// pair and biases including ±∞-producing ones.
+#[test]
+fn level_choice_lanes_equal_the_per_fragment_choice() {
+    let mut rng = Rng(0x1E7E_1000);
+    let mut lambdas = vec![
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        f32::MAX,
+        f32::MIN,
+        f32::from_bits(1),
+    ];
+    for k in -40..=40 {
+        let x = k as f32 / 4.0;
+        lambdas.extend([
+            x,
+            f32::from_bits(x.to_bits().wrapping_add(1)),
+            f32::from_bits(x.to_bits().wrapping_sub(1)),
+        ]);
+    }
+    for _ in 0..2000 {
+        lambdas.push(f32::from_bits(rng.next()));
+        lambdas.push(rng.unit() * 24.0 - 12.0);
+    }
+    for max_level in 0..=(MAX_LEVELS as u32 - 1) {
+        for min_level in 0..=max_level {
+            for bias in [0.0, 0.5, -0.5, 3.25, -7.0, 1.0e30, -1.0e30] {
+                for &lambda in &lambdas {
+                    let biased = lambda + bias;
+                    let mag = biased.is_nan() || biased <= 0.0;
+                    let (lane_mag, lod) = lod_lane(lambda, bias, min_level, max_level);
+                    assert_eq!(lane_mag, mag, "λ {lambda:e} bias {bias}");
+                    if mag {
+                        continue;
+                    }
+                    let want = biased.clamp(min_level as f32, max_level as f32);
+                    assert_eq!(lod.to_bits(), want.to_bits(), "λ {lambda:e} bias {bias}");
+                    // Linear mip filter.
+                    let l0 = (want as u32).min(max_level);
+                    let l1 = (l0 + 1).min(max_level);
+                    let f = want - l0 as f32;
+                    let read1 = !(l1 == l0 || f <= 0.0);
+                    let (a, b, r, wt) = mip_lane(lod, max_level);
+                    assert_eq!((a, r), (l0, read1), "λ {lambda:e} bias {bias}");
+                    if read1 {
+                        assert_eq!((b, wt), (l1, weight(f)), "λ {lambda:e} bias {bias}");
+                    }
+                    // Nearest mip filter.
+                    let level = if want <= 0.5 {
+                        0.0
+                    } else {
+                        -floor_f32(-(want + 0.5)) - 1.0
+                    };
+                    let level = (level as u32).clamp(min_level, max_level);
+                    assert_eq!(
+                        nearest_level_lane(lod, min_level, max_level),
+                        level,
+                        "{lambda:e}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 mod pipeline {
     //! Whole draws through [`PixelPipeline`]: texel counts and a draw that samples its own
     //! colour buffer, at 1, 2 and 8 threads and on the reference path.
