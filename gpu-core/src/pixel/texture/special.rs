@@ -693,23 +693,19 @@ fn one_level_batch<const LIN: bool, const WS: u8, const WT: u8>(
     let n = frags.len().min(out.len());
     for (fr, out) in frags[..n].chunks(LANES).zip(out[..n].chunks_mut(LANES)) {
         let (u, v) = lane_coords(fr, l.tc);
-        l.filter_lanes::<LIN, false, WS, WT>(&l.base, &u, &v, &[true; LANES], out);
+        if LIN {
+            l.bilinear_lanes::<WS, WT>(&l.base, &u, &v, out);
+        } else {
+            l.nearest_lanes::<WS, WT>(&l.base, &u, &v, out);
+        }
     }
     n as u64 * if LIN { 4 } else { 1 }
 }
 
-/// [`mipmapped`] over a batch, in passes across the lanes (each as [`mipmapped_at`] per
-/// lane, so the same colours and counts):
-/// 1. the squared footprint lengths of λ (plain float products, which vectorise); the
-///    logarithm stays the library's `log2` per lane (no cheaper form is exact for every
-///    input, and λ feeds the level choice and the mip weight bit for bit);
-/// 2. the level choice without branches: magnification, the first level (`min_level` for
-///    magnification lanes), and for a linear mip filter the second level, whether it is
-///    read and its weight ([`mip_lane`], [`nearest_level_lane`]);
-/// 3. the first lookups, one masked lane pass ([`UnitLookup::filter_lanes`]) per level
-///    that some lane reads (plus one for the magnification lanes when their filter differs);
-/// 4. the second lookups the same way into a scratch array, then the level blend of the
-///    lanes that read two levels.
+/// [`mipmapped`] over a batch. The squared footprint lengths of λ run across the lanes first
+/// (plain float products, which vectorise); the logarithm stays the library's `log2` per
+/// lane (no cheaper form is exact for every input, and λ feeds the level choice and the
+/// mip weight bit for bit); the level choice, filters and mip blend then run per lane.
 fn mipmapped_batch<
     const MAG: bool,
     const MIN: bool,
@@ -724,14 +720,8 @@ fn mipmapped_batch<
     let n = frags.len().min(out.len());
     let tc = l.tc.min(2);
     let (w, h) = (l.width as f32, l.height as f32);
-    // Texels per lookup of each filter.
-    let (mag_texels, min_texels) = (if MAG { 4u64 } else { 1 }, if MIN { 4u64 } else { 1 });
-    // The last level index a pass can use: bit `MAX_LEVELS` of a level mask stands for every
-    // level outside the chain (all read as `NO_LEVEL`, like `levels.get(k)` for k ≥ 16).
-    let past = MAX_LEVELS as u32;
     let mut texels = 0u64;
     for (fr, out) in frags[..n].chunks(LANES).zip(out[..n].chunks_mut(LANES)) {
-        let cnt = fr.len();
         let (u, v) = lane_coords(fr, tc);
         let mut g = [[0.0f32; 4]; LANES];
         for (g, f) in g.iter_mut().zip(fr) {
@@ -742,123 +732,17 @@ fn mipmapped_batch<
             *m = footprint_sq_2d(g[0], g[1], g[2], g[3], w, h);
         }
         let mut lambda = [0.0f32; LANES];
-        for (lam, m) in lambda.iter_mut().zip(&m).take(cnt) {
+        for (lam, m) in lambda.iter_mut().zip(&m).take(fr.len()) {
             // As `lambda_2d`.
             *lam = 0.5 * m.log2();
         }
-        // Phase 2: per lane, magnification, the first level (clipped to `past`), the second
-        // level and whether it is read, the mip weight.
-        let mut mag = [false; LANES];
-        let mut first = [0u32; LANES];
-        let mut two = [false; LANES];
-        let mut second = [0u32; LANES];
-        let mut wt = [0u32; LANES];
-        for i in 0..LANES {
-            let (is_mag, lod) = lod_lane(lambda[i], l.bias, l.min_level, l.max_level);
-            mag[i] = is_mag;
-            let level = if MIP {
-                let (l0, l1, read1, f) = mip_lane(lod, l.max_level);
-                two[i] = !is_mag & read1;
-                second[i] = l1.min(past);
-                wt[i] = f;
-                l0
-            } else {
-                nearest_level_lane(lod, l.min_level, l.max_level)
-            };
-            first[i] = if is_mag { l.min_level } else { level }.min(past);
-        }
-        // The levels the passes visit, and the texel counts.
-        let (mut first_mask, mut second_mask, mut any_mag) = (0u32, 0u32, false);
-        for i in 0..cnt {
-            if MAG == MIN || !mag[i] {
-                first_mask |= 1 << first[i];
-            }
-            any_mag |= mag[i];
-            if two[i] {
-                second_mask |= 1 << second[i];
-            }
-            texels += if mag[i] {
-                mag_texels
-            } else if two[i] {
-                2 * min_texels
-            } else {
-                min_texels
-            };
-        }
-        // Phase 3: the first lookups, level by level (magnification lanes read `min_level`
-        // with the magnification filter: in the same pass when that filter is the
-        // minification one, else in a pass of their own on `base`, which is that level).
-        while first_mask != 0 {
-            let k = first_mask.trailing_zeros();
-            first_mask &= first_mask - 1;
-            let mut act = [false; LANES];
-            for i in 0..LANES {
-                act[i] = (first[i] == k) & (MAG == MIN || !mag[i]);
-            }
-            l.filter_lanes::<MIN, true, WS, WT>(l.level(k), &u, &v, &act, out);
-        }
-        if MAG != MIN && any_mag {
-            l.filter_lanes::<MAG, true, WS, WT>(&l.base, &u, &v, &mag, out);
-        }
-        // Phase 4: the second lookups and the level blend.
-        if MIP && second_mask != 0 {
-            let mut b = [[0u8; 4]; LANES];
-            while second_mask != 0 {
-                let k = second_mask.trailing_zeros();
-                second_mask &= second_mask - 1;
-                let mut act = [false; LANES];
-                for i in 0..LANES {
-                    act[i] = (second[i] == k) & two[i];
-                }
-                l.filter_lanes::<MIN, true, WS, WT>(l.level(k), &u, &v, &act, &mut b[..cnt]);
-            }
-            for (i, o) in out.iter_mut().enumerate() {
-                if two[i] {
-                    *o = blend_levels(*o, b[i], wt[i]);
-                }
-            }
+        for (((o, u), v), lambda) in out.iter_mut().zip(&u).zip(&v).zip(&lambda) {
+            let (c, k) = mipmapped_at::<MAG, MIN, MIP, WS, WT>(l, *u, *v, *lambda);
+            *o = c;
+            texels += u64::from(k);
         }
     }
     texels
-}
-
-/// Magnification and the clamped LOD of one lane, as [`mipmapped_at`] decides them:
-/// `(mag, lod)` with `mag` true exactly when `λ + bias` is NaN or ≤ 0, and `lod` equal to
-/// `(λ + bias).clamp(min, max)` wherever `mag` is false. `max(lo).min(hi)` is that clamp for
-/// every non-NaN value (and `min_level ≤ max_level`, see `Sampler::level_range`); on NaN it
-/// gives `min` instead of NaN, which only magnification lanes see (their `lod` is unused) and
-/// which keeps the casts after it defined without saturation cases mattering.
-#[inline(always)]
-fn lod_lane(lambda: f32, bias: f32, min_level: u32, max_level: u32) -> (bool, f32) {
-    let biased = lambda + bias;
-    // The negated comparison is the point: it is true for NaN.
-    #[allow(clippy::neg_cmp_op_on_partial_ord)]
-    let mag = !(biased > 0.0);
-    (mag, biased.max(min_level as f32).min(max_level as f32))
-}
-
-/// The linear mip filter's levels of one minification lane, as [`mipmapped_at`]:
-/// `(l0, l1, read_l1, weight)`: `l0 = min(⌊lod⌋, max_level)`, `l1 = min(l0 + 1, max_level)`,
-/// `read_l1` false exactly where [`mipmapped_at`] returns the first lookup alone (`l1 = l0`
-/// or a zero fraction), and the blend weight [`weight`] of the fraction.
-#[inline(always)]
-fn mip_lane(lod: f32, max_level: u32) -> (u32, u32, bool, u32) {
-    let l0 = (lod as u32).min(max_level);
-    let l1 = (l0 + 1).min(max_level);
-    let f = lod - l0 as f32;
-    (l0, l1, (l1 != l0) & (f > 0.0), weight(f))
-}
-
-/// The nearest mip filter's level of one minification lane, as [`mipmapped_at`].
-#[inline(always)]
-fn nearest_level_lane(lod: f32, min_level: u32, max_level: u32) -> u32 {
-    // Round half down: ceil(λ + 0.5) − 1, with ceil(x) = −floor(−x).
-    let level = if lod <= 0.5 {
-        0.0
-    } else {
-        -floor_f32(-(lod + 0.5)) - 1.0
-    };
-    (level as u32).clamp(min_level, max_level)
 }
 
 /// [`inner_taps`] as a lane operation: `(inner, s0, weight)` computed without branches for
@@ -908,17 +792,12 @@ impl UnitLookup {
     /// long), as [`UnitLookup::bilinear`] per lane. Phase 1 over all lanes: the scaled
     /// coordinates and the inner-footprint test and taps of both axes. Phase 2 per lane: the
     /// two texel pairs and their blend, or [`UnitLookup::bilinear_outer`].
-    ///
-    /// With `M`, only the lanes whose `active` flag is set are looked up and written (the
-    /// mipmapped batches run one pass per level; phase 1 still covers every lane, as it is
-    /// cheap across the lanes); without it `active` is ignored.
     #[inline(always)]
-    fn bilinear_lanes<const M: bool, const WS: u8, const WT: u8>(
+    fn bilinear_lanes<const WS: u8, const WT: u8>(
         &self,
         lv: &LevelView,
         u: &[f32; LANES],
         v: &[f32; LANES],
-        active: &[bool; LANES],
         out: &mut [Rgba],
     ) {
         let (mut fx, mut fy) = ([0.0f32; LANES], [0.0f32; LANES]);
@@ -937,9 +816,6 @@ impl UnitLookup {
         }
         let texels = self.sampler.source().texels();
         for (i, o) in out.iter_mut().enumerate().take(LANES) {
-            if M && !active[i] {
-                continue;
-            }
             if inner[i] {
                 // As in `bilinear`: t0 ≤ h − 2, so the memory row `h − 1 − t0` is at least 1.
                 let a0 = lv.start + (lv.h - 1 - t0[i]) as usize * lv.w as usize + s0[i] as usize;
@@ -957,14 +833,12 @@ impl UnitLookup {
     /// then (both axes [`EDGE`] or [`REPEAT`]) the wrapped texel and memory row over all lanes
     /// and the gathers, or (an axis of kind [`ANY`], border colour possible) the rest of
     /// [`UnitLookup::nearest_at`] per lane.
-    /// `M` and `active` as in [`UnitLookup::bilinear_lanes`].
     #[inline(always)]
-    fn nearest_lanes<const M: bool, const WS: u8, const WT: u8>(
+    fn nearest_lanes<const WS: u8, const WT: u8>(
         &self,
         lv: &LevelView,
         u: &[f32; LANES],
         v: &[f32; LANES],
-        active: &[bool; LANES],
         out: &mut [Rgba],
     ) {
         let (mut s, mut t) = ([0i32; LANES], [0i32; LANES]);
@@ -974,9 +848,7 @@ impl UnitLookup {
         }
         if WS == ANY || WT == ANY {
             for (i, o) in out.iter_mut().enumerate().take(LANES) {
-                if !M || active[i] {
-                    *o = self.nearest_at::<WS, WT>(lv, s[i], t[i]);
-                }
+                *o = self.nearest_at::<WS, WT>(lv, s[i], t[i]);
             }
             return;
         }
@@ -990,34 +862,8 @@ impl UnitLookup {
         }
         let texels = self.sampler.source().texels();
         for (i, o) in out.iter_mut().enumerate().take(LANES) {
-            if !M || active[i] {
-                *o = self.texel(texels, lv, x[i], y[i]);
-            }
+            *o = self.texel(texels, lv, x[i], y[i]);
         }
-    }
-
-    /// [`UnitLookup::bilinear_lanes`] (`LIN`) or [`UnitLookup::nearest_lanes`].
-    #[inline(always)]
-    fn filter_lanes<const LIN: bool, const M: bool, const WS: u8, const WT: u8>(
-        &self,
-        lv: &LevelView,
-        u: &[f32; LANES],
-        v: &[f32; LANES],
-        active: &[bool; LANES],
-        out: &mut [Rgba],
-    ) {
-        if LIN {
-            self.bilinear_lanes::<M, WS, WT>(lv, u, v, active, out);
-        } else {
-            self.nearest_lanes::<M, WS, WT>(lv, u, v, active, out);
-        }
-    }
-
-    /// The level view of level `k` (levels outside the chain read as [`NO_LEVEL`], as in
-    /// [`UnitLookup::filter`]).
-    #[inline(always)]
-    fn level(&self, k: u32) -> &LevelView {
-        self.levels.get(k as usize).unwrap_or(&NO_LEVEL)
     }
 }
 
