@@ -133,7 +133,10 @@ impl FogConfig {
         // `FogLut::factor` lane by lane: NaN reads as 0, the entry index is the clamped
         // truncation of 128x (see there).
         let idx = x.map(|v| if v.is_nan() { 0.0 } else { v * 128.0 });
-        let n = idx.map(|i| (i as i32).clamp(0, FOG_LUT_ENTRIES as i32 - 1));
+        // `(i as i32).clamp(0, 127)`: for i ≥ 0 truncating and then taking at most 127 is
+        // truncating `min(i, 127)` (127 is an integer); every i < 0 (−∞ included) gives 0 both
+        // ways. `trunc_u32` is exact on [0, 127] and has no saturation cases to handle.
+        let n = idx.map(|i| trunc_u32(i.min((FOG_LUT_ENTRIES - 1) as f32)) as i32);
         let mut f = [0.0f32; N];
         for ((fi, &i), &e) in f.iter_mut().zip(&idx).zip(&n) {
             let [v, d] = self.lut.entries[e as usize];
@@ -161,18 +164,20 @@ impl FogConfig {
 /// little-endian word of the RGBA bytes. Channel by channel over arrays of words (channel
 /// extraction, int → float, the blend, float → int and the repacking all vectorise).
 ///
-/// `apply` casts the sum with `as u8`; here it is `as i32` followed by `as u8` on a value
-/// known to lie in 0..=255, the same result for every factor [`FogLut::factor`] can return:
+/// `apply` casts the sum with `as u8`; here it is [`trunc_u32`], exact for NaN and every
+/// value in [0, 2^23), on a value known to be NaN or to lie in [0, 256), so the same result
+/// for every factor [`FogLut::factor`] can return:
 /// * `f` in [0, 1]: `fl(f·c) ≤ c ≤ 255` and `fl(1 − f) ≤ 1`, so both products are in
 ///   [0, 255] and, with `fl(1 − f) ≤ 1 − f + 2^−25` and relative errors `u = 2^−24` per
 ///   product and sum, the rounded sum is at most `255·(1 + 2^−25)(1 + u)² < 256` (and
 ///   at least 0: every term is non-negative).
-///   Both casts truncate toward zero there, and the truncation is in 0..=255, so the `u8`
-///   cast of the i32 keeps it.
+///   Both truncate toward zero there.
 /// * `f` NaN (the clamp passes NaN through; a LUT difference of 0 times an infinite
-///   fraction): the sum is NaN, which `as u8` and `as i32` both map to 0.
+///   fraction): the sum is NaN, which `as u8` and [`trunc_u32`] both map to 0.
 ///
-/// `as u8` on an f32 compiles to scalar code on SSE2; `as i32` is one packed conversion.
+/// `as u8` and `as i32` on an f32 compile to scalar conversions with saturation checks per
+/// lane on SSE2 (LLVM does not vectorise the saturating cast there); [`trunc_u32`] is plain
+/// packed float and integer arithmetic.
 #[inline(always)]
 pub(crate) fn fog_blend_lanes(f: &[f32; 16], fog: [u8; 3], colors: &[Rgba; 16]) -> [u32; 16] {
     const N: usize = 16;
@@ -186,13 +191,31 @@ pub(crate) fn fog_blend_lanes(f: &[f32; 16], fog: [u8; 3], colors: &[Rgba; 16]) 
         for k in 0..N {
             let c = ((words[k] >> shift) & 0xFF) as i32 as f32;
             // See the doc: the sum is NaN or in [0, 256).
-            r[k] = (f[k] * c + (1.0 - f[k]) * fc) as i32 as u32 & 0xFF;
+            r[k] = trunc_u32(f[k] * c + (1.0 - f[k]) * fc);
         }
         for k in 0..N {
             out[k] |= r[k] << shift;
         }
     }
     out
+}
+
+/// `x as u32` (truncation toward zero) for NaN (→ 0), every negative `x` (→ 0, as the
+/// saturating cast) and every `x` in [0, 2^23), without a float → int conversion: `x` is
+/// raised to 0 (`max` also turns NaN into 0), then `y = x + 2^23` rounds x to the nearest
+/// integer (ties to even: the ulp of y in [2^23, 2^24] is 1, or 2 at 2^24 itself, which only
+/// x ≥ 2^23 − 0.5 reaches and which still encodes 2^23), whose value is the bit pattern of y
+/// minus that of 2^23; `y − 2^23` is exact, so where the rounding went up (`y − 2^23 > x`)
+/// one is taken off, which gives ⌊x⌋ = trunc(x). Above 2^23 the result is wrong: callers
+/// guarantee the range. (The same form was checked against `as u8` for every f32 from 0 to
+/// 256 when it was written.)
+#[inline(always)]
+pub(crate) fn trunc_u32(x: f32) -> u32 {
+    const MAGIC: f32 = 8_388_608.0;
+    let x = x.max(0.0);
+    let y = x + MAGIC;
+    let r = y.to_bits().wrapping_sub(MAGIC.to_bits());
+    r.wrapping_sub(u32::from(y - MAGIC > x))
 }
 
 /// How much of gas rendering this crate models.

@@ -258,3 +258,52 @@ fn blend_lanes_equal_the_per_channel_cast() {
     }
     assert!(checked > 1_000_000, "only {checked} lanes");
 }
+
+/// [`trunc_u32`] against the saturating `as u32` cast: NaN, infinities, negatives, every
+/// integer and half integer up to 2^23 neighbourhoods (8 neighbours each side) for the fog
+/// ranges 0..=256 and a sweep of every 61st f32 from 0 to 256, plus values near 2^23.
+#[test]
+fn trunc_u32_equals_the_cast() {
+    let mut xs = vec![
+        f32::NAN,
+        -f32::NAN,
+        f32::NEG_INFINITY,
+        -1.0e30,
+        -256.0,
+        -1.0,
+        -0.5,
+        -f32::MIN_POSITIVE,
+        -0.0,
+        0.0,
+        f32::from_bits(1),
+        8_388_607.0,
+        8_388_607.5,
+        8_388_607.75,
+        f32::from_bits(8_388_608f32.to_bits() - 1),
+    ];
+    for k in 0..=512 {
+        let x = k as f32 / 2.0;
+        let mut up = x;
+        let mut down = x;
+        xs.push(x);
+        for _ in 0..8 {
+            up = f32::from_bits(up.to_bits() + 1);
+            down = f32::from_bits(down.to_bits().wrapping_sub(1));
+            xs.extend([up, down]);
+        }
+    }
+    for k in 0..1 << 20 {
+        xs.push(k as f32 + 0.5);
+        xs.push(k as f32 * 8.0 + 4.0);
+    }
+    let mut bits = 0u32;
+    while bits < 256f32.to_bits() {
+        xs.push(f32::from_bits(bits));
+        bits += 61;
+    }
+    for x in xs {
+        if x.is_nan() || x < 8_388_608.0 {
+            assert_eq!(trunc_u32(x), x as u32, "{x:e}");
+        }
+    }
+}
