@@ -119,9 +119,10 @@ impl FogConfig {
 impl FogConfig {
     /// [`FogConfig::apply`] for the fragments `frags[k]` with bit k of `alive` set, on
     /// `colors[k]` (the other colours are left alone): the same arithmetic on every lane at
-    /// once (LUT coordinate, entry, fraction and the three channel blends over fixed-size
-    /// arrays, which the compiler vectorises except for the table reads), then the results
-    /// of the `alive` lanes kept. Bit-identical to `apply` per fragment.
+    /// once (LUT coordinate, entry, fraction, then [`fog_blend_lanes`] for the three channel
+    /// blends over fixed-size arrays, which the compiler vectorises except for the table
+    /// reads), then the results of the `alive` lanes kept. Bit-identical to `apply` per
+    /// fragment.
     #[inline]
     pub fn apply_batch(&self, frags: &[Fragment], colors: &mut [Rgba; 16], alive: u32) {
         const N: usize = 16;
@@ -132,25 +133,89 @@ impl FogConfig {
         // `FogLut::factor` lane by lane: NaN reads as 0, the entry index is the clamped
         // truncation of 128x (see there).
         let idx = x.map(|v| if v.is_nan() { 0.0 } else { v * 128.0 });
-        let n = idx.map(|i| (i as i32).clamp(0, FOG_LUT_ENTRIES as i32 - 1));
+        // `(i as i32).clamp(0, 127)`: for i ≥ 0 truncating and then taking at most 127 is
+        // truncating `min(i, 127)` (127 is an integer); every i < 0 (−∞ included) gives 0 both
+        // ways. `trunc_u32` is exact on [0, 127] and has no saturation cases to handle.
+        let n = idx.map(|i| trunc_u32(i.min((FOG_LUT_ENTRIES - 1) as f32)) as i32);
         let mut f = [0.0f32; N];
         for ((fi, &i), &e) in f.iter_mut().zip(&idx).zip(&n) {
             let [v, d] = self.lut.entries[e as usize];
             *fi = (v + d * (i - e as f32)).clamp(0.0, 1.0);
         }
-        let mut out = *colors;
-        for (o, &fi) in out.iter_mut().zip(&f) {
-            for (c, &fc) in o.iter_mut().zip(&self.color) {
-                // As `apply`: both weights are in [0, 1], so the sum is in [0, 255].
-                *c = (fi * f32::from(*c) + (1.0 - fi) * f32::from(fc)) as u8;
-            }
-        }
+        let out = fog_blend_lanes(&f, self.color, colors);
+        // Keep lane k where bit k of `alive` is set and a fragment exists (a select on the
+        // words, no branch).
+        let live = alive
+            & if frags.len() >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << frags.len()) - 1
+            };
         for (k, (c, o)) in colors.iter_mut().zip(&out).enumerate() {
-            if alive & (1 << k) != 0 && k < frags.len() {
-                *c = *o;
-            }
+            let keep = 0u32.wrapping_sub((live >> k) & 1);
+            let old = u32::from_le_bytes(*c);
+            *c = ((o & keep) | (old & !keep)).to_le_bytes();
         }
     }
+}
+
+/// The RGB blends of [`FogConfig::apply`] on 16 lanes: lane k is `colors[k]` with each RGB
+/// channel `c` replaced by `trunc(f[k]·c + (1 − f[k])·fog)` (alpha kept), returned as the
+/// little-endian word of the RGBA bytes. Channel by channel over arrays of words (channel
+/// extraction, int → float, the blend, float → int and the repacking all vectorise).
+///
+/// `apply` casts the sum with `as u8`; here it is [`trunc_u32`], exact for NaN and every
+/// value in [0, 2^23), on a value known to be NaN or to lie in [0, 256), so the same result
+/// for every factor [`FogLut::factor`] can return:
+/// * `f` in [0, 1]: `fl(f·c) ≤ c ≤ 255` and `fl(1 − f) ≤ 1`, so both products are in
+///   [0, 255] and, with `fl(1 − f) ≤ 1 − f + 2^−25` and relative errors `u = 2^−24` per
+///   product and sum, the rounded sum is at most `255·(1 + 2^−25)(1 + u)² < 256` (and
+///   at least 0: every term is non-negative).
+///   Both truncate toward zero there.
+/// * `f` NaN (the clamp passes NaN through; a LUT difference of 0 times an infinite
+///   fraction): the sum is NaN, which `as u8` and [`trunc_u32`] both map to 0.
+///
+/// `as u8` and `as i32` on an f32 compile to scalar conversions with saturation checks per
+/// lane on SSE2 (LLVM does not vectorise the saturating cast there); [`trunc_u32`] is plain
+/// packed float and integer arithmetic.
+#[inline(always)]
+pub(crate) fn fog_blend_lanes(f: &[f32; 16], fog: [u8; 3], colors: &[Rgba; 16]) -> [u32; 16] {
+    const N: usize = 16;
+    let words = colors.map(u32::from_le_bytes);
+    // Alpha (the top byte) is kept.
+    let mut out = words.map(|w| w & 0xFF00_0000);
+    for (ch, &fc) in fog.iter().enumerate() {
+        let fc = f32::from(fc);
+        let shift = 8 * ch as u32;
+        let mut r = [0u32; N];
+        for k in 0..N {
+            let c = ((words[k] >> shift) & 0xFF) as i32 as f32;
+            // See the doc: the sum is NaN or in [0, 256).
+            r[k] = trunc_u32(f[k] * c + (1.0 - f[k]) * fc);
+        }
+        for k in 0..N {
+            out[k] |= r[k] << shift;
+        }
+    }
+    out
+}
+
+/// `x as u32` (truncation toward zero) for NaN (→ 0), every negative `x` (→ 0, as the
+/// saturating cast) and every `x` in [0, 2^23), without a float → int conversion: `x` is
+/// raised to 0 (`max` also turns NaN into 0), then `y = x + 2^23` rounds x to the nearest
+/// integer (ties to even: the ulp of y in [2^23, 2^24] is 1, or 2 at 2^24 itself, which only
+/// x ≥ 2^23 − 0.5 reaches and which still encodes 2^23), whose value is the bit pattern of y
+/// minus that of 2^23; `y − 2^23` is exact, so where the rounding went up (`y − 2^23 > x`)
+/// one is taken off, which gives ⌊x⌋ = trunc(x). Above 2^23 the result is wrong: callers
+/// guarantee the range. (The same form was checked against `as u8` for every f32 from 0 to
+/// 256 when it was written.)
+#[inline(always)]
+pub(crate) fn trunc_u32(x: f32) -> u32 {
+    const MAGIC: f32 = 8_388_608.0;
+    let x = x.max(0.0);
+    let y = x + MAGIC;
+    let r = y.to_bits().wrapping_sub(MAGIC.to_bits());
+    r.wrapping_sub(u32::from(y - MAGIC > x))
 }
 
 /// How much of gas rendering this crate models.

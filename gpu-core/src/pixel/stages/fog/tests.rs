@@ -182,3 +182,128 @@ fn factor_equals_the_floor_form_for_every_input() {
         }
     }
 }
+
+/// [`fog_blend_lanes`] against the expression of [`FogConfig::apply`] (`as u8` on the f32
+/// sum): every channel value 0..=255 against fog colours 0, 1, 127, 128, 254, 255 and random
+/// ones, with factors 0, −0, 1, NaN, the smallest steps above 0 and below 1, every k/4096 and
+/// random values in [0, 1], lanes shuffled so that each lane sees every kind; alpha kept.
+#[test]
+fn blend_lanes_equal_the_per_channel_cast() {
+    let mut seed = 0xB1E0_u32;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed
+    };
+    let mut factors = vec![
+        0.0f32,
+        -0.0,
+        1.0,
+        f32::NAN,
+        f32::from_bits(1),
+        f32::MIN_POSITIVE,
+        f32::EPSILON,
+        1.0 - f32::EPSILON / 2.0,
+        1.0 - f32::EPSILON,
+        0.5,
+        f32::from_bits(0.5f32.to_bits() - 1),
+    ];
+    for k in 0..=4096 {
+        factors.push(k as f32 / 4096.0);
+    }
+    for _ in 0..4000 {
+        factors.push((next() % 0x100_0001) as f32 / 16_777_216.0);
+    }
+    let mut fogs = vec![
+        [0u8; 3],
+        [1, 1, 1],
+        [127, 128, 254],
+        [255, 255, 255],
+        [0, 255, 128],
+    ];
+    for _ in 0..6 {
+        let w = next().to_le_bytes();
+        fogs.push([w[0], w[1], w[2]]);
+    }
+    let want = |f: f32, c: Rgba, fog: [u8; 3]| {
+        let mut c = c;
+        for (c, &fc) in c.iter_mut().take(3).zip(&fog) {
+            *c = (f * f32::from(*c) + (1.0 - f) * f32::from(fc)) as u8;
+        }
+        c
+    };
+    let mut checked = 0u64;
+    for fog in fogs {
+        for (chunk, fs) in factors.chunks(16).enumerate() {
+            let f: [f32; 16] = std::array::from_fn(|k| fs[(k + chunk) % fs.len()]);
+            for base in (0..256).step_by(16) {
+                let colors: [Rgba; 16] = std::array::from_fn(|k| {
+                    let c = ((base + k * 7 + chunk) % 256) as u8;
+                    [c, (base + k) as u8, 255 - c, next() as u8]
+                });
+                let got = fog_blend_lanes(&f, fog, &colors);
+                for k in 0..16 {
+                    assert_eq!(
+                        got[k].to_le_bytes(),
+                        want(f[k], colors[k], fog),
+                        "f {:e} colour {:?} fog {fog:?}",
+                        f[k],
+                        colors[k]
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 1_000_000, "only {checked} lanes");
+}
+
+/// [`trunc_u32`] against the saturating `as u32` cast: NaN, infinities, negatives, every
+/// integer and half integer up to 2^23 neighbourhoods (8 neighbours each side) for the fog
+/// ranges 0..=256 and a sweep of every 61st f32 from 0 to 256, plus values near 2^23.
+#[test]
+fn trunc_u32_equals_the_cast() {
+    let mut xs = vec![
+        f32::NAN,
+        -f32::NAN,
+        f32::NEG_INFINITY,
+        -1.0e30,
+        -256.0,
+        -1.0,
+        -0.5,
+        -f32::MIN_POSITIVE,
+        -0.0,
+        0.0,
+        f32::from_bits(1),
+        8_388_607.0,
+        8_388_607.5,
+        8_388_607.75,
+        f32::from_bits(8_388_608f32.to_bits() - 1),
+    ];
+    for k in 0..=512 {
+        let x = k as f32 / 2.0;
+        let mut up = x;
+        let mut down = x;
+        xs.push(x);
+        for _ in 0..8 {
+            up = f32::from_bits(up.to_bits() + 1);
+            down = f32::from_bits(down.to_bits().wrapping_sub(1));
+            xs.extend([up, down]);
+        }
+    }
+    for k in 0..1 << 20 {
+        xs.push(k as f32 + 0.5);
+        xs.push(k as f32 * 8.0 + 4.0);
+    }
+    let mut bits = 0u32;
+    while bits < 256f32.to_bits() {
+        xs.push(f32::from_bits(bits));
+        bits += 61;
+    }
+    for x in xs {
+        if x.is_nan() || x < 8_388_608.0 {
+            assert_eq!(trunc_u32(x), x as u32, "{x:e}");
+        }
+    }
+}
