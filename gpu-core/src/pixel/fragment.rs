@@ -2407,9 +2407,14 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             };
             rest &= !run;
             let f0 = &frags[k0];
-            let (data, mapped) =
-                self.depth_cache
-                    .tile_keyed(self.mem, fb, fb.depth_addr, plan.depth_key, f0.x, f0.y);
+            let (data, mapped) = self.depth_cache.tile_keyed(
+                self.mem,
+                fb,
+                fb.depth_addr,
+                plan.depth_key,
+                f0.x,
+                f0.y,
+            );
             let mut ok = 0u32;
             for (k, &i) in mi.iter().enumerate() {
                 ok |= (((mapped >> i) & 1) as u32) << k;
