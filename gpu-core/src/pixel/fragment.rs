@@ -905,6 +905,64 @@ impl BatchScratch {
     }
 }
 
+/// The tile positions of a batch's pixels, for the batch accesses of a buffer through
+/// [`TileCache::tile_keyed`]: per lane the tile's x and memory row (in 8×8 tiles) and the
+/// pixel's Morton index in its tile. Lanes past the batch stay 0.
+struct LaneTiles {
+    tx: [u32; FRAGMENT_BATCH],
+    ty: [u32; FRAGMENT_BATCH],
+    mi: [u32; FRAGMENT_BATCH],
+}
+
+impl LaneTiles {
+    /// The positions of `frags` (at most [`FRAGMENT_BATCH`]) in a buffer `h` rows high.
+    #[inline(always)]
+    fn new(frags: &[Fragment], h: u32) -> Self {
+        let mut lt = LaneTiles {
+            tx: [0; FRAGMENT_BATCH],
+            ty: [0; FRAGMENT_BATCH],
+            mi: [0; FRAGMENT_BATCH],
+        };
+        for (k, f) in frags.iter().take(FRAGMENT_BATCH).enumerate() {
+            lt.tx[k] = f.x >> 3;
+            lt.ty[k] = crate::pixel::tiling::flip_row(f.y, h) >> 3;
+            // ok: a Morton index is at most 63.
+            lt.mi[k] = TileCache::tile_index(f.x, f.y, h) as u32;
+        }
+        lt
+    }
+
+    /// The first run of `rest` (not 0): its lowest lane `k0` and the lanes of `rest` from
+    /// `k0` up to the first one in another tile (one tile lookup serves them, in the order
+    /// the per-pixel code visits them).
+    #[inline(always)]
+    fn next_run(&self, rest: u32) -> (usize, u32) {
+        let k0 = rest.trailing_zeros() as usize;
+        let (x0, y0) = (self.tx[k0 % FRAGMENT_BATCH], self.ty[k0 % FRAGMENT_BATCH]);
+        let mut same = 0u32;
+        for (k, (&x, &y)) in self.tx.iter().zip(&self.ty).enumerate() {
+            same |= u32::from(x == x0 && y == y0) << k;
+        }
+        let other = rest & !same;
+        let run = if other == 0 {
+            rest
+        } else {
+            rest & ((1u32 << other.trailing_zeros()) - 1)
+        };
+        (k0, run)
+    }
+
+    /// The lanes whose pixel is in mapped memory, from a tile's mapped-pixel mask.
+    #[inline(always)]
+    fn mapped_lanes(&self, mapped: u64) -> u32 {
+        let mut ok = 0u32;
+        for (k, &i) in self.mi.iter().enumerate() {
+            ok |= (((mapped >> i) & 1) as u32) << k;
+        }
+        ok
+    }
+}
+
 // The batch masks are `u32` with a bit per lane and the batch hooks take 16 lanes.
 const _: () = assert!(FRAGMENT_BATCH == 16);
 
@@ -2173,35 +2231,13 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         let h = fb.height;
         let mask = plan.color_word_mask;
         let bpp = self.color_cache.bpp() as usize;
-        // Per lane: the tile position (x and memory row in tiles), the pixel's Morton index in
-        // its tile and its byte offset. Lanes past `sf` stay 0 (never in `alive`).
-        let mut tx = [0u32; FRAGMENT_BATCH];
-        let mut ty = [0u32; FRAGMENT_BATCH];
-        let mut mi = [0u32; FRAGMENT_BATCH];
-        for (k, f) in sf.iter().take(FRAGMENT_BATCH).enumerate() {
-            tx[k] = f.x >> 3;
-            ty[k] = crate::pixel::tiling::flip_row(f.y, h) >> 3;
-            // ok: a Morton index is at most 63.
-            mi[k] = TileCache::tile_index(f.x, f.y, h) as u32;
-        }
-        let off: [usize; FRAGMENT_BATCH] = mi.map(|i| i as usize * bpp);
+        let lt = LaneTiles::new(sf, h);
+        let off: [usize; FRAGMENT_BATCH] = lt.mi.map(|i| i as usize * bpp);
         let src: [u32; FRAGMENT_BATCH] = colors.map(u32::from_le_bytes);
         let mut unmapped = 0u32;
         let mut rest = alive & lanes_below(FRAGMENT_BATCH);
         while rest != 0 {
-            let k0 = rest.trailing_zeros() as usize;
-            let (x0, y0) = (tx[k0], ty[k0]);
-            let mut same = 0u32;
-            for (k, (&x, &y)) in tx.iter().zip(&ty).enumerate() {
-                same |= u32::from(x == x0 && y == y0) << k;
-            }
-            // The run: the lanes of `rest` from k0 up to the first one in another tile.
-            let other = rest & !same;
-            let run = if other == 0 {
-                rest
-            } else {
-                rest & ((1u32 << other.trailing_zeros()) - 1)
-            };
+            let (k0, run) = lt.next_run(rest);
             rest &= !run;
             let f0 = &sf[k0];
             let (data, mapped) = self.color_cache.tile_keyed(
@@ -2212,10 +2248,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
                 f0.x,
                 f0.y,
             );
-            let mut ok = 0u32;
-            for (k, &i) in mi.iter().enumerate() {
-                ok |= (((mapped >> i) & 1) as u32) << k;
-            }
+            let ok = lt.mapped_lanes(mapped);
             let wr = run & ok;
             unmapped += (run & !ok).count_ones();
             let mut dirty = false;
@@ -2377,34 +2410,17 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         };
         let max = df.max_depth() as f32;
         let write = ops.depth.write && fb.depth_write;
-        let mut tx = [0u32; FRAGMENT_BATCH];
-        let mut ty = [0u32; FRAGMENT_BATCH];
-        let mut mi = [0u32; FRAGMENT_BATCH];
+        let lt = LaneTiles::new(frags, h);
         let mut z = [0u32; FRAGMENT_BATCH];
-        for (k, f) in frags.iter().take(FRAGMENT_BATCH).enumerate() {
-            tx[k] = f.x >> 3;
-            ty[k] = crate::pixel::tiling::flip_row(f.y, h) >> 3;
-            // ok: a Morton index is at most 63.
-            mi[k] = TileCache::tile_index(f.x, f.y, h) as u32;
+        for (z, f) in z.iter_mut().zip(frags) {
             // As `depth_stencil_fast` (saturating cast).
-            z[k] = (f.depth * max) as u32;
+            *z = (f.depth * max) as u32;
         }
-        let off: [usize; FRAGMENT_BATCH] = mi.map(|i| i as usize * bpp);
+        let off: [usize; FRAGMENT_BATCH] = lt.mi.map(|i| i as usize * bpp);
         let (mut pass, mut failed, mut unmapped) = (0u32, 0u32, 0u32);
         let mut rest = lanes;
         while rest != 0 {
-            let k0 = rest.trailing_zeros() as usize;
-            let (x0, y0) = (tx[k0], ty[k0]);
-            let mut same = 0u32;
-            for (k, (&x, &y)) in tx.iter().zip(&ty).enumerate() {
-                same |= u32::from(x == x0 && y == y0) << k;
-            }
-            let other = rest & !same;
-            let run = if other == 0 {
-                rest
-            } else {
-                rest & ((1u32 << other.trailing_zeros()) - 1)
-            };
+            let (k0, run) = lt.next_run(rest);
             rest &= !run;
             let f0 = &frags[k0];
             let (data, mapped) = self.depth_cache.tile_keyed(
@@ -2415,10 +2431,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
                 f0.x,
                 f0.y,
             );
-            let mut ok = 0u32;
-            for (k, &i) in mi.iter().enumerate() {
-                ok |= (((mapped >> i) & 1) as u32) << k;
-            }
+            let ok = lt.mapped_lanes(mapped);
             // Unmapped pixels pass without a depth access (as `depth_stencil_fast`).
             pass |= run & !ok;
             unmapped += (run & !ok).count_ones();
