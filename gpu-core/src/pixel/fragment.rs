@@ -2068,21 +2068,11 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         let mut idx = [0u8; FRAGMENT_BATCH];
         let mut m = 0;
         if early && plan.depth_stencil {
-            match self.depth_batch::<COSTS>(frags, lanes_below(n), plan) {
-                Some(pass) => {
-                    for i in 0..n {
-                        // ok: i < FRAGMENT_BATCH = 16.
-                        idx[m] = i as u8;
-                        m += ((pass >> i) & 1) as usize;
-                    }
-                }
-                None => {
-                    for (i, f) in frags.iter().enumerate() {
-                        // ok: i < FRAGMENT_BATCH = 16.
-                        idx[m] = i as u8;
-                        m += usize::from(self.depth_stencil_fast::<COSTS>(f, plan.depth_key));
-                    }
-                }
+            let pass = self.depth_mask::<COSTS>(frags, lanes_below(n), plan);
+            for i in 0..n {
+                // ok: i < FRAGMENT_BATCH = 16.
+                idx[m] = i as u8;
+                m += ((pass >> i) & 1) as usize;
             }
         } else {
             for (i, d) in idx.iter_mut().enumerate() {
@@ -2184,19 +2174,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             FogMode::Off | FogMode::Other(_) => {}
         }
         if !early && plan.depth_stencil && alive != 0 {
-            match self.depth_batch::<COSTS>(sf, alive, plan) {
-                Some(pass) => alive = pass,
-                None => {
-                    let mut rest = alive;
-                    while rest != 0 {
-                        let k = rest.trailing_zeros() as usize;
-                        rest &= rest - 1;
-                        if !self.depth_stencil_fast::<COSTS>(&sf[k], plan.depth_key) {
-                            alive &= !(1 << k);
-                        }
-                    }
-                }
-            }
+            alive = self.depth_mask::<COSTS>(sf, alive, plan);
         }
         self.stats.fragments_passed += u64::from(alive.count_ones());
 
@@ -2372,8 +2350,33 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     }
 
     /// [`FragCtx::depth_stencil_fast`] for the fragments `frags[k]` with bit k of `lanes` set,
-    /// in order, when the stencil test is off (`None` otherwise: the caller runs the
-    /// per-fragment code): returns the lanes that pass, with the same counters, unmapped
+    /// in order: the lanes that pass. With the stencil test on, fragment by fragment;
+    /// otherwise [`FragCtx::depth_batch`].
+    #[inline(always)]
+    fn depth_mask<const COSTS: bool>(
+        &mut self,
+        frags: &[Fragment],
+        lanes: u32,
+        plan: &FastPlan,
+    ) -> u32 {
+        if let Some(pass) = self.depth_batch::<COSTS>(frags, lanes, plan) {
+            return pass;
+        }
+        let mut pass = lanes;
+        let mut rest = lanes;
+        while rest != 0 {
+            let k = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            if !self.depth_stencil_fast::<COSTS>(&frags[k], plan.depth_key) {
+                pass &= !(1 << k);
+            }
+        }
+        pass
+    }
+
+    /// [`FragCtx::depth_stencil_fast`] for the fragments `frags[k]` with bit k of `lanes` set,
+    /// in order, when the stencil test is off (`None` otherwise: [`FragCtx::depth_mask`] runs
+    /// the per-fragment code): returns the lanes that pass, with the same counters, unmapped
     /// pixel counts, tile loads and stores and dirty marks. The fragments are different
     /// pixels (one triangle's), so each depth word is read before any lane writes it whatever
     /// the order; each run of lanes in one tile looks the tile up once

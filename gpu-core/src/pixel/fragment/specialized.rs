@@ -467,15 +467,15 @@ mod tests {
         }
     }
 
-    /// The render target and combiners of the random early-depth draws: colour and depth
-    /// buffers at random VRAM addresses, a random depth format, a buffer of 8..=40 by 8..=40
-    /// pixels, every buffer access allowed, and stage 0 = the primary colour with
+    /// The render target and combiners of the random draws: colour and depth buffers at
+    /// random VRAM addresses, a depth format drawn from `depth_formats`, a buffer of 8..=40 by
+    /// 8..=40 pixels, every buffer access allowed, and stage 0 = the primary colour with
     /// stages 1-5 passing it through.
-    fn random_target_and_primary_tev(r: &mut [u32; 0x300], rng: &mut Rng) {
+    fn random_target_and_primary_tev(r: &mut [u32; 0x300], rng: &mut Rng, depth_formats: &[u32]) {
         r[0x11D] = (crate::memory::VRAM.base + (rng.next() % 0x100) * 8) >> 3;
         r[0x11C] = (crate::memory::VRAM.base + 0x4000 + (rng.next() % 0x100) * 8) >> 3;
         r[0x117] = (rng.next() % 5) << 16;
-        r[0x116] = [0, 2, 3, 3][rng.next() as usize % 4];
+        r[0x116] = depth_formats[rng.next() as usize % depth_formats.len()];
         let (w, h) = (8 + rng.next() % 33, 8 + rng.next() % 33);
         r[0x11E] = w | ((h - 1) << 12) | (1 << 24);
         r[0x112] = 0xF;
@@ -733,24 +733,7 @@ mod tests {
                 r[0x100] |= 1 << 8;
             }
             r[0x0E0] = 0;
-            r[0x11D] = (VRAM.base + (rng.next() % 0x100) * 8) >> 3;
-            r[0x11C] = (VRAM.base + 0x4000 + (rng.next() % 0x100) * 8) >> 3;
-            r[0x117] = (rng.next() % 5) << 16;
-            r[0x116] = [0, 2, 3][rng.next() as usize % 3];
-            let (w, h) = (8 + rng.next() % 33, 8 + rng.next() % 33);
-            r[0x11E] = w | ((h - 1) << 12) | (1 << 24);
-            r[0x112] = 0xF;
-            r[0x113] = 0xF;
-            r[0x114] = 3;
-            r[0x115] = 3;
-            r[0x04D] = 0xBF_0000;
-            r[0x06D] = 1;
-            // Stage 0: primary colour; stages 1-5: pass-through.
-            r[0x0C0] = 0;
-            r[0x0C1] = 0;
-            for s in [0x0C8, 0x0D0, 0x0D8, 0x0F0, 0x0F8] {
-                r[s] = 15 | (15 << 16);
-            }
+            random_target_and_primary_tev(&mut r, &mut rng, &[0, 2, 3]);
             let mut tris = Vec::new();
             for _ in 0..6 {
                 let mut tri = [ScreenVertex::default(); 3];
@@ -830,7 +813,7 @@ mod tests {
             }
             // Fog (mode 5) sometimes: the fog hook then runs after early depth.
             r[0x0E0] = if case % 5 == 0 { 5 } else { 0 };
-            random_target_and_primary_tev(&mut r, &mut rng);
+            random_target_and_primary_tev(&mut r, &mut rng, &[0, 2, 3, 3]);
             let mut tris = Vec::new();
             for _ in 0..8 {
                 let mut tri = [ScreenVertex::default(); 3];
@@ -1352,7 +1335,7 @@ mod tests {
             let fog_mode = if case % 3 != 2 { 5 } else { 0 };
             r[0x0E0] = fog_mode | ((rng.next() & 1) << 16);
             r[0x0E1] = rng.next() & 0xFF_FFFF;
-            random_target_and_primary_tev(&mut r, &mut rng);
+            random_target_and_primary_tev(&mut r, &mut rng, &[0, 2, 3, 3]);
             let mut tris = Vec::new();
             for t in 0..10 {
                 // Small triangles (partial batches) and large ones.
