@@ -115,6 +115,9 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
         .threads
         .map_or_else(crate::cmd_render::default_threads, usize::from);
     writeln!(out, "trace: {}", args.trace.display())?;
+    // Which copies of the pixel kernels run (AVX2 where the CPU has it; PICAVIEW_SIMD=portable
+    // keeps the portable ones), so numbers from different machines can be told apart.
+    writeln!(out, "pixel kernels: {}", gpu_core::pixel::isa::kernels())?;
     // Interleaved runs (1 thread, N threads, 1, N, ...) so load changes hit both alike.
     let counts: Vec<usize> = if threads > 1 {
         vec![1, threads]

@@ -37,6 +37,7 @@ use crate::debug::{DebugBuffers, DiagKind, Diagnostic};
 use crate::memory::PhysMem;
 use crate::pixel::color::{ColorFormat, DepthFormat, Rgba};
 use crate::pixel::framebuffer::{BufferKey, FramebufferConfig, TileCache};
+use crate::pixel::isa;
 use crate::pixel::raster::{
     FRAGMENT_BATCH, Fragment, RasterConfig, RowBands, TriangleOutcome, rasterize_triangle,
     rasterize_triangle_batched, rasterize_triangle_reference,
@@ -1704,15 +1705,11 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             let BatchScratch { table: bt, live } = scratch;
             return if plan.over_rgba8 {
                 rasterize_triangle_batched(&cfg.raster, tri, bands, |frags| {
-                    for chunk in frags.chunks(FRAGMENT_BATCH) {
-                        self.process_batch::<true, COSTS>(chunk, plan, bt, live);
-                    }
+                    self.process_batches::<true, COSTS>(frags, plan, bt, live);
                 })
             } else {
                 rasterize_triangle_batched(&cfg.raster, tri, bands, |frags| {
-                    for chunk in frags.chunks(FRAGMENT_BATCH) {
-                        self.process_batch::<false, COSTS>(chunk, plan, bt, live);
-                    }
+                    self.process_batches::<false, COSTS>(frags, plan, bt, live);
                 })
             };
         }
@@ -1731,6 +1728,47 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
                     self.process_fast::<false, COSTS>(f, plan, &mut t);
                 }
             })
+        }
+    }
+
+    /// [`FragCtx::process_batch`] on each [`FRAGMENT_BATCH`] of `frags`, through the AVX2
+    /// copy where the CPU has it ([`isa`]).
+    #[inline(always)]
+    fn process_batches<const OVER_RGBA8: bool, const COSTS: bool>(
+        &mut self,
+        frags: &[Fragment],
+        plan: &FastPlan,
+        bt: &mut BatchTable,
+        live: &mut [Fragment; FRAGMENT_BATCH],
+    ) {
+        isa::dispatch!(
+            self.process_batches_avx2::<OVER_RGBA8, COSTS>(frags, plan, bt, live),
+            self.process_batches_body::<OVER_RGBA8, COSTS>(frags, plan, bt, live),
+        )
+    }
+
+    isa::avx2_fn! {
+        fn process_batches_avx2<const OVER_RGBA8: bool, const COSTS: bool>(
+            &mut self,
+            frags: &[Fragment],
+            plan: &FastPlan,
+            bt: &mut BatchTable,
+            live: &mut [Fragment; FRAGMENT_BATCH],
+        ) {
+            self.process_batches_body::<OVER_RGBA8, COSTS>(frags, plan, bt, live);
+        }
+    }
+
+    #[inline(always)]
+    fn process_batches_body<const OVER_RGBA8: bool, const COSTS: bool>(
+        &mut self,
+        frags: &[Fragment],
+        plan: &FastPlan,
+        bt: &mut BatchTable,
+        live: &mut [Fragment; FRAGMENT_BATCH],
+    ) {
+        for chunk in frags.chunks(FRAGMENT_BATCH) {
+            self.process_batch::<OVER_RGBA8, COSTS>(chunk, plan, bt, live);
         }
     }
 

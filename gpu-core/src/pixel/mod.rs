@@ -20,6 +20,7 @@
 //! * Shared with [`crate::engines`]: [`color`] (pixel formats, re-exported here) and [`tiling`]
 //!   (tiled and linear addressing).
 //! * [`fastmath`]: exact libm-free `floor`/`round` conversions for per-fragment code.
+//! * [`isa`]: the hot kernels' AVX2 copies and their run-time choice.
 
 pub mod raster;
 
@@ -38,5 +39,7 @@ pub mod color;
 pub mod tiling;
 
 pub mod fastmath;
+
+pub mod isa;
 
 pub use color::*;

@@ -20,6 +20,7 @@
 
 use crate::debug::fragment::TevStageRecord;
 use crate::pixel::color::Rgba;
+use crate::pixel::isa;
 use crate::pixel::raster::FRAGMENT_BATCH;
 use pica_cmd::regs::Regs;
 
@@ -1147,8 +1148,20 @@ impl CompiledStage {
     /// [`CompiledStage::run_into`] for every fragment of a batch: writes the stage's
     /// constant to row 14 and the stage's output to row 15. The shape, sources, operand
     /// selections, operations and scales are decided once per stage, not per fragment.
+    /// Through the AVX2 copy where the CPU has it ([`crate::pixel::isa`]).
     #[inline]
     fn run_batch_into(&self, t: &mut BatchTable) {
+        isa::dispatch!(self.run_batch_into_avx2(t), self.run_batch_into_body(t))
+    }
+
+    isa::avx2_fn! {
+        fn run_batch_into_avx2(&self, t: &mut BatchTable) {
+            self.run_batch_into_body(t);
+        }
+    }
+
+    #[inline(always)]
+    fn run_batch_into_body(&self, t: &mut BatchTable) {
         t[14] = [self.constant; FRAGMENT_BATCH];
         let mut out = [[0u8; 4]; FRAGMENT_BATCH];
         match self.fast {
@@ -1169,7 +1182,7 @@ impl CompiledStage {
     /// [`CompiledStage::eval`] for every fragment of a batch, phase by phase: gather the
     /// operands (RGB selections in channels 0-2, the alpha selection in channel 3), run the
     /// operations, apply the scales.
-    #[inline]
+    #[inline(always)]
     fn eval_batch(&self, t: &BatchTable, out: &mut BatchRow) {
         let dot3_rgba = self.rgb_op == TevOp::Dot3Rgba;
         // Operands the operations do not read stay 0, as in `eval`.

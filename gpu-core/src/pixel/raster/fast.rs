@@ -42,6 +42,8 @@
 //!   no fused multiply-add: Rust never contracts), so every value is bit-identical; the tests
 //!   check it over random triangles.
 
+use crate::pixel::isa;
+
 use super::{
     A_COLOR, A_QUAT, A_TC, A_TC0W, A_VIEW, DepthMode, Fragment, N_ATTR, Prepared, RasterConfig,
     RowBands, ScissorMode, Setup, TriangleOutcome, make_setup,
@@ -54,7 +56,32 @@ pub(super) const BATCH: usize = 16;
 
 /// Walks the prepared triangle `p` (see the module doc), handing the covered pixels to `emit`
 /// in batches of at most [`BATCH`] fragments, in order.
+/// Through the AVX2 copy where the CPU has it ([`crate::pixel::isa`]).
 pub(super) fn traverse<F: FnMut(&[Fragment])>(
+    cfg: &RasterConfig,
+    p: &Prepared<'_>,
+    bands: Option<RowBands>,
+    emit: F,
+) -> TriangleOutcome {
+    isa::dispatch!(
+        traverse_avx2(cfg, p, bands, emit),
+        traverse_body(cfg, p, bands, emit)
+    )
+}
+
+isa::avx2_fn! {
+    fn traverse_avx2<F: FnMut(&[Fragment])>(
+        cfg: &RasterConfig,
+        p: &Prepared<'_>,
+        bands: Option<RowBands>,
+        emit: F,
+    ) -> TriangleOutcome {
+        traverse_body(cfg, p, bands, emit)
+    }
+}
+
+#[inline(always)]
+fn traverse_body<F: FnMut(&[Fragment])>(
     cfg: &RasterConfig,
     p: &Prepared<'_>,
     bands: Option<RowBands>,
@@ -246,9 +273,38 @@ type Weights = [[[f32; L]; 3]; GROUPS];
 
 /// Interpolates the first `n` pixels of `w` into `buf[..n]` (whose `x`, `y` are set), a lane
 /// group of [`L`] pixels at a time (see [`interpolate_group`]). Not inlined: it runs once per
-/// batch, and the traversal calls it from two places (full batch, last batch).
+/// batch, and the traversal calls it from two places (full batch, last batch). Through the
+/// AVX2 copy where the CPU has it ([`crate::pixel::isa`]).
 #[inline(never)]
 fn interpolate_batch<const NA: usize, const GRAD: bool, const DEPTH: bool>(
+    cfg: &RasterConfig,
+    wbuffer: bool,
+    s: &Setup,
+    w: &Weights,
+    n: usize,
+    buf: &mut [Fragment; BATCH],
+) {
+    isa::dispatch!(
+        interpolate_batch_avx2::<NA, GRAD, DEPTH>(cfg, wbuffer, s, w, n, buf),
+        interpolate_batch_body::<NA, GRAD, DEPTH>(cfg, wbuffer, s, w, n, buf)
+    )
+}
+
+isa::avx2_fn! {
+    fn interpolate_batch_avx2<const NA: usize, const GRAD: bool, const DEPTH: bool>(
+        cfg: &RasterConfig,
+        wbuffer: bool,
+        s: &Setup,
+        w: &Weights,
+        n: usize,
+        buf: &mut [Fragment; BATCH],
+    ) {
+        interpolate_batch_body::<NA, GRAD, DEPTH>(cfg, wbuffer, s, w, n, buf);
+    }
+}
+
+#[inline(always)]
+fn interpolate_batch_body<const NA: usize, const GRAD: bool, const DEPTH: bool>(
     cfg: &RasterConfig,
     wbuffer: bool,
     s: &Setup,

@@ -28,6 +28,7 @@
 //! fragments (as Citra's GL path does).
 
 use crate::pixel::color::Rgba;
+use crate::pixel::isa;
 use crate::pixel::raster::Fragment;
 use pica_cmd::regs::framebuffer::{GasColorLutInput, GasDepthFunc};
 use pica_cmd::regs::tev::{FogLutEntry, FogMode, GasDensitySource};
@@ -123,8 +124,23 @@ impl FogConfig {
     /// blends over fixed-size arrays, which the compiler vectorises except for the table
     /// reads), then the results of the `alive` lanes kept. Bit-identical to `apply` per
     /// fragment.
+    /// Through the AVX2 copy where the CPU has it ([`crate::pixel::isa`]).
     #[inline]
     pub fn apply_batch(&self, frags: &[Fragment], colors: &mut [Rgba; 16], alive: u32) {
+        isa::dispatch!(
+            self.apply_batch_avx2(frags, colors, alive),
+            self.apply_batch_body(frags, colors, alive)
+        )
+    }
+
+    isa::avx2_fn! {
+        fn apply_batch_avx2(&self, frags: &[Fragment], colors: &mut [Rgba; 16], alive: u32) {
+            self.apply_batch_body(frags, colors, alive);
+        }
+    }
+
+    #[inline(always)]
+    fn apply_batch_body(&self, frags: &[Fragment], colors: &mut [Rgba; 16], alive: u32) {
         const N: usize = 16;
         let mut x = [0.0f32; N];
         for (xi, f) in x.iter_mut().zip(frags) {

@@ -37,6 +37,7 @@
 //!   ([`pica_cmd::regs::lighting::LIGHT_COLOR_BITS`], [`pica_cmd::regs::lighting::SPOTDIR_DIVISOR`]).
 
 use crate::pixel::color::Rgba;
+use crate::pixel::isa;
 use pica_cmd::regs::RegView as _;
 use pica_cmd::regs::Regs;
 use pica_cmd::regs::lighting::{
@@ -677,7 +678,23 @@ impl LightingConfig {
     /// `quat` is the interpolated normal quaternion (x, y, z, w; normalised by the rasteriser),
     /// `view` the interpolated view vector (not normalised), `tex` the colours of texture units
     /// 0-3 (read for bump mapping and the shadow factor).
+    ///
+    /// Through the AVX2 copy where the CPU has it ([`crate::pixel::isa`]).
     pub fn shade(&self, quat: [f32; 4], view: Vec3, tex: &[Rgba; 4]) -> [Rgba; 2] {
+        isa::dispatch!(
+            self.shade_avx2(quat, view, tex),
+            self.shade_body(quat, view, tex)
+        )
+    }
+
+    isa::avx2_fn! {
+        fn shade_avx2(&self, quat: [f32; 4], view: Vec3, tex: &[Rgba; 4]) -> [Rgba; 2] {
+            self.shade_body(quat, view, tex)
+        }
+    }
+
+    #[inline(always)]
+    fn shade_body(&self, quat: [f32; 4], view: Vec3, tex: &[Rgba; 4]) -> [Rgba; 2] {
         // 1. Shadow factor (§7.6 step 1).
         let shadow = match self.shadow {
             Some(s) => {

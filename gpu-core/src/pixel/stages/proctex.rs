@@ -26,6 +26,7 @@
 
 use crate::pixel::color::Rgba;
 use crate::pixel::fastmath::{floor_f32, round_u32, round_usize};
+use crate::pixel::isa;
 use crate::pixel::raster::{FRAGMENT_BATCH, Fragment};
 use pica_cmd::regs::RegView as _;
 use pica_cmd::regs::Regs;
@@ -410,7 +411,22 @@ impl ProcTexConfig {
     /// fragment; the routine is chosen once per call and each batch of up to
     /// [`FRAGMENT_BATCH`] fragments runs phase by phase (coordinates, shift, noise, clamp,
     /// combiner, map, colour LUT), every mode decided once per phase, not per fragment.
+    /// Through the AVX2 copy where the CPU has it ([`crate::pixel::isa`]).
     pub fn sample_batch(&self, frags: &[Fragment], out: &mut [Rgba]) {
+        isa::dispatch!(
+            self.sample_batch_avx2(frags, out),
+            self.sample_batch_body(frags, out)
+        )
+    }
+
+    isa::avx2_fn! {
+        fn sample_batch_avx2(&self, frags: &[Fragment], out: &mut [Rgba]) {
+            self.sample_batch_body(frags, out);
+        }
+    }
+
+    #[inline(always)]
+    fn sample_batch_body(&self, frags: &[Fragment], out: &mut [Rgba]) {
         match self.fast.route {
             0 => self.batch_route::<false, false, 0>(frags, out),
             1 => self.batch_route::<true, false, 0>(frags, out),
@@ -427,6 +443,7 @@ impl ProcTexConfig {
         }
     }
 
+    #[inline(always)]
     fn batch_route<const NOISE: bool, const LINEAR: bool, const MIP: u8>(
         &self,
         frags: &[Fragment],

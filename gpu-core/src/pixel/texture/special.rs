@@ -33,6 +33,7 @@ use super::sampler::{
 };
 use crate::pixel::color::Rgba;
 use crate::pixel::fastmath::{FLOOR_SMALL_LIMIT, floor_f32, floor_i32, floor_i64, floor_small};
+use crate::pixel::isa;
 use crate::pixel::raster::{FRAGMENT_BATCH, Fragment};
 
 /// Wrap kind: clamp to edge.
@@ -685,7 +686,30 @@ fn generic_batch(l: &UnitLookup, frags: &[Fragment], out: &mut [Rgba]) -> u64 {
 
 /// [`one_level`] over a batch: every lookup reads one level with one filter, so the texel
 /// count is the fragment count times 4 (bilinear) or 1 (nearest).
+/// Through the AVX2 copy where the CPU has it ([`crate::pixel::isa`]).
 fn one_level_batch<const LIN: bool, const WS: u8, const WT: u8>(
+    l: &UnitLookup,
+    frags: &[Fragment],
+    out: &mut [Rgba],
+) -> u64 {
+    isa::dispatch!(
+        one_level_batch_avx2::<LIN, WS, WT>(l, frags, out),
+        one_level_batch_body::<LIN, WS, WT>(l, frags, out)
+    )
+}
+
+isa::avx2_fn! {
+    fn one_level_batch_avx2<const LIN: bool, const WS: u8, const WT: u8>(
+        l: &UnitLookup,
+        frags: &[Fragment],
+        out: &mut [Rgba],
+    ) -> u64 {
+        one_level_batch_body::<LIN, WS, WT>(l, frags, out)
+    }
+}
+
+#[inline(always)]
+fn one_level_batch_body<const LIN: bool, const WS: u8, const WT: u8>(
     l: &UnitLookup,
     frags: &[Fragment],
     out: &mut [Rgba],
@@ -706,7 +730,42 @@ fn one_level_batch<const LIN: bool, const WS: u8, const WT: u8>(
 /// (plain float products, which vectorise); the logarithm stays the library's `log2` per
 /// lane (no cheaper form is exact for every input, and λ feeds the level choice and the
 /// mip weight bit for bit); the level choice, filters and mip blend then run per lane.
+/// Through the AVX2 copy where the CPU has it ([`crate::pixel::isa`]).
 fn mipmapped_batch<
+    const MAG: bool,
+    const MIN: bool,
+    const MIP: bool,
+    const WS: u8,
+    const WT: u8,
+>(
+    l: &UnitLookup,
+    frags: &[Fragment],
+    out: &mut [Rgba],
+) -> u64 {
+    isa::dispatch!(
+        mipmapped_batch_avx2::<MAG, MIN, MIP, WS, WT>(l, frags, out),
+        mipmapped_batch_body::<MAG, MIN, MIP, WS, WT>(l, frags, out)
+    )
+}
+
+isa::avx2_fn! {
+    fn mipmapped_batch_avx2<
+        const MAG: bool,
+        const MIN: bool,
+        const MIP: bool,
+        const WS: u8,
+        const WT: u8,
+    >(
+        l: &UnitLookup,
+        frags: &[Fragment],
+        out: &mut [Rgba],
+    ) -> u64 {
+        mipmapped_batch_body::<MAG, MIN, MIP, WS, WT>(l, frags, out)
+    }
+}
+
+#[inline(always)]
+fn mipmapped_batch_body<
     const MAG: bool,
     const MIN: bool,
     const MIP: bool,
