@@ -15,9 +15,13 @@
 //! not enabled), and it uses no approximate instructions, so both copies give bit-identical
 //! results; what changes is the instruction selection (8-wide lane loops, SSE4.1 rounding,
 //! blends and 32-bit multiplies, `tzcnt`/`popcnt` for the lane masks). Measured on the
-//! 2-core AMD EPYC machine (session 12, the whole engine built for x86-64-v3 against the
-//! baseline, same run): 7-27% faster replay; the replay fingerprints (every byte of memory
-//! at every frame) were equal on every trace at 1, 2 and 8 threads.
+//! 2-core AMD EPYC machine (session 12, one binary with and without `PICAVIEW_SIMD=portable`):
+//! 14% fewer instructions per replay (callgrind, 1 thread: fog_blend 663.5 -> 570.8 M, cube
+//! 948.4 -> 817.5 M); wall time within that host's noise (paired runs, medians: fog_blend
+//! -5%, stress -3%, sprites 0%, cube +2%); the replay fingerprints (every byte of memory at
+//! every frame) equal on every trace at 1, 2 and 8 threads. Also measured and not kept: the
+//! display-transfer row converters in AVX2 (cube 17% slower, paired median), 8-pixel
+//! interpolation groups (slower on both copies).
 //!
 //! `PICAVIEW_SIMD=portable` in the environment (read once per process) keeps the portable
 //! copies, to rule the AVX2 build out when a result is in doubt. This module holds the
