@@ -66,6 +66,10 @@ fn over_allowance(spent: Duration, max_seconds: f64) -> bool {
 #[derive(Default)]
 struct Timer {
     draw_start: Option<Instant>,
+    /// Draws begun and not yet ended: with several threads the pixels of a draw may wait for
+    /// the following draws (gpu-core `draw/deferred.rs`), so draws overlap, and the time in
+    /// draws runs from the first open draw's start until none is open.
+    open: u64,
     in_draws: Duration,
     draws: u64,
     vertices: u64,
@@ -79,16 +83,25 @@ impl Observer for Timer {
     fn wants_stage_times(&self) -> bool {
         self.stages.is_some()
     }
+    fn allows_deferred_pixels(&self) -> bool {
+        true
+    }
     fn stage_times(&mut self, t: &StageTimes) {
         if let Some(s) = self.stages.as_mut() {
             s.add(t);
         }
     }
     fn draw_begin(&mut self, _info: &DrawInfo) {
-        self.draw_start = Some(Instant::now());
+        if self.open == 0 {
+            self.draw_start = Some(Instant::now());
+        }
+        self.open += 1;
     }
     fn draw_end(&mut self, _info: &DrawInfo, stats: &DrawStats, _d: Option<DrawDetail>) {
-        if let Some(t) = self.draw_start.take() {
+        self.open = self.open.saturating_sub(1);
+        if self.open == 0
+            && let Some(t) = self.draw_start.take()
+        {
             self.in_draws += t.elapsed();
         }
         self.draws += 1;

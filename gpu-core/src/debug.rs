@@ -665,6 +665,15 @@ pub trait Observer {
     fn wants_costs(&self) -> bool {
         false
     }
+    /// True if this observer accepts a draw's `draw_end` (with its pixel diagnostics) after
+    /// later draws began: with several pixel threads, the pixels of small draws may then wait
+    /// and be drawn in parallel together with the following draws into the same buffers
+    /// (`draw/deferred.rs`). Events stay in draw order among themselves, and memory is complete
+    /// whenever the command processor is outside a command list. The default is false: every
+    /// draw ends before the next begins.
+    fn allows_deferred_pixels(&self) -> bool {
+        false
+    }
     /// A register write was executed.
     fn reg_write(&mut self, _ev: &RegWriteEvent) {}
     /// A draw is about to start.
@@ -817,8 +826,12 @@ impl StageTimes {
     }
 }
 
-/// The no-op observer.
-impl Observer for () {}
+/// The no-op observer (it takes late draw ends: nothing reads them).
+impl Observer for () {
+    fn allows_deferred_pixels(&self) -> bool {
+        true
+    }
+}
 
 /// What an external engine did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -47,7 +47,7 @@ use crate::geometry::vertex_loader::{
 use crate::geometry::viewport::{self, Viewport};
 use crate::lut::LookupTables;
 use crate::memory::PhysMem;
-use crate::pixel::fragment::parallel::ShareStores;
+use crate::pixel::fragment::parallel::{ShareStores, group_key};
 use crate::pixel::fragment::{
     PipelineTemplate, PixelPath, PixelPipeline, TextureCache, TextureUnits,
 };
@@ -57,6 +57,8 @@ use crate::pixel::tev::TevSolo;
 use crate::pixel::texture::RenderMode;
 use crate::regs::{PICA_REG_COUNT, reg};
 use crate::vertex::{OutputVertex, ScreenVertex};
+
+mod deferred;
 
 /// Vertices shaded per batch.
 pub const SHADE_BATCH: usize = 64;
@@ -165,7 +167,15 @@ pub struct PipelineState {
     /// UNVERIFIED (ordering): with more than one worker a batch's pixels are written after
     /// its vertices were fetched, so a draw whose vertex or index data lies inside its own
     /// render target would read them as of the batch start. No known software does this.
+    /// (Across draws there is no such case: a draw whose textures, vertices or indices lie in
+    /// the buffers of draws whose pixels wait has them drawn first, see `draw/deferred.rs`.)
     pub threads: usize,
+    /// Set by the command processor before each draw: the fragments its work budgets allow
+    /// from here on (0, the default, makes the draw's pixels be drawn before it returns). A
+    /// draw on several threads may leave its pixel work waiting for the following draws into
+    /// the same buffers when this exceeds what the waiting draws can produce (see
+    /// `draw/deferred.rs`); [`PipelineState::flush_pixels`] draws and reports them.
+    pub defer_fragments: u64,
     vs_program: Option<CachedProgram>,
     gs_program: Option<CachedProgram>,
     /// Recently decoded programs (either unit), most recent first, at most
@@ -337,6 +347,7 @@ impl Default for PipelineState {
             tev_solo: None,
             pixel_probe: None,
             threads: 1,
+            defer_fragments: 0,
             vs_program: None,
             gs_program: None,
             recent_programs: Vec::new(),
@@ -368,6 +379,10 @@ struct Scratch {
     screen: Vec<[ScreenVertex; 3]>,
     /// The parallel pixel path's per-share tile stores, reused between batches and draws.
     stores: ShareStores,
+    /// Draws whose pixel work waits for the following draws (cross-draw groups), and those
+    /// drawn but not yet reported. Empty whenever the command processor is between lists, so
+    /// a clone (a keyframe) starting empty loses nothing.
+    waiting_pixels: deferred::Pending,
 }
 
 impl Clone for Scratch {
@@ -577,6 +592,9 @@ struct PixelSink<'a> {
     screen: &'a mut Vec<[ScreenVertex; 3]>,
     threads: usize,
     stores: &'a mut ShareStores,
+    /// Earlier draws whose pixels wait: drawn before (with, when they share the layout) the
+    /// sink's triangles.
+    pending: &'a mut deferred::Pending,
 }
 
 impl PixelSink<'_> {
@@ -593,12 +611,16 @@ fn flush_screen(
     mem: &mut PhysMem,
     stats: &mut DrawStats,
 ) {
-    if sink.screen.is_empty() {
+    if sink.screen.is_empty() && !sink.pending.is_waiting() {
         return;
     }
     let culled = pixels.stats().triangles_culled;
-    stats.triangles_rasterized +=
-        pixels.draw_triangles(mem, sink.screen, stages, sink.threads, sink.stores);
+    stats.triangles_rasterized += sink.pending.draw(
+        mem,
+        sink.threads,
+        sink.stores,
+        Some((pixels, stages, &sink.screen[..])),
+    );
     stats.triangles_culled += pixels.stats().triangles_culled - culled;
     sink.screen.clear();
 }
@@ -883,6 +905,8 @@ impl CachedStages {
 /// an earlier draw take the decoded stages from here. A pure cache: a clone of the pipeline
 /// state (a keyframe) starts empty.
 #[derive(Default)]
+// Boxed: entries are taken out for a draw and put back, as pointers.
+#[allow(clippy::vec_box)]
 struct StageCache(Vec<Box<CachedStages>>);
 
 impl Clone for StageCache {
@@ -1019,6 +1043,24 @@ impl PipelineState {
         let ds = draw_setup(self, req, draw, obs);
         let loader = LoaderConfig::from_regs(&ds.regs);
         let info = ds.draw_info(draw, kind, loader.num_vertices);
+        let defer = self.may_defer(obs);
+        // Earlier draws' waiting pixels are drawn now if this draw cannot wait or reads what
+        // they write (its textures are decoded and its vertices read below).
+        if self.scratch.waiting_pixels.is_waiting()
+            && (!defer
+                || self
+                    .scratch
+                    .waiting_pixels
+                    .read_by(&ds.regs, &loader, indexed))
+        {
+            let Scratch {
+                waiting_pixels,
+                stores,
+                ..
+            } = &mut self.scratch;
+            waiting_pixels.draw(mem, self.threads, stores, None);
+        }
+        let mut fragments_reported = self.scratch.waiting_pixels.report(obs);
         obs.draw_begin(&info);
         let draw_start = obs.wants_stage_times().then(std::time::Instant::now);
         for d in &loader.diagnostics {
@@ -1084,10 +1126,12 @@ impl PipelineState {
         let mut instructions: u64 = 0;
         let mut screen = std::mem::take(&mut scratch.screen);
         let mut stores = std::mem::take(&mut scratch.stores);
+        let mut pending = std::mem::take(&mut scratch.waiting_pixels);
         let mut sink = PixelSink {
             screen: &mut screen,
             threads: p.threads,
             stores: &mut stores,
+            pending: &mut pending,
         };
         let mut positions: u64 = 0;
         'draw: loop {
@@ -1249,28 +1293,67 @@ impl PipelineState {
                 break;
             }
         }
-        flush_screen(&mut sink, &mut pixels, stages, mem, &mut stats);
-        p.stages.put(stage_entry);
-        scratch.screen = screen;
-        scratch.stores = stores;
-        p.scratch = scratch;
+        // The pixels wait for the next draws when the draw may wait (above), renders into the
+        // waiting draws' buffers and the group stays within its bounds (draws, triangles, and
+        // fragments below what the work budgets have left); otherwise the waiting draws and
+        // this one are drawn now.
+        if defer && pending.key().is_some_and(|k| k != group_key(&pixels)) {
+            pending.draw(mem, p.threads, &mut stores, None);
+        }
+        let bound = deferred::Pending::bound_of(&pixels, &screen);
+        let waits = defer
+            && debug.is_none()
+            && detail.is_none()
+            && pixels.path() == PixelPath::Specialized
+            && pending.fits(screen.len(), bound, p.defer_fragments);
         let gs_float_uniforms = gs_uniforms.map(|u| u.f);
-        add_pixel_stats(&mut stats, &pixels);
         if let Some(b) = debug {
             obs.return_debug_buffers(b);
         }
-        report_pixel_diags(&mut pixels, draw, obs);
-        if let (Some(timer), Some(t)) = (pixels.timer(), draw_start) {
-            obs.stage_times(&timer.stage_times(t.elapsed()));
+        if waits {
+            pending.push(
+                info,
+                stats,
+                pixels,
+                stages.clone(),
+                &mut screen,
+                bound,
+                false,
+            );
+        } else {
+            let mut sink = PixelSink {
+                screen: &mut screen,
+                threads: p.threads,
+                stores: &mut stores,
+                pending: &mut pending,
+            };
+            flush_screen(&mut sink, &mut pixels, stages, mem, &mut stats);
+            // The earlier draws drawn with this one end first.
+            fragments_reported += pending.report(obs);
+            add_pixel_stats(&mut stats, &pixels);
+            report_pixel_diags(&mut pixels, draw, obs);
+            if let (Some(timer), Some(t)) = (pixels.timer(), draw_start) {
+                obs.stage_times(&timer.stage_times(t.elapsed()));
+            }
+            obs.draw_end(&info, &stats, detail);
+            fragments_reported += stats.fragments_generated;
         }
-        obs.draw_end(&info, &stats, detail);
+        // Earlier draws drawn by a full batch of this one.
+        fragments_reported += pending.report(obs);
+        p.stages.put(stage_entry);
+        scratch.screen = screen;
+        scratch.stores = stores;
+        scratch.waiting_pixels = pending;
+        p.scratch = scratch;
         DrawOutcome {
             draws_started: 1,
             gs_float_uniforms,
             work: WorkCount {
                 vertices: positions,
                 shader_instructions: instructions,
-                fragments: stats.fragments_generated,
+                // This draw's fragments, or 0 while they wait, and those of earlier draws
+                // whose pixels were drawn during this one.
+                fragments: fragments_reported,
                 ..WorkCount::default()
             },
         }
@@ -1379,6 +1462,20 @@ impl PipelineState {
                 outcome.work.shader_instructions += gs_instructions;
                 outcome.gs_float_uniforms = gs_uniforms.map(|u| u.f);
                 if !scratch.tris.is_empty() {
+                    // The vertex's pixels may wait like a draw's (see `draw`); earlier pixels
+                    // are drawn first if it cannot wait or its textures are in their buffers.
+                    let defer = self.may_defer(obs) && imm.detail.is_none();
+                    if scratch.waiting_pixels.is_waiting()
+                        && (!defer || scratch.waiting_pixels.textures_read_by(&ds.regs))
+                    {
+                        let Scratch {
+                            waiting_pixels,
+                            stores,
+                            ..
+                        } = &mut scratch;
+                        waiting_pixels.draw(mem, self.threads, stores, None);
+                    }
+                    outcome.work.fragments += scratch.waiting_pixels.report(obs);
                     let template = self.templates.get(&ds.regs);
                     let mut pixels =
                         self.textures
@@ -1407,10 +1504,12 @@ impl PipelineState {
                     // (a full-screen immediate-mode quad is worth splitting).
                     let mut screen = std::mem::take(&mut scratch.screen);
                     let mut stores = std::mem::take(&mut scratch.stores);
+                    let mut pending = std::mem::take(&mut scratch.waiting_pixels);
                     let mut sink = PixelSink {
                         screen: &mut screen,
                         threads: self.threads,
                         stores: &mut stores,
+                        pending: &mut pending,
                     };
                     rasterize_all(
                         &mut scratch.tris,
@@ -1427,16 +1526,46 @@ impl PipelineState {
                         },
                         &mut sink,
                     );
-                    flush_screen(&mut sink, &mut pixels, stages, mem, &mut imm.stats);
+                    if defer && pending.key().is_some_and(|k| k != group_key(&pixels)) {
+                        pending.draw(mem, self.threads, &mut stores, None);
+                    }
+                    let bound = deferred::Pending::bound_of(&pixels, &screen);
+                    let waits = defer
+                        && debug.is_none()
+                        && pixels.path() == PixelPath::Specialized
+                        && pending.fits(screen.len(), bound, self.defer_fragments);
+                    if let Some(b) = debug.take() {
+                        obs.return_debug_buffers(b);
+                    }
+                    if waits {
+                        pending.push(
+                            imm.info,
+                            DrawStats::default(),
+                            pixels,
+                            stages.clone(),
+                            &mut screen,
+                            bound,
+                            true,
+                        );
+                    } else {
+                        let mut sink = PixelSink {
+                            screen: &mut screen,
+                            threads: self.threads,
+                            stores: &mut stores,
+                            pending: &mut pending,
+                        };
+                        flush_screen(&mut sink, &mut pixels, stages, mem, &mut imm.stats);
+                        // Earlier pixels drawn with this vertex's are reported first.
+                        outcome.work.fragments += pending.report(obs);
+                        add_pixel_stats(&mut imm.stats, &pixels);
+                        outcome.work.fragments += pixels.stats().fragments;
+                        report_pixel_diags(&mut pixels, draw, obs);
+                    }
+                    outcome.work.fragments += pending.report(obs);
                     self.stages.put(stage_entry);
                     scratch.screen = screen;
                     scratch.stores = stores;
-                    add_pixel_stats(&mut imm.stats, &pixels);
-                    outcome.work.fragments = pixels.stats().fragments;
-                    if let Some(b) = debug {
-                        obs.return_debug_buffers(b);
-                    }
-                    report_pixel_diags(&mut pixels, draw, obs);
+                    scratch.waiting_pixels = pending;
                 }
             }
             Err(e) => obs.diagnostic(&Diagnostic {
@@ -1461,13 +1590,66 @@ impl PipelineState {
     pub fn close_immediate<O: Observer>(&mut self, obs: &mut O) {
         self.immediate_setup.0 = None;
         if let Some(imm) = self.immediate.take() {
-            obs.draw_end(&imm.info, &imm.stats, imm.detail);
+            match imm.detail {
+                // Recorded in detail: its vertices' pixels never waited.
+                Some(detail) => obs.draw_end(&imm.info, &imm.stats, Some(detail)),
+                // With pixels of its vertices waiting or unreported, it ends after them.
+                None => {
+                    if let Some((info, stats)) = self
+                        .scratch
+                        .waiting_pixels
+                        .end_immediate(imm.info, imm.stats)
+                    {
+                        obs.draw_end(&info, &stats, None);
+                    }
+                }
+            }
         }
+    }
+
+    /// May a draw's (or an immediate-mode vertex's) pixels wait for the following draws
+    /// (`draw/deferred.rs`)? Only where nobody can tell: several threads, the specialised path
+    /// without probe or solo, an observer that takes late draw ends and wants no per-draw
+    /// detail, costs or timing, and a command processor that allows it
+    /// ([`PipelineState::defer_fragments`]).
+    fn may_defer<O: Observer>(&self, obs: &O) -> bool {
+        self.threads > 1
+            && self.defer_fragments > 0
+            && self.pixel_path == PixelPath::Specialized
+            && self.tev_solo.is_none()
+            && self.pixel_probe.is_none()
+            && obs.allows_deferred_pixels()
+            && !obs.wants_draw_detail()
+            && !obs.wants_costs()
+            && !obs.wants_stage_times()
     }
 
     /// True while immediate-mode vertices are being collected into an open draw.
     pub fn immediate_open(&self) -> bool {
         self.immediate.is_some()
+    }
+
+    /// Draws the pixels of draws that wait for following draws (see
+    /// [`PipelineState::defer_fragments`]) and reports those draws to `obs` (pixel
+    /// diagnostics, `draw_end`) in draw order. Returns the fragments they generated, which
+    /// the caller charges to the work budgets. The command processor calls this whenever it
+    /// stops or finishes a command list, so memory is complete outside lists.
+    pub fn flush_pixels<O: Observer>(&mut self, mem: &mut PhysMem, obs: &mut O) -> u64 {
+        let Scratch {
+            waiting_pixels,
+            stores,
+            ..
+        } = &mut self.scratch;
+        if waiting_pixels.is_waiting() {
+            waiting_pixels.draw(mem, self.threads, stores, None);
+        }
+        waiting_pixels.report(obs)
+    }
+
+    /// True if draws wait whose colour or depth buffer overlaps the physical bytes
+    /// `start..end` (the command processor asks for the list it reads).
+    pub fn pixels_wait_on(&self, start: u64, end: u64) -> bool {
+        self.scratch.waiting_pixels.overlaps((start, end))
     }
 }
 

@@ -374,6 +374,14 @@ impl<O: Observer> Observer for Driver<'_, O> {
     fn wants_costs(&self) -> bool {
         self.inner.wants_costs()
     }
+    /// A stop after a write or a draw is decided by draw ends as they come, so those runs
+    /// end every draw before the next begins.
+    fn allows_deferred_pixels(&self) -> bool {
+        !matches!(
+            self.stop,
+            Some(Target::AfterWrite(_) | Target::AfterDraw(_))
+        ) && self.inner.allows_deferred_pixels()
+    }
     fn draw_detail_limits(&self) -> crate::debug::DetailLimits {
         self.inner.draw_detail_limits()
     }

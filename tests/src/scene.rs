@@ -441,8 +441,8 @@ impl Scene {
 
     /// Finishes `list` and kicks it: the list is written at the next free place of the command
     /// buffer; the trace gets the size (bytes) and address (PA >> 3) writes, the memory load of
-    /// the list, the loads of the distinct memory ranges its draws read (first use order), and
-    /// the trigger write.
+    /// the list, the loads of the distinct memory ranges its draws read (first use order; none
+    /// for a texture in a render target), and the trigger write.
     pub fn submit(&mut self, list: CommandList) -> Result<(), SceneError> {
         let done = list.finish()?;
         let free = COMMAND_BUFFER_SIZE - self.cmdbuf_used;
@@ -465,6 +465,10 @@ impl Scene {
                 continue;
             }
             seen.push((rpa, rlen));
+            if self.mem.gpu_only(rpa, rlen) {
+                // Render to texture: the draw samples what the GPU rendered, nothing to load.
+                continue;
+            }
             let data = self.mem.read(rpa, rlen)?;
             self.trace.memory_load(rpa, data)?;
         }

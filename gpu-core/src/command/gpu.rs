@@ -669,6 +669,19 @@ impl Gpu {
         }
     }
 
+    /// Draws the pixels of draws that wait for following draws and charges their fragments
+    /// ([`PipelineState::flush_pixels`]).
+    fn flush_pixels<O: Observer>(&mut self, mem: &mut PhysMem, obs: &mut O) {
+        let fragments = self.pipeline.flush_pixels(mem, obs);
+        if fragments > 0 {
+            let work = WorkCount {
+                fragments,
+                ..WorkCount::default()
+            };
+            self.charge_draw(work, false, None, obs);
+        }
+    }
+
     /// Shader memories of a unit.
     pub fn unit(&self, kind: UnitKind) -> &ShaderUnitMemory {
         match kind {
@@ -821,12 +834,26 @@ impl Gpu {
                     .min(u32::try_from(left_vertices).unwrap_or(u32::MAX));
                 self.pipeline.limits.max_shader_instructions =
                     saved.max_shader_instructions.min(left_instr);
+                // Inside a list without edits, the draw's pixels may wait for the following
+                // draws while the fragment budgets have room for them (draw/deferred.rs).
+                self.pipeline.defer_fragments = if in_list && self.edit_hooks.is_none() {
+                    self.work.remaining(BudgetResource::Fragments, in_list)
+                } else {
+                    0
+                };
                 let (pipeline, req) = self.split_for_draw();
                 let mut outcome = pipeline.draw(&req, mem, indexed, obs);
                 self.pipeline.limits = saved;
+                self.pipeline.defer_fragments = 0;
                 let work = std::mem::take(&mut outcome.work);
                 self.apply_draw(outcome);
                 self.charge_draw(work, true, source_addr, obs);
+                // The list's next commands must not lie where waiting pixels go.
+                if let Some(l) = self.list.as_ref()
+                    && self.pipeline.pixels_wait_on(u64::from(l.start), l.end)
+                {
+                    self.flush_pixels(mem, obs);
+                }
             }
             reg::FIXEDATTRIB_INDEX => {
                 self.fixed_fifo.index = stored & 0xF;
@@ -979,11 +1006,24 @@ impl Gpu {
                     // The first vertex opens an immediate-mode draw.
                     self.inject_before_draw(mem, true, obs);
                 }
+                // As for a draw (see DRAWARRAYS): the vertex's pixels may wait.
+                let in_list = self.list.is_some();
+                self.pipeline.defer_fragments = if in_list && self.edit_hooks.is_none() {
+                    self.work.remaining(BudgetResource::Fragments, in_list)
+                } else {
+                    0
+                };
                 let (pipeline, req) = self.split_for_draw();
                 let mut outcome = pipeline.immediate_vertex(&req, mem, &attrs, obs);
+                self.pipeline.defer_fragments = 0;
                 let work = std::mem::take(&mut outcome.work);
                 self.apply_draw(outcome);
                 self.charge_draw(work, new_draw, source, obs);
+                if let Some(l) = self.list.as_ref()
+                    && self.pipeline.pixels_wait_on(u64::from(l.start), l.end)
+                {
+                    self.flush_pixels(mem, obs);
+                }
                 self.immediate_attrs = attrs;
                 self.immediate_attrs.clear();
             }
@@ -1164,8 +1204,14 @@ impl Gpu {
             let writes = st.writes;
             match self.write_pica_reg_flow(mem, w.id, w.value, w.mask, Some(w.addr), obs) {
                 Flow::Continue => {}
-                Flow::Stop => self.list = None,
+                Flow::Stop => {
+                    // Waiting pixels are charged to this submission (as drawn in the list).
+                    self.flush_pixels(mem, obs);
+                    self.list = None;
+                }
                 Flow::Jump(new_addr, new_size) => {
+                    // The new list may lie where waiting pixels go.
+                    self.flush_pixels(mem, obs);
                     // Loop detection: command lists are fixed data and only the CMDBUF
                     // registers steer jumps, so taking the same jump with the same CMDBUF
                     // registers again repeats forever (the hardware hangs). UNVERIFIED: a draw
@@ -1206,12 +1252,15 @@ impl Gpu {
             }
             if self.work.list_blocked() {
                 // A budget ran out during this write (reported where it did).
+                self.flush_pixels(mem, obs);
                 self.list = None;
             }
             if obs.stop_requested() && self.list.is_some() {
+                self.flush_pixels(mem, obs);
                 return false;
             }
         }
+        self.flush_pixels(mem, obs);
         self.list = None;
         self.pipeline.close_immediate(obs);
         true

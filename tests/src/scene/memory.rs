@@ -117,6 +117,13 @@ impl GuestMemory {
         })
     }
 
+    /// True if `pa..pa + len` lies in one block that only the GPU writes (a render target's
+    /// colour or depth buffer): a draw sampling it as a texture reads what was rendered there,
+    /// not a CPU upload.
+    pub fn gpu_only(&self, pa: u32, len: u32) -> bool {
+        self.block_of(pa, len).is_some_and(|b| b.data.is_none())
+    }
+
     /// Overwrites part of a CPU-written block (e.g. the command buffer, reused every frame).
     pub fn write(&mut self, pa: u32, data: &[u8]) -> Result<(), SceneError> {
         let len = u32::try_from(data.len())

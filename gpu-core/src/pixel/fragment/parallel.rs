@@ -139,23 +139,6 @@ impl ShareStores {
     }
 }
 
-/// What one share produced.
-struct ShareOut {
-    /// Fragment-operation counters (alpha/stencil/depth failures, fragments passed).
-    stats: PixelStats,
-    /// Fragments this share rasterised.
-    fragments: u64,
-    /// Triangle outcomes (drawn, culled, invalid), the same in every piece: recorded by the
-    /// share that ran piece 0.
-    outcomes: Option<(u64, u64, u64)>,
-    /// Per [`FEATURES`] entry: the first triangle of the batch that needed it unimplemented.
-    first_missing: [usize; 6],
-    color_unmapped: u64,
-    depth_unmapped: u64,
-    /// The tiles this share modified.
-    scratch: Scratch,
-}
-
 /// Sums the clipped bounding-box areas of `tris` (window coordinates), saturating.
 fn estimated_pixels(tris: &[[ScreenVertex; 3]], fb: &FramebufferConfig) -> u64 {
     let (w, h) = (fb.width as f32, fb.height as f32);
@@ -262,6 +245,128 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
     }
 }
 
+/// One draw of a group drawn by [`draw_group`]: its pipeline (configuration, counters,
+/// diagnostics), its fragment hooks and its screen-space triangles in submission order.
+pub struct GroupDraw<'a, S: TextureSampler, H> {
+    /// The draw's pixel pipeline.
+    pub pixels: &'a mut PixelPipeline<S>,
+    /// The draw's fixed-function stages.
+    pub hooks: &'a mut H,
+    /// The draw's triangles, in submission order.
+    pub tris: &'a [[ScreenVertex; 3]],
+}
+
+/// The part of a render-target configuration that fixes the share partition and the tile
+/// stores: draws of a group must agree on it ([`group_key`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupKey {
+    color_addr: u32,
+    depth_addr: u32,
+    color_bpp: u32,
+    depth_bpp: u32,
+    width: u32,
+    height: u32,
+    tile_mode: TileMode,
+}
+
+/// The group key of `pixels`'s render target (see [`GroupKey`]).
+pub fn group_key<S: TextureSampler>(pixels: &PixelPipeline<S>) -> GroupKey {
+    let fb = &pixels.cfg.fb;
+    GroupKey {
+        color_addr: fb.color_addr,
+        depth_addr: fb.depth_addr,
+        color_bpp: pixels.color_cache.bpp(),
+        depth_bpp: pixels.depth_cache.bpp(),
+        width: fb.width,
+        height: fb.height,
+        tile_mode: fb.tile_mode,
+    }
+}
+
+/// The bytes of the render target's colour and depth buffers (whole blocks) as two
+/// half-open physical address ranges: everything a draw of the group can write.
+pub fn written_ranges<S: TextureSampler>(pixels: &PixelPipeline<S>) -> [(u64, u64); 2] {
+    let fb = &pixels.cfg.fb;
+    let e = block_edge(fb).unwrap_or(32);
+    let rows = u64::from(fb.height.div_ceil(e) * e);
+    let px = u64::from(fb.width.div_ceil(e) * e) * rows;
+    let c0 = u64::from(fb.color_addr);
+    let d0 = u64::from(fb.depth_addr);
+    [
+        (c0, c0 + px * u64::from(pixels.color_cache.bpp())),
+        (d0, d0 + px * u64::from(pixels.depth_cache.bpp())),
+    ]
+}
+
+/// An upper bound of the fragments `tris` can produce in `pixels`'s render target: per
+/// triangle the vertices' bounding box widened by two pixels each way (the rasteriser's
+/// subpixel rounding moves an edge by less than one), clipped to the target; the whole target
+/// for a triangle with a coordinate that is not finite.
+pub fn fragment_bound<S: TextureSampler>(
+    pixels: &PixelPipeline<S>,
+    tris: &[[ScreenVertex; 3]],
+) -> u64 {
+    let fb = &pixels.cfg.fb;
+    let (w, h) = (f64::from(fb.width), f64::from(fb.height));
+    let mut sum = 0u64;
+    for t in tris {
+        let finite = t.iter().all(|v| v.x.is_finite() && v.y.is_finite());
+        let area = if finite {
+            let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+            for v in t {
+                x0 = x0.min(f64::from(v.x));
+                x1 = x1.max(f64::from(v.x));
+                y0 = y0.min(f64::from(v.y));
+                y1 = y1.max(f64::from(v.y));
+            }
+            let dx = ((x1 + 2.0).min(w) - (x0 - 2.0).max(0.0)).max(0.0).ceil();
+            let dy = ((y1 + 2.0).min(h) - (y0 - 2.0).max(0.0)).max(0.0).ceil();
+            (dx * dy) as u64
+        } else {
+            (w * h) as u64
+        };
+        sum = sum.saturating_add(area);
+    }
+    sum
+}
+
+/// What one share produced for one draw of the group.
+#[derive(Clone, Copy)]
+struct DrawOut {
+    /// Fragment-operation counters (alpha/stencil/depth failures, fragments passed).
+    stats: PixelStats,
+    /// Fragments this share rasterised.
+    fragments: u64,
+    /// Triangle outcomes (drawn, culled, invalid), the same in every piece: recorded by the
+    /// share that ran piece 0.
+    outcomes: Option<(u64, u64, u64)>,
+    /// Per [`FEATURES`] entry: the first triangle of the draw that needed it unimplemented.
+    first_missing: [usize; 6],
+    color_unmapped: u64,
+    depth_unmapped: u64,
+}
+
+impl Default for DrawOut {
+    fn default() -> Self {
+        DrawOut {
+            stats: PixelStats::default(),
+            fragments: 0,
+            outcomes: None,
+            first_missing: [usize::MAX; 6],
+            color_unmapped: 0,
+            depth_unmapped: 0,
+        }
+    }
+}
+
+/// What one share produced.
+struct ShareOut {
+    /// Per draw of the group.
+    draws: Vec<DrawOut>,
+    /// The tiles this share modified.
+    scratch: Scratch,
+}
+
 impl<S: TextureSampler + Sync> PixelPipeline<S> {
     /// Rasterises and shades `tris` in order with `threads` workers (see the module doc);
     /// memory, counters and diagnostics end up exactly as after calling
@@ -275,77 +380,149 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
         threads: usize,
         stores: &mut ShareStores,
     ) -> u64 {
-        let cfg = self.cfg;
-        let color_bpp = self.color_cache.bpp();
-        let depth_bpp = self.depth_cache.bpp();
-        let parallel = threads > 1
-            && !tris.is_empty()
-            && self.path() == PixelPath::Specialized
-            && self.timer.is_none()
-            && tiles_are_disjoint(&cfg.fb)
-            && !buffers_overlap(&cfg.fb, color_bpp, depth_bpp)
-            && estimated_pixels(tris, &cfg.fb) >= PARALLEL_MIN_PIXELS;
-        if !parallel {
-            let mut drawn = 0;
-            for t in tris {
-                if let TriangleOutcome::Drawn { .. } = self.draw_triangle_with(mem, t, hooks) {
-                    drawn += 1;
-                }
-            }
-            return drawn;
-        }
-        // The caches may hold a tile that the shares are about to change.
-        self.color_cache.invalidate(mem);
-        self.depth_cache.invalidate(mem);
+        let mut group = [GroupDraw {
+            pixels: self,
+            hooks,
+            tris,
+        }];
+        draw_group(mem, &mut group, threads, stores)[0]
+    }
+}
 
-        let n = threads.min(u32::MAX as usize);
-        let tile_rows = cfg.fb.height.div_ceil(8) as usize;
-        // Every share reads memory as it was before the batch and keeps the tiles it modifies
-        // in its stores; memory is written after the batch, so no page is copied.
-        let mut jobs: Vec<(ShareMem<'_>, H, Scratch)> = Vec::with_capacity(n);
-        for _ in 1..n {
-            let scratch = stores.take(&cfg.fb, color_bpp, depth_bpp);
-            jobs.push((ShareMem::Copy(mem.clone()), hooks.clone(), scratch));
-        }
-        let scratch = stores.take(&cfg.fb, color_bpp, depth_bpp);
-        jobs.insert(0, (ShareMem::Main(&mut *mem), hooks.clone(), scratch));
-        let tev = &self.tev;
-        let sampler = &self.sampler;
-        let needs = self.needs;
-        let color_stage = self.color_stage;
-        let early_depth = self.early_depth(&*hooks);
-        let costs = self.costs;
-        let cfg_ref = &cfg;
-        // The parallel path runs only on the specialised path, without a solo (which selects
-        // the reference path); the plan is `None` only if that ever changes.
-        let plan = self.plan.filter(|_| self.solo.is_none());
-        // The tile rows are dealt out to `pieces` interleaved pieces that the shares claim one
-        // by one, so a share that starts late (a worker still waking up, or a core busy with
-        // another process) leaves its pieces to the others.
-        let pieces = (n.saturating_mul(PIECES_PER_SHARE)).clamp(1, tile_rows.max(1)) as u32;
-        let height = i64::from(cfg.raster.height);
-        let next_piece = AtomicU32::new(0);
-        let run_share = |(mut share_mem, mut share_hooks, scratch): (ShareMem<'_>, H, Scratch)| {
-            let mut stats = PixelStats::default();
-            let mut fragments = 0;
-            let mut outcomes = None;
-            let mut first_missing = [usize::MAX; 6];
-            let mut color_cache = TileCache::deferred(color_bpp, scratch.color);
-            let mut depth_cache = TileCache::deferred(depth_bpp, scratch.depth);
-            let m = share_mem.get();
-            // The share's batch scratch, kept across its pieces and triangles.
-            let mut scratch = BatchScratch::boxed();
-            loop {
-                let index = next_piece.fetch_add(1, Ordering::Relaxed);
-                if index >= pieces {
-                    break;
+/// Draws a group of consecutive draws, each its triangles in order, with `threads` workers
+/// (see the module doc): memory, and each draw's counters and diagnostics, end up exactly as
+/// after calling [`PixelPipeline::draw_triangle_with`] for every triangle of every draw in
+/// turn, provided nothing a later draw of the group reads before its pixels (its textures,
+/// decoded when its pipeline was made; its vertices) lies in the render target. Returns the
+/// number of triangles drawn ([`TriangleOutcome::Drawn`]) per draw.
+///
+/// The draws run in parallel together when they share the render target's layout
+/// ([`GroupKey`]), all take the specialised path without stage timing, the target's tiles are
+/// disjoint, its colour and depth buffers do not overlap, and their summed estimated coverage
+/// reaches [`PARALLEL_MIN_PIXELS`]; otherwise one after the other on the calling thread.
+pub fn draw_group<S: TextureSampler + Sync, H: FragmentHooks + Clone + Send>(
+    mem: &mut PhysMem,
+    draws: &mut [GroupDraw<'_, S, H>],
+    threads: usize,
+    stores: &mut ShareStores,
+) -> Vec<u64> {
+    let Some(first) = draws.first() else {
+        return Vec::new();
+    };
+    let cfg = first.pixels.cfg;
+    let key = group_key(first.pixels);
+    let color_bpp = key.color_bpp;
+    let depth_bpp = key.depth_bpp;
+    let parallel = threads > 1
+        && draws.iter().any(|d| !d.tris.is_empty())
+        && draws.iter().all(|d| {
+            d.pixels.path() == PixelPath::Specialized
+                && d.pixels.timer.is_none()
+                && group_key(d.pixels) == key
+        })
+        && tiles_are_disjoint(&cfg.fb)
+        && !buffers_overlap(&cfg.fb, color_bpp, depth_bpp)
+        && draws
+            .iter()
+            .map(|d| estimated_pixels(d.tris, &d.pixels.cfg.fb))
+            .fold(0u64, u64::saturating_add)
+            >= PARALLEL_MIN_PIXELS;
+    if !parallel {
+        return draws
+            .iter_mut()
+            .map(|d| {
+                let mut drawn = 0;
+                for t in d.tris {
+                    if let TriangleOutcome::Drawn { .. } =
+                        d.pixels.draw_triangle_with(mem, t, d.hooks)
+                    {
+                        drawn += 1;
+                    }
                 }
-                let bands = RowBands {
-                    count: pieces,
-                    index,
-                };
+                drawn
+            })
+            .collect();
+    }
+    // The caches may hold a tile that the shares are about to change.
+    for d in draws.iter_mut() {
+        d.pixels.color_cache.invalidate(mem);
+        d.pixels.depth_cache.invalidate(mem);
+    }
+
+    let n = threads.min(u32::MAX as usize);
+    let tile_rows = cfg.fb.height.div_ceil(8) as usize;
+    let clone_hooks = |draws: &[GroupDraw<'_, S, H>]| -> Vec<H> {
+        draws.iter().map(|d| (*d.hooks).clone()).collect()
+    };
+    // Every share reads memory as it was before the group and keeps the tiles it modifies in
+    // its stores; memory is written after the group, so no page is copied.
+    let mut jobs: Vec<(ShareMem<'_>, Vec<H>, Scratch)> = Vec::with_capacity(n);
+    for _ in 1..n {
+        let scratch = stores.take(&cfg.fb, color_bpp, depth_bpp);
+        jobs.push((ShareMem::Copy(mem.clone()), clone_hooks(draws), scratch));
+    }
+    let scratch = stores.take(&cfg.fb, color_bpp, depth_bpp);
+    jobs.insert(0, (ShareMem::Main(&mut *mem), clone_hooks(draws), scratch));
+    /// What a share needs of one draw (shared, read-only).
+    struct DrawView<'v, S> {
+        cfg: &'v super::PipelineConfig,
+        tev: &'v super::TevProgram,
+        sampler: &'v S,
+        needs: super::Needs,
+        color_stage: Option<super::ColorStage>,
+        early_depth: bool,
+        costs: bool,
+        plan: Option<FastPlan>,
+        tris: &'v [[ScreenVertex; 3]],
+    }
+    let views: Vec<DrawView<'_, S>> = draws
+        .iter()
+        .map(|d| {
+            let p = &*d.pixels;
+            DrawView {
+                cfg: &p.cfg,
+                tev: &p.tev,
+                sampler: &p.sampler,
+                needs: p.needs,
+                color_stage: p.color_stage,
+                early_depth: p.early_depth(&*d.hooks),
+                costs: p.costs,
+                // The parallel path runs only on the specialised path, without a solo (which
+                // selects the reference path); the plan is `None` only if that ever changes.
+                plan: p.plan.filter(|_| p.solo.is_none()),
+                tris: d.tris,
+            }
+        })
+        .collect();
+    let views = &views;
+    // The tile rows are dealt out to `pieces` interleaved pieces that the shares claim one by
+    // one, so a share that starts late (a worker still waking up, or a core busy with another
+    // process) leaves its pieces to the others.
+    let pieces = (n.saturating_mul(PIECES_PER_SHARE)).clamp(1, tile_rows.max(1)) as u32;
+    let height = i64::from(cfg.raster.height);
+    let next_piece = AtomicU32::new(0);
+    let run_share = |(mut share_mem, mut share_hooks, scratch): (ShareMem<'_>, Vec<H>, Scratch)| {
+        let mut outs = vec![DrawOut::default(); views.len()];
+        let mut color_cache = TileCache::deferred(color_bpp, scratch.color);
+        let mut depth_cache = TileCache::deferred(depth_bpp, scratch.depth);
+        let m = share_mem.get();
+        // The share's batch scratch, kept across its pieces, draws and triangles (its
+        // contract holds across draws: the rows a draw reads are written before they are
+        // read, and the others are never written).
+        let mut scratch = BatchScratch::boxed();
+        loop {
+            let index = next_piece.fetch_add(1, Ordering::Relaxed);
+            if index >= pieces {
+                break;
+            }
+            let bands = RowBands {
+                count: pieces,
+                index,
+            };
+            for ((view, out), share_hooks) in views.iter().zip(&mut outs).zip(&mut share_hooks) {
                 let (mut drawn, mut culled, mut invalid) = (0, 0, 0);
-                for (k, tri) in tris.iter().enumerate() {
+                let unmapped = (color_cache.unmapped_pixels, depth_cache.unmapped_pixels);
+                for (k, tri) in view.tris.iter().enumerate() {
                     // Piece 0 visits every triangle (it records their outcomes); the others
                     // skip those whose bounding box has none of their tile rows, which would
                     // give them no fragment (and so no counter or diagnostic) but a set-up.
@@ -355,36 +532,36 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
                     let mut missing = 0u32;
                     let outcome = {
                         let mut ctx = FragCtx {
-                            cfg: cfg_ref,
-                            tev,
-                            sampler,
-                            needs,
+                            cfg: view.cfg,
+                            tev: view.tev,
+                            sampler: view.sampler,
+                            needs: view.needs,
                             color_cache: &mut color_cache,
                             depth_cache: &mut depth_cache,
-                            stats: &mut stats,
-                            costs,
+                            stats: &mut out.stats,
+                            costs: view.costs,
                             missing: &mut missing,
                             mem: &mut *m,
-                            hooks: &mut share_hooks,
-                            color_stage,
-                            early_depth,
+                            hooks: &mut *share_hooks,
+                            color_stage: view.color_stage,
+                            early_depth: view.early_depth,
                             sampling: false,
                             input_time: std::time::Duration::ZERO,
                             // A solo selects the reference path, which never comes here.
                             solo: None,
                         };
-                        if costs {
-                            ctx.shade_band::<true>(tri, bands, plan.as_ref(), &mut scratch)
+                        if view.costs {
+                            ctx.shade_band::<true>(tri, bands, view.plan.as_ref(), &mut scratch)
                         } else {
-                            ctx.shade_band::<false>(tri, bands, plan.as_ref(), &mut scratch)
+                            ctx.shade_band::<false>(tri, bands, view.plan.as_ref(), &mut scratch)
                         }
                     };
-                    // No flush between triangles: the share owns its tiles, and its caches
-                    // read a tile they let go of back from their stores.
+                    // No flush between triangles or draws: the share owns its tiles, and its
+                    // caches read a tile they let go of back from their stores.
                     match outcome {
                         TriangleOutcome::Drawn { fragments: f } => {
                             drawn += 1;
-                            fragments += f;
+                            out.fragments += f;
                         }
                         TriangleOutcome::Culled => culled += 1,
                         TriangleOutcome::Invalid => invalid += 1,
@@ -392,76 +569,81 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
                     }
                     for (i, f) in FEATURES.iter().enumerate() {
                         if missing & (1 << (*f as u32)) != 0 {
-                            first_missing[i] = first_missing[i].min(k);
+                            out.first_missing[i] = out.first_missing[i].min(k);
                         }
                     }
                 }
+                out.color_unmapped += color_cache.unmapped_pixels - unmapped.0;
+                out.depth_unmapped += depth_cache.unmapped_pixels - unmapped.1;
                 if index == 0 {
-                    outcomes = Some((drawn, culled, invalid));
+                    out.outcomes = Some((drawn, culled, invalid));
                 }
             }
-            let (color_unmapped, depth_unmapped) =
-                (color_cache.unmapped_pixels, depth_cache.unmapped_pixels);
-            let scratch = Scratch {
-                color: color_cache.into_store().unwrap_or_default(),
-                depth: depth_cache.into_store().unwrap_or_default(),
-            };
-            // A clone is dropped here, on its share's thread, before the write-back (so the
-            // caller's pages are no longer shared with it and are written in place).
-            drop(share_mem);
-            ShareOut {
-                stats,
-                fragments,
-                outcomes,
-                first_missing,
-                color_unmapped,
-                depth_unmapped,
-                scratch,
-            }
+        }
+        let scratch = Scratch {
+            color: color_cache.into_store().unwrap_or_default(),
+            depth: depth_cache.into_store().unwrap_or_default(),
         };
-        // Share 0 runs on the calling thread while the pool runs the others: one hand-off per
-        // batch instead of the caller waking the pool and sleeping until it is done.
-        let mut jobs = jobs.into_iter();
-        let mut rest: Vec<Option<ShareOut>> = (1..n).map(|_| None).collect();
-        let first = rayon::in_place_scope(|scope| {
-            let run_share = &run_share;
-            let main_job = jobs.next();
-            for (slot, job) in rest.iter_mut().zip(jobs) {
-                scope.spawn(move |_| *slot = Some(run_share(job)));
-            }
-            main_job.map(run_share)
-        });
-        let results = first.into_iter().chain(rest.into_iter().flatten());
+        // A clone is dropped here, on its share's thread, before the write-back (so the
+        // caller's pages are no longer shared with it and are written in place).
+        drop(share_mem);
+        ShareOut {
+            draws: outs,
+            scratch,
+        }
+    };
+    // Share 0 runs on the calling thread while the pool runs the others: one hand-off per
+    // group instead of the caller waking the pool and sleeping until it is done.
+    let mut jobs = jobs.into_iter();
+    let mut rest: Vec<Option<ShareOut>> = (1..n).map(|_| None).collect();
+    let first = rayon::in_place_scope(|scope| {
+        let run_share = &run_share;
+        let main_job = jobs.next();
+        for (slot, job) in rest.iter_mut().zip(jobs) {
+            scope.spawn(move |_| *slot = Some(run_share(job)));
+        }
+        main_job.map(run_share)
+    });
+    let results = first.into_iter().chain(rest.into_iter().flatten());
 
-        // Merge in share order.
-        let mut first_missing = [usize::MAX; 6];
-        let mut drawn = 0;
-        for out in results {
-            if let Some((d, culled, invalid)) = out.outcomes {
-                drawn = d;
-                self.stats.triangles_drawn += d;
-                self.stats.triangles_culled += culled;
-                self.invalid_triangles += invalid;
+    // Merge in share order.
+    let mut first_missing = vec![[usize::MAX; 6]; draws.len()];
+    let mut drawn = vec![0u64; draws.len()];
+    for out in results {
+        for (((d, o), fm), dr) in draws
+            .iter_mut()
+            .zip(&out.draws)
+            .zip(&mut first_missing)
+            .zip(&mut drawn)
+        {
+            let p = &mut *d.pixels;
+            if let Some((dn, culled, invalid)) = o.outcomes {
+                *dr = dn;
+                p.stats.triangles_drawn += dn;
+                p.stats.triangles_culled += culled;
+                p.invalid_triangles += invalid;
             }
-            self.stats.fragments += out.fragments;
-            self.stats.alpha_failed += out.stats.alpha_failed;
-            self.stats.stencil_failed += out.stats.stencil_failed;
-            self.stats.depth_failed += out.stats.depth_failed;
-            self.stats.fragments_passed += out.stats.fragments_passed;
-            self.stats.texels += out.stats.texels;
-            self.color_cache.unmapped_pixels += out.color_unmapped;
-            self.depth_cache.unmapped_pixels += out.depth_unmapped;
-            for (a, b) in first_missing.iter_mut().zip(out.first_missing) {
+            p.stats.fragments += o.fragments;
+            p.stats.alpha_failed += o.stats.alpha_failed;
+            p.stats.stencil_failed += o.stats.stencil_failed;
+            p.stats.depth_failed += o.stats.depth_failed;
+            p.stats.fragments_passed += o.stats.fragments_passed;
+            p.stats.texels += o.stats.texels;
+            p.color_cache.unmapped_pixels += o.color_unmapped;
+            p.depth_cache.unmapped_pixels += o.depth_unmapped;
+            for (a, b) in fm.iter_mut().zip(o.first_missing) {
                 *a = (*a).min(b);
             }
-            // The shares' tiles are disjoint, so the order of the write-backs does not matter.
-            out.scratch.color.write_back(mem);
-            out.scratch.depth.write_back(mem);
-            stores.give_back(out.scratch);
         }
-        // "Not implemented" diagnostics in the sequential order: by first triangle, then by
-        // feature order.
-        let mut order: Vec<(usize, usize)> = first_missing
+        // The shares' tiles are disjoint, so the order of the write-backs does not matter.
+        out.scratch.color.write_back(mem);
+        out.scratch.depth.write_back(mem);
+        stores.give_back(out.scratch);
+    }
+    // "Not implemented" diagnostics in the sequential order, per draw: by first triangle,
+    // then by feature order.
+    for (d, fm) in draws.iter_mut().zip(&first_missing) {
+        let mut order: Vec<(usize, usize)> = fm
             .iter()
             .enumerate()
             .filter(|(_, k)| **k != usize::MAX)
@@ -469,16 +651,17 @@ impl<S: TextureSampler + Sync> PixelPipeline<S> {
             .collect();
         order.sort_unstable();
         for (_, i) in order {
-            self.not_implemented(FEATURES[i]);
+            d.pixels.not_implemented(FEATURES[i]);
         }
-        drawn
     }
+    drawn
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::memory::VRAM;
+    use crate::pixel::fragment::textures::NoTextures as NoTexturesAlias;
     use crate::vertex::OutputVertex;
 
     struct Rng(u64);
@@ -655,6 +838,159 @@ mod tests {
         assert!(
             parallel_cases > 40,
             "only {parallel_cases} batches took the parallel path"
+        );
+    }
+
+    /// Groups of consecutive draws (each its own fragment operations, fog and combiner
+    /// source, most into one render target, some into another buffer or with overlapping
+    /// colour and depth buffers so the group must fall back): drawing a group with 2, 3 and 8
+    /// workers leaves the same memory, and each draw the same triangle count, counters and
+    /// diagnostics, as drawing the draws one after the other on one thread.
+    #[test]
+    fn groups_of_draws_match_drawing_them_in_turn() {
+        let mut rng = Rng(0x5EED_6A0B_0000_0003);
+        let mut noise = vec![0u8; 0x4_0000];
+        for b in noise.iter_mut() {
+            *b = rng.next() as u8;
+        }
+        let mut base = PhysMem::new();
+        base.write(VRAM.base, &noise).unwrap();
+        let mut stores = ShareStores::default();
+        let mut parallel_groups = 0;
+        for case in 0..60 {
+            let (w, h) = (8 * (4 + rng.next() % 10), 8 * (4 + rng.next() % 10));
+            let mut common = Box::new([0u32; 0x300]);
+            common[0x11D] = (VRAM.base + (rng.next() % 0x40) * 8) >> 3;
+            common[0x11C] = (VRAM.base + 0x2_0000 + (rng.next() % 0x40) * 8) >> 3;
+            common[0x117] = (rng.next() % 5) << 16;
+            common[0x116] = [0, 2, 3][rng.next() as usize % 3];
+            common[0x11B] = rng.next() % 2;
+            common[0x11E] = w | ((h - 1) << 12) | (1 << 24);
+            common[0x112] = 0xF;
+            common[0x113] = 0xF;
+            common[0x114] = 3;
+            common[0x115] = 3;
+            common[0x04D] = 0xBF_0000;
+            common[0x06D] = 1;
+            let draws = 2 + rng.next() as usize % 6;
+            let mut regs = Vec::new();
+            let mut tris = Vec::new();
+            for d in 0..draws {
+                let mut r = common.clone();
+                for word in r[0x100..0x108].iter_mut() {
+                    *word = rng.next();
+                }
+                r[0x100] &= !3;
+                if rng.next().is_multiple_of(2) {
+                    r[0x101] = [0x7676_0000, 0x0101_0000, 0x1016_0000][d % 3];
+                    r[0x100] |= 1 << 8;
+                }
+                // Fog mode 5 or procedural texture without hooks in some draws ("not
+                // implemented", raised per draw).
+                r[0x0E0] = if rng.next().is_multiple_of(5) { 5 } else { 0 };
+                if rng.next().is_multiple_of(6) {
+                    r[0x080] = 1 << 10;
+                    r[0x0C0] = 3;
+                } else {
+                    r[0x0C0] = 0;
+                }
+                r[0x0C1] = 0;
+                r[0x0C2] = 0;
+                r[0x0C3] = 0xFFFF_FFFF;
+                r[0x0C4] = 0;
+                if case % 10 == 9 && d == draws / 2 {
+                    // Another render target (colour buffer elsewhere): no common group.
+                    r[0x11D] = (VRAM.base + 0x3_0000) >> 3;
+                }
+                if case % 10 == 4 && d == 0 {
+                    // Colour and depth buffers overlapping: the group must fall back.
+                    r[0x11C] = r[0x11D];
+                }
+                regs.push(r);
+                let (wf, hf) = (w as f32, h as f32);
+                let mut t = Vec::new();
+                let small = rng.next().is_multiple_of(2);
+                for _ in 0..(1 + rng.next() % if small { 12 } else { 4 }) {
+                    let size = if small { 20.0 } else { wf.max(hf) * 1.5 };
+                    let (cx, cy) = (rng.f(wf + 8.0) - 4.0, rng.f(hf + 8.0) - 4.0);
+                    let mut tri = [ScreenVertex::default(); 3];
+                    for v in &mut tri {
+                        *v = ScreenVertex {
+                            x: cx + rng.f(size) - size / 2.0,
+                            y: cy + rng.f(size) - size / 2.0,
+                            z_over_w: -rng.f(1.0),
+                            inv_w: 1.0,
+                            attrs: OutputVertex {
+                                color: [rng.f(1.0), rng.f(1.0), rng.f(1.0), rng.f(1.0)],
+                                ..Default::default()
+                            },
+                        };
+                    }
+                    t.push(tri);
+                }
+                tris.push(t);
+            }
+            let mut run = |threads: Option<usize>| {
+                let mut mem = base.clone();
+                let mut pipes: Vec<PixelPipeline> =
+                    regs.iter().map(|r| PixelPipeline::new(r)).collect();
+                let mut hooks = vec![(); draws];
+                let drawn = match threads {
+                    None => pipes
+                        .iter_mut()
+                        .zip(&tris)
+                        .map(|(p, t)| {
+                            t.iter()
+                                .filter(|t| {
+                                    matches!(
+                                        p.draw_triangle(&mut mem, t),
+                                        TriangleOutcome::Drawn { .. }
+                                    )
+                                })
+                                .count() as u64
+                        })
+                        .collect(),
+                    Some(n) => {
+                        let mut group: Vec<GroupDraw<'_, NoTexturesAlias, ()>> = pipes
+                            .iter_mut()
+                            .zip(hooks.iter_mut())
+                            .zip(&tris)
+                            .map(|((pixels, hooks), t)| GroupDraw {
+                                pixels,
+                                hooks,
+                                tris: t,
+                            })
+                            .collect();
+                        draw_group(&mut mem, &mut group, n, &mut stores)
+                    }
+                };
+                let per_draw: Vec<_> = pipes
+                    .iter_mut()
+                    .map(|p| (p.stats(), p.take_diagnostics()))
+                    .collect();
+                (snapshot(&mem), drawn, per_draw)
+            };
+            let sequential = run(None);
+            let pipes: Vec<PixelPipeline> = regs.iter().map(|r| PixelPipeline::new(r)).collect();
+            let key = group_key(&pipes[0]);
+            let fb = FramebufferConfig::from_regs(&regs[0]);
+            if pipes.iter().all(|p| group_key(p) == key)
+                && tiles_are_disjoint(&fb)
+                && !buffers_overlap(&fb, key.color_bpp, key.depth_bpp)
+                && tris.iter().map(|t| estimated_pixels(t, &fb)).sum::<u64>() >= PARALLEL_MIN_PIXELS
+            {
+                parallel_groups += 1;
+            }
+            for n in [2, 3, 8] {
+                let par = run(Some(n));
+                assert!(par.0 == sequential.0, "case {case}, {n} threads: memory");
+                assert_eq!(par.1, sequential.1, "case {case}, {n} threads: drawn");
+                assert_eq!(par.2, sequential.2, "case {case}, {n} threads: counters");
+            }
+        }
+        assert!(
+            parallel_groups > 15,
+            "only {parallel_groups} groups took the parallel path"
         );
     }
 

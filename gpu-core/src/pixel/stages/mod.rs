@@ -168,8 +168,10 @@ impl<'a> StageLuts<'a> {
 pub struct FixedFunctionStages {
     /// Fragment lighting, if enabled ([`lighting_enabled`]).
     pub lighting: Option<LightingConfig>,
-    /// The procedural texture, if texture unit 3 is enabled (0x080 bit 10).
-    pub proctex: Option<ProcTexConfig>,
+    /// The procedural texture, if texture unit 3 is enabled (0x080 bit 10). Boxed: its
+    /// tables make it ~12 KB, and the stages are cloned and moved per draw (the parallel
+    /// path's shares, draws whose pixels wait).
+    pub proctex: Option<Box<ProcTexConfig>>,
     /// Fog, if fog mode 5 is selected.
     pub fog: Option<FogConfig>,
     /// Shadow-map rendering parameters, if fragment operation mode 3 is selected.
@@ -197,7 +199,7 @@ impl FixedFunctionStages {
             proctex: r
                 .texunit_config()
                 .tex3_enable
-                .then(|| ProcTexConfig::from_regs(regs, &luts.proctex)),
+                .then(|| Box::new(ProcTexConfig::from_regs(regs, &luts.proctex))),
             fog: FogConfig::from_regs(regs, luts.fog),
             shadow: (mode == FragOpMode::Shadow).then(|| ShadowWriteConfig::from_regs(regs)),
             gas: (mode == FragOpMode::Gas || fog_mode == FogMode::Gas)

@@ -511,7 +511,7 @@ fn batch_matches_the_per_fragment_sample() {
         assert_eq!(got, want, "case {case}: {:?}", cfg.fast);
         let mut stages = FixedFunctionStages {
             lighting: None,
-            proctex: Some(cfg),
+            proctex: Some(Box::new(cfg)),
             fog: None,
             shadow: None,
             gas: None,
