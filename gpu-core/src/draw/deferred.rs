@@ -24,10 +24,14 @@
 //! * a draw whose textures, vertex arrays or index buffer overlap the waiting draws' colour or
 //!   depth buffer (render to texture): before its textures are decoded;
 //! * a draw that cannot wait, or renders into other buffers: before its pixels;
-//! * an immediate-mode vertex: before it is drawn;
 //! * the command processor: when the list's own memory overlaps the waiting draws' buffers,
 //!   at a jump, and when it stops or finishes a list (so fills, transfers, memory loads,
 //!   frame ends and snapshots always see every pixel).
+//!
+//! Immediate-mode vertices wait like draws (each vertex's triangles with its own pipeline);
+//! what their pixels add to the immediate-mode draw's counters is collected when they are
+//! reported, and a draw that ends while some of its vertices' pixels wait ends after them
+//! (an end entry in the queue).
 //!
 //! [`Observer::allows_deferred_pixels`]: crate::debug::Observer::allows_deferred_pixels
 //! [`PipelineState::draw`]: super::PipelineState::draw
