@@ -429,13 +429,21 @@ fn frame_fingerprint(bytes: &[u8], threads: usize, budget: Option<&str>) -> Fram
 /// With several threads, consecutive draws into the same buffers are drawn together
 /// (gpu-core `draw/deferred.rs`): memory at every frame, every draw's counters and
 /// diagnostics equal the one-thread replay's (where every draw ends before the next), on
-/// every trace, on a trace whose draws sample what the previous draws of the same list
-/// rendered, and under a fragment budget that runs out mid-frame (so a frame's draws are cut
+/// every trace (the fuzzers' seeds too), on a trace whose draws sample what the previous draws
+/// of the same list rendered, and under a fragment budget that runs out mid-frame (so a frame's draws are cut
 /// at the same draw whether pixels waited or not). And draws did wait.
 #[test]
 fn draws_drawn_together_match_drawing_each_in_turn() {
     let mut all = traces();
     all.push(("feedback".to_string(), feedback_trace()));
+    // The fuzzers' small seed traces (immediate mode, u8/u16 indices, a geometry shader,
+    // every texture format, fills and transfers; 16x16 targets, so groups stay on one thread).
+    let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/fuzz");
+    for name in ["replay-seed-basic", "replay-seed-formats", "replay-seed-gs"] {
+        let path = seeds.join(format!("{name}.ctf"));
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        all.push((name.to_string(), bytes));
+    }
     let mut overlapped = 0;
     for (name, bytes) in &all {
         for budget in [None, Some("fragments-per-frame=40000")] {
