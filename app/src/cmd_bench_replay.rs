@@ -70,6 +70,11 @@ struct Timer {
     /// the following draws (gpu-core `draw/deferred.rs`), so draws overlap, and the time in
     /// draws runs from the first open draw's start until none is open.
     open: u64,
+    /// Draws begun and ended so far, and the draws that ended after a later draw began: their
+    /// pixels waited for the following draws (draws end in the order they begin).
+    begun: u64,
+    ended: u64,
+    waited: u64,
     in_draws: Duration,
     draws: u64,
     vertices: u64,
@@ -96,9 +101,14 @@ impl Observer for Timer {
             self.draw_start = Some(Instant::now());
         }
         self.open += 1;
+        self.begun += 1;
     }
     fn draw_end(&mut self, _info: &DrawInfo, stats: &DrawStats, _d: Option<DrawDetail>) {
         self.open = self.open.saturating_sub(1);
+        self.ended += 1;
+        if self.begun > self.ended {
+            self.waited += 1;
+        }
         if self.open == 0
             && let Some(t) = self.draw_start.take()
         {
@@ -231,6 +241,13 @@ fn replay_report(
         timer.vertices as f64 / secs / 1e6,
         if threads == 1 { "" } else { "s" },
     )?;
+    if threads > 1 {
+        writeln!(
+            out,
+            "  cross-draw groups: {} of {} draws waited for later draws into the same buffers and were drawn with them",
+            timer.waited, timer.draws
+        )?;
+    }
     Ok(())
 }
 

@@ -185,6 +185,24 @@ fn trace_check_and_bench_replay_run() {
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("pixel kernels: portable\n"), "{text}");
+    // With 2 threads, stress's small draws wait and are drawn in groups (draw/deferred.rs).
+    let o = bin()
+        .args(["bench", "replay", demo("stress.ctf").to_str().unwrap()])
+        .args(["--runs", "1", "--seeks", "1", "--threads", "2"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("cross-draw groups:"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let waited: u64 = line
+        .split_whitespace()
+        .nth(2)
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(waited > 500 && line.contains("of 936 draws"), "{line}");
 }
 
 /// `bench replay --max-seconds`: once the timed replays (or the seeks) have used the allowance,
