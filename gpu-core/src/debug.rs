@@ -262,6 +262,31 @@ pub struct DrawStats {
     pub texels_fetched: u64,
 }
 
+impl DrawStats {
+    /// Adds every counter of `other` (sums over draws; the pixels of an immediate-mode draw's
+    /// vertices added to its draw).
+    pub fn add(&mut self, other: &DrawStats) {
+        self.vertices_loaded += other.vertices_loaded;
+        self.vs_invocations += other.vs_invocations;
+        self.gs_invocations += other.gs_invocations;
+        self.triangles_assembled += other.triangles_assembled;
+        self.triangles_clipped += other.triangles_clipped;
+        self.triangles_rasterized += other.triangles_rasterized;
+        self.fragments_written += other.fragments_written;
+        self.vertex_cache_hits += other.vertex_cache_hits;
+        self.vs_instructions += other.vs_instructions;
+        self.gs_instructions += other.gs_instructions;
+        self.triangles_clipped_away += other.triangles_clipped_away;
+        self.triangles_culled += other.triangles_culled;
+        self.fragments_generated += other.fragments_generated;
+        self.fragments_alpha_failed += other.fragments_alpha_failed;
+        self.fragments_stencil_failed += other.fragments_stencil_failed;
+        self.fragments_depth_failed += other.fragments_depth_failed;
+        self.texture_samples += other.texture_samples;
+        self.texels_fetched += other.texels_fetched;
+    }
+}
+
 /// What happened to an assembled triangle between clipping and rasterisation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TriangleFate {

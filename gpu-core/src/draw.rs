@@ -47,7 +47,7 @@ use crate::geometry::vertex_loader::{
 use crate::geometry::viewport::{self, Viewport};
 use crate::lut::LookupTables;
 use crate::memory::PhysMem;
-use crate::pixel::fragment::parallel::{ShareStores, group_key};
+use crate::pixel::fragment::parallel::ShareStores;
 use crate::pixel::fragment::{
     PipelineTemplate, PixelPath, PixelPipeline, TextureCache, TextureUnits,
 };
@@ -1297,20 +1297,23 @@ impl PipelineState {
         // waiting draws' buffers and the group stays within its bounds (draws, triangles, and
         // fragments below what the work budgets have left); otherwise the waiting draws and
         // this one are drawn now.
-        if defer && pending.key().is_some_and(|k| k != group_key(&pixels)) {
-            pending.draw(mem, p.threads, &mut stores, None);
-        }
-        let bound = deferred::Pending::bound_of(&pixels, &screen);
-        let waits = defer
-            && debug.is_none()
-            && detail.is_none()
-            && pixels.path() == PixelPath::Specialized
-            && pending.fits(screen.len(), bound, p.defer_fragments);
+        let waits = if defer && debug.is_none() && detail.is_none() {
+            pending.room_for(
+                mem,
+                p.threads,
+                &mut stores,
+                &pixels,
+                &screen,
+                p.defer_fragments,
+            )
+        } else {
+            None
+        };
         let gs_float_uniforms = gs_uniforms.map(|u| u.f);
         if let Some(b) = debug {
             obs.return_debug_buffers(b);
         }
-        if waits {
+        if let Some(bound) = waits {
             pending.push(
                 info,
                 stats,
@@ -1526,18 +1529,22 @@ impl PipelineState {
                         },
                         &mut sink,
                     );
-                    if defer && pending.key().is_some_and(|k| k != group_key(&pixels)) {
-                        pending.draw(mem, self.threads, &mut stores, None);
-                    }
-                    let bound = deferred::Pending::bound_of(&pixels, &screen);
-                    let waits = defer
-                        && debug.is_none()
-                        && pixels.path() == PixelPath::Specialized
-                        && pending.fits(screen.len(), bound, self.defer_fragments);
+                    let waits = if defer && debug.is_none() {
+                        pending.room_for(
+                            mem,
+                            self.threads,
+                            &mut stores,
+                            &pixels,
+                            &screen,
+                            self.defer_fragments,
+                        )
+                    } else {
+                        None
+                    };
                     if let Some(b) = debug.take() {
                         obs.return_debug_buffers(b);
                     }
-                    if waits {
+                    if let Some(bound) = waits {
                         pending.push(
                             imm.info,
                             DrawStats::default(),

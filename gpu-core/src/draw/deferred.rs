@@ -42,11 +42,11 @@ use std::ops::Range;
 use crate::debug::{DrawInfo, DrawStats, Observer};
 use crate::geometry::vertex_loader::{LoaderConfig, index_size};
 use crate::memory::PhysMem;
-use crate::pixel::fragment::PixelPipeline;
 use crate::pixel::fragment::parallel::{
     GroupDraw, GroupKey, ShareStores, draw_group, fragment_bound, group_key, written_ranges,
 };
 use crate::pixel::fragment::textures::TextureUnits;
+use crate::pixel::fragment::{PixelPath, PixelPipeline};
 use crate::pixel::stages::FixedFunctionStages;
 use crate::pixel::texture::{TextureConfig, TextureType};
 use crate::vertex::ScreenVertex;
@@ -86,28 +86,6 @@ enum Entry {
     /// An immediate-mode draw that ended while pixels of its vertices waited: reported (with
     /// what its vertices' pixels add) after them.
     ImmediateEnd(Box<(DrawInfo, DrawStats)>),
-}
-
-/// Adds every counter of `b` to `a`.
-fn add_stats(a: &mut DrawStats, b: &DrawStats) {
-    a.vertices_loaded += b.vertices_loaded;
-    a.vs_invocations += b.vs_invocations;
-    a.gs_invocations += b.gs_invocations;
-    a.triangles_assembled += b.triangles_assembled;
-    a.triangles_clipped += b.triangles_clipped;
-    a.triangles_rasterized += b.triangles_rasterized;
-    a.fragments_written += b.fragments_written;
-    a.vertex_cache_hits += b.vertex_cache_hits;
-    a.vs_instructions += b.vs_instructions;
-    a.gs_instructions += b.gs_instructions;
-    a.triangles_clipped_away += b.triangles_clipped_away;
-    a.triangles_culled += b.triangles_culled;
-    a.fragments_generated += b.fragments_generated;
-    a.fragments_alpha_failed += b.fragments_alpha_failed;
-    a.fragments_stencil_failed += b.fragments_stencil_failed;
-    a.fragments_depth_failed += b.fragments_depth_failed;
-    a.texture_samples += b.texture_samples;
-    a.texels_fetched += b.texels_fetched;
 }
 
 /// The draws whose pixel work waits, and those drawn but not yet reported.
@@ -249,16 +227,32 @@ impl Pending {
         self.key.filter(|_| self.is_waiting())
     }
 
-    /// True if pixel work with `tris` triangles and fragment bound `bound` can join the
-    /// waiting draws: fewer than [`MAX_WAITING_DRAWS`] draws and [`PIXEL_BATCH`] triangles in
-    /// all, and the fragment bound of all of them below `allowance` (what the work budgets
-    /// have left for fragments not yet charged).
+    /// Whether pixel work of `pixels` with triangles `tris` can wait: first draws the waiting
+    /// group if it renders into other buffers; then `Some(fragment bound)` (for [`Pending::push`])
+    /// if the work is on the specialised path and joins within the group's bounds: fewer
+    /// than [`MAX_WAITING_DRAWS`] draws and [`PIXEL_BATCH`] triangles in all, and the
+    /// fragment bound of all of them below `allowance` (what the work budgets have left for
+    /// fragments not yet charged).
     ///
     /// [`PIXEL_BATCH`]: super::PIXEL_BATCH
-    pub(super) fn fits(&self, tris: usize, bound: u64, allowance: u64) -> bool {
-        self.pixel_entries < MAX_WAITING_DRAWS
-            && self.screen.len() + tris < super::PIXEL_BATCH
-            && self.bound.saturating_add(bound) < allowance
+    pub(super) fn room_for(
+        &mut self,
+        mem: &mut PhysMem,
+        threads: usize,
+        stores: &mut ShareStores,
+        pixels: &PixelPipeline<TextureUnits>,
+        tris: &[[ScreenVertex; 3]],
+        allowance: u64,
+    ) -> Option<u64> {
+        if self.key().is_some_and(|k| k != group_key(pixels)) {
+            self.draw(mem, threads, stores, None);
+        }
+        let bound = fragment_bound(pixels, tris);
+        (pixels.path() == PixelPath::Specialized
+            && self.pixel_entries < MAX_WAITING_DRAWS
+            && self.screen.len() + tris.len() < super::PIXEL_BATCH
+            && self.bound.saturating_add(bound) < allowance)
+            .then_some(bound)
     }
 
     /// Adds a draw (or, `immediate`, an immediate-mode vertex) whose pixels wait (its render
@@ -312,7 +306,7 @@ impl Pending {
             self.done.push(end);
             None
         } else {
-            add_stats(&mut stats, &std::mem::take(&mut self.immediate));
+            stats.add(&std::mem::take(&mut self.immediate));
             Some((info, stats))
         }
     }
@@ -405,27 +399,19 @@ impl Pending {
                     super::report_pixel_diags(&mut d.pixels, d.info.draw, obs);
                     fragments += d.stats.fragments_generated;
                     if d.immediate {
-                        add_stats(&mut self.immediate, &d.stats);
+                        self.immediate.add(&d.stats);
                     } else {
                         obs.draw_end(&d.info, &d.stats, None);
                     }
                 }
                 Entry::ImmediateEnd(end) => {
                     let (info, stats) = &mut **end;
-                    add_stats(stats, &std::mem::take(&mut self.immediate));
+                    stats.add(&std::mem::take(&mut self.immediate));
                     obs.draw_end(info, stats, None);
                 }
             }
         }
         self.done.clear();
         fragments
-    }
-
-    /// An upper bound of the fragments `tris` can produce in `pixels`'s target.
-    pub(super) fn bound_of(
-        pixels: &PixelPipeline<TextureUnits>,
-        tris: &[[ScreenVertex; 3]],
-    ) -> u64 {
-        fragment_bound(pixels, tris)
     }
 }

@@ -266,25 +266,7 @@ pub fn sort_rows(rows: &mut [CostRow], column: CostColumn, ascending: bool) {
 pub fn totals(rows: &[CostRow]) -> DrawStats {
     let mut t = DrawStats::default();
     for r in rows {
-        let s = &r.stats;
-        t.vertices_loaded += s.vertices_loaded;
-        t.vs_invocations += s.vs_invocations;
-        t.gs_invocations += s.gs_invocations;
-        t.triangles_assembled += s.triangles_assembled;
-        t.triangles_clipped += s.triangles_clipped;
-        t.triangles_rasterized += s.triangles_rasterized;
-        t.fragments_written += s.fragments_written;
-        t.vertex_cache_hits += s.vertex_cache_hits;
-        t.vs_instructions += s.vs_instructions;
-        t.gs_instructions += s.gs_instructions;
-        t.triangles_clipped_away += s.triangles_clipped_away;
-        t.triangles_culled += s.triangles_culled;
-        t.fragments_generated += s.fragments_generated;
-        t.fragments_alpha_failed += s.fragments_alpha_failed;
-        t.fragments_stencil_failed += s.fragments_stencil_failed;
-        t.fragments_depth_failed += s.fragments_depth_failed;
-        t.texture_samples += s.texture_samples;
-        t.texels_fetched += s.texels_fetched;
+        t.add(&r.stats);
     }
     t
 }
