@@ -1046,7 +1046,7 @@ impl PipelineState {
         let defer = self.may_defer(obs);
         // Earlier draws' waiting pixels are drawn now if this draw cannot wait or reads what
         // they write (its textures are decoded and its vertices read below).
-        if self.scratch.waiting_pixels.is_waiting()
+        if self.scratch.waiting_pixels.holds_pixels()
             && (!defer
                 || self
                     .scratch
@@ -1323,6 +1323,7 @@ impl PipelineState {
                 bound,
                 false,
             );
+            pending.cycle(mem, p.threads, &mut stores, false);
         } else {
             let mut sink = PixelSink {
                 screen: &mut screen,
@@ -1468,7 +1469,7 @@ impl PipelineState {
                     // The vertex's pixels may wait like a draw's (see `draw`); earlier pixels
                     // are drawn first if it cannot wait or its textures are in their buffers.
                     let defer = self.may_defer(obs) && imm.detail.is_none();
-                    if scratch.waiting_pixels.is_waiting()
+                    if scratch.waiting_pixels.holds_pixels()
                         && (!defer || scratch.waiting_pixels.textures_read_by(&ds.regs))
                     {
                         let Scratch {
@@ -1554,6 +1555,7 @@ impl PipelineState {
                             bound,
                             true,
                         );
+                        pending.cycle(mem, self.threads, &mut stores, false);
                     } else {
                         let mut sink = PixelSink {
                             screen: &mut screen,
@@ -1647,7 +1649,7 @@ impl PipelineState {
             stores,
             ..
         } = &mut self.scratch;
-        if waiting_pixels.is_waiting() {
+        if waiting_pixels.busy() {
             waiting_pixels.draw(mem, self.threads, stores, None);
         }
         waiting_pixels.report(obs)

@@ -28,6 +28,14 @@
 //!   at a jump, and when it stops or finishes a list (so fills, transfers, memory loads,
 //!   frame ends and snapshots always see every pixel).
 //!
+//! A waiting group is launched ([`Pending::cycle`], through
+//! [`crate::pixel::fragment::parallel::launch`]) once its fragment bound reaches
+//! [`LAUNCH_MIN_FRAGMENTS`] and no launched group is still being drawn, or when it must make
+//! room (a draw into other buffers, or one it cannot take): the pool draws it while the caller
+//! goes on with the next draws, which wait as a new group. At most one group is in flight: it
+//! lands (its tiles are written, its draws reported) before any other pixel work and at every
+//! point above where a waiting group is drawn; the checks above cover its buffers too.
+//!
 //! Immediate-mode vertices wait like draws (each vertex's triangles with its own pipeline);
 //! what their pixels add to the immediate-mode draw's counters is collected when they are
 //! reported, and a draw that ends while some of its vertices' pixels wait ends after them
@@ -43,7 +51,8 @@ use crate::debug::{DrawInfo, DrawStats, Observer};
 use crate::geometry::vertex_loader::{LoaderConfig, index_size};
 use crate::memory::PhysMem;
 use crate::pixel::fragment::parallel::{
-    GroupDraw, GroupKey, ShareStores, draw_group, fragment_bound, group_key, written_ranges,
+    Flight, GroupDraw, GroupKey, GroupSource, ShareStores, draw_group, fragment_bound, group_key,
+    launch, written_ranges,
 };
 use crate::pixel::fragment::textures::TextureUnits;
 use crate::pixel::fragment::{PixelPath, PixelPipeline};
@@ -60,6 +69,11 @@ pub(super) type Current<'a> = (
 
 /// At most this many draws wait in one group (bounds the memory of their pipelines).
 pub(super) const MAX_WAITING_DRAWS: usize = 256;
+
+/// A waiting group is launched (drawn on the pool while the draws after it are prepared, see
+/// [`Pending::cycle`]) once the upper bound of its fragments reaches this many and no
+/// launched group is still being drawn.
+const LAUNCH_MIN_FRAGMENTS: u64 = 2048;
 
 /// One draw (or immediate-mode vertex) whose pixels wait, or were drawn and wait to be
 /// reported.
@@ -88,11 +102,53 @@ enum Entry {
     ImmediateEnd(Box<(DrawInfo, DrawStats)>),
 }
 
-/// The draws whose pixel work waits, and those drawn but not yet reported.
+/// A launched group: its entries (in draw order, immediate-mode ends among them), their
+/// triangles, and each draw's culled-triangle counter before it was drawn.
+struct Launched {
+    entries: Vec<Entry>,
+    screen: Vec<[ScreenVertex; 3]>,
+    culled: Vec<u64>,
+}
+
+impl GroupSource<TextureUnits, FixedFunctionStages> for Launched {
+    fn draws(
+        &self,
+    ) -> impl Iterator<
+        Item = (
+            &PixelPipeline<TextureUnits>,
+            &FixedFunctionStages,
+            &[[ScreenVertex; 3]],
+        ),
+    > {
+        self.entries.iter().filter_map(|e| match e {
+            Entry::Pixels(w) => Some((&w.pixels, &w.stages, &self.screen[w.tris.clone()])),
+            Entry::ImmediateEnd(_) => None,
+        })
+    }
+
+    fn pixels_mut(&mut self) -> impl Iterator<Item = &mut PixelPipeline<TextureUnits>> {
+        self.entries.iter_mut().filter_map(|e| match e {
+            Entry::Pixels(w) => Some(&mut w.pixels),
+            Entry::ImmediateEnd(_) => None,
+        })
+    }
+}
+
+/// The draws whose pixel work waits, the group being drawn on the pool, and those drawn but
+/// not yet reported.
 #[derive(Default)]
 pub(super) struct Pending {
     /// Waiting, in draw order.
     waiting: Vec<Entry>,
+    /// The launched group (earlier draws than `waiting`'s, later than `done`'s).
+    flight: Option<Flight<Launched>>,
+    /// The launched group's colour and depth buffer bytes.
+    flight_written: [(u64, u64); 2],
+    /// The fragment bound of the launched group, and of the drawn entries not yet reported.
+    flight_bound: u64,
+    done_bound: u64,
+    /// A triangle buffer kept for the next group.
+    spare_screen: Vec<[ScreenVertex; 3]>,
     /// [`Entry::Pixels`] entries in `waiting`.
     pixel_entries: usize,
     /// Drawn, in draw order, to be reported by [`Pending::report`].
@@ -114,8 +170,9 @@ impl std::fmt::Debug for Pending {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "Pending({} waiting, {} to report)",
+            "Pending({} waiting, {:?} launched, {} to report)",
             self.waiting.len(),
+            self.flight,
             self.done.len()
         )
     }
@@ -132,9 +189,22 @@ impl Pending {
         self.pixel_entries > 0
     }
 
-    /// True if `range` (half-open, physical) overlaps the waiting draws' buffers.
+    /// True if pixel work waits or is being drawn on the pool.
+    pub(super) fn holds_pixels(&self) -> bool {
+        self.is_waiting() || self.flight.is_some()
+    }
+
+    /// True if entries wait or are being drawn (pixel work, or immediate-mode draws that end
+    /// after it).
+    pub(super) fn busy(&self) -> bool {
+        !self.waiting.is_empty() || self.flight.is_some()
+    }
+
+    /// True if `range` (half-open, physical) overlaps the buffers of the waiting draws or of
+    /// the launched group.
     pub(super) fn overlaps(&self, range: (u64, u64)) -> bool {
-        self.is_waiting() && self.written.iter().any(|w| overlaps(*w, range))
+        (self.is_waiting() && self.written.iter().any(|w| overlaps(*w, range)))
+            || (self.flight.is_some() && self.flight_written.iter().any(|w| overlaps(*w, range)))
     }
 
     /// True if a draw with registers `regs` and vertex loading `loader` reads memory the
@@ -153,7 +223,7 @@ impl Pending {
     /// True if the enabled textures of a draw with registers `regs` (every level, every cube
     /// face) overlap the waiting draws' buffers.
     pub(super) fn textures_read_by(&self, regs: &[u32; 0x300]) -> bool {
-        if !self.is_waiting() {
+        if !self.holds_pixels() {
             return false;
         }
         for unit in 0..3 {
@@ -188,7 +258,7 @@ impl Pending {
     /// can overlap the waiting draws' buffers (every vertex an index or the array range could
     /// name).
     fn vertices_read_by(&self, loader: &LoaderConfig, indexed: bool) -> bool {
-        if !self.is_waiting() {
+        if !self.holds_pixels() {
             return false;
         }
         let count = u64::from(loader.num_vertices);
@@ -244,15 +314,94 @@ impl Pending {
         tris: &[[ScreenVertex; 3]],
         allowance: u64,
     ) -> Option<u64> {
-        if self.key().is_some_and(|k| k != group_key(pixels)) {
-            self.draw(mem, threads, stores, None);
+        let specialized = pixels.path() == PixelPath::Specialized;
+        let fits = |s: &Self| {
+            s.pixel_entries < MAX_WAITING_DRAWS && s.screen.len() + tris.len() < super::PIXEL_BATCH
+        };
+        // A group of other buffers, or one this draw would overflow, is launched (a new
+        // group starts with this draw).
+        if self.key().is_some_and(|k| k != group_key(pixels))
+            || (specialized && self.is_waiting() && !fits(self))
+        {
+            self.cycle(mem, threads, stores, true);
         }
         let bound = fragment_bound(pixels, tris);
-        (pixels.path() == PixelPath::Specialized
-            && self.pixel_entries < MAX_WAITING_DRAWS
-            && self.screen.len() + tris.len() < super::PIXEL_BATCH
-            && self.bound.saturating_add(bound) < allowance)
-            .then_some(bound)
+        let unreported = self
+            .bound
+            .saturating_add(self.flight_bound)
+            .saturating_add(self.done_bound);
+        (specialized && fits(self) && unreported.saturating_add(bound) < allowance).then_some(bound)
+    }
+
+    /// Moves the pipeline along: lands the launched group if it is finished (or, `force`,
+    /// waiting for it), then launches the waiting group if none is in flight and it is large
+    /// enough (or, `force`, whatever its size; drawn here if it cannot be launched).
+    pub(super) fn cycle(
+        &mut self,
+        mem: &mut PhysMem,
+        threads: usize,
+        stores: &mut ShareStores,
+        force: bool,
+    ) {
+        if let Some(f) = &mut self.flight {
+            if !force && !f.finished() {
+                return;
+            }
+            self.land(mem, stores);
+        }
+        if self.is_waiting() && (force || self.bound >= LAUNCH_MIN_FRAGMENTS) {
+            let culled = self
+                .waiting
+                .iter()
+                .filter_map(|e| match e {
+                    Entry::Pixels(w) => Some(w.pixels.stats().triangles_culled),
+                    Entry::ImmediateEnd(_) => None,
+                })
+                .collect();
+            let group = Launched {
+                entries: std::mem::take(&mut self.waiting),
+                screen: std::mem::replace(&mut self.screen, std::mem::take(&mut self.spare_screen)),
+                culled,
+            };
+            match launch(mem, group, threads, stores) {
+                Ok(flight) => {
+                    self.flight = Some(flight);
+                    self.flight_written = self.written;
+                    self.flight_bound = self.bound;
+                    self.bound = 0;
+                    self.pixel_entries = 0;
+                    self.key = None;
+                }
+                Err(group) => {
+                    // Drawn here, as `draw` would.
+                    self.waiting = group.entries;
+                    self.spare_screen = std::mem::replace(&mut self.screen, group.screen);
+                    self.draw(mem, threads, stores, None);
+                }
+            }
+        }
+    }
+
+    /// Waits for the launched group, if any, and moves its entries to those to report.
+    fn land(&mut self, mem: &mut PhysMem, stores: &mut ShareStores) {
+        let Some(flight) = self.flight.take() else {
+            return;
+        };
+        let (mut group, drawn) = flight.land(mem, stores);
+        let waiting = group.entries.iter_mut().filter_map(|e| match e {
+            Entry::Pixels(w) => Some(w),
+            Entry::ImmediateEnd(_) => None,
+        });
+        for ((w, d), c) in waiting.zip(&drawn).zip(&group.culled) {
+            w.stats.triangles_rasterized += d;
+            w.stats.triangles_culled += w.pixels.stats().triangles_culled - c;
+            super::add_pixel_stats(&mut w.stats, &w.pixels);
+        }
+        self.done.append(&mut group.entries);
+        self.done_bound = self.done_bound.saturating_add(self.flight_bound);
+        self.flight_bound = 0;
+        group.screen.clear();
+        self.spare_screen = group.screen;
     }
 
     /// Adds a draw (or, `immediate`, an immediate-mode vertex) whose pixels wait (its render
@@ -299,7 +448,7 @@ impl Pending {
         mut stats: DrawStats,
     ) -> Option<(DrawInfo, DrawStats)> {
         let end = Entry::ImmediateEnd(Box::new((info, stats)));
-        if !self.waiting.is_empty() {
+        if self.busy() {
             self.waiting.push(end);
             None
         } else if !self.done.is_empty() {
@@ -322,6 +471,8 @@ impl Pending {
         stores: &mut ShareStores,
         current: Option<Current<'_>>,
     ) -> u64 {
+        // The launched group's draws come first.
+        self.land(mem, stores);
         let same = current
             .as_ref()
             .is_some_and(|(p, _, _)| self.key().is_none_or(|k| k == group_key(p)));
@@ -375,12 +526,14 @@ impl Pending {
             if drawn.len() > self.pixel_entries {
                 drawn_current = drawn[drawn.len() - 1];
             }
-            self.done.append(&mut self.waiting);
             self.pixel_entries = 0;
             self.screen.clear();
             self.key = None;
-            self.bound = 0;
         }
+        // Immediate-mode ends that waited behind the launched group go too.
+        self.done.append(&mut self.waiting);
+        self.done_bound = self.done_bound.saturating_add(self.bound);
+        self.bound = 0;
         if let Some((pixels, hooks, tris)) = alone {
             drawn_current = pixels.draw_triangles(mem, tris, hooks, threads, stores);
         }
@@ -412,6 +565,7 @@ impl Pending {
             }
         }
         self.done.clear();
+        self.done_bound = 0;
         fragments
     }
 }

@@ -31,6 +31,15 @@
 //! the others on rayon's pool (one hand-off per batch); the number of shares, not the pool size,
 //! fixes the partition, and the partition does not change the result.
 //!
+//! A group can also be launched ([`launch`]): its shares are spawned on the pool and the call
+//! returns, so the caller prepares the next draws (command processing, vertex shading, set-up)
+//! while the pool draws these; [`Flight::land`] later runs one more share on the calling
+//! thread for the pieces the pool has not claimed, waits for the others and merges as above.
+//! Every share of a launched group, the caller's included, reads a clone of memory taken at
+//! launch, and nothing is written to memory before it lands, so the result is the same as
+//! drawing the group at launch. Launching is refused on a pool thread (its wait could be for
+//! work queued behind itself).
+//!
 //! The batch falls back to the sequential loop when it cannot gain or cannot be proven
 //! identical: one thread, the [`PixelPath::Reference`] path (kept single-threaded as the test
 //! oracle and for the debugging hooks that live there), stage timing on, a render-target width
@@ -410,18 +419,9 @@ pub fn draw_group<S: TextureSampler + Sync, H: FragmentHooks + Clone + Send>(
         return Vec::new();
     };
     let cfg = first.pixels.cfg;
-    let key = group_key(first.pixels);
-    let color_bpp = key.color_bpp;
-    let depth_bpp = key.depth_bpp;
     let parallel = threads > 1
         && draws.iter().any(|d| !d.tris.is_empty())
-        && draws.iter().all(|d| {
-            d.pixels.path() == PixelPath::Specialized
-                && d.pixels.timer.is_none()
-                && group_key(d.pixels) == key
-        })
-        && tiles_are_disjoint(&cfg.fb)
-        && !buffers_overlap(&cfg.fb, color_bpp, depth_bpp)
+        && shareable(draws.iter().map(|d| &*d.pixels))
         && draws
             .iter()
             .map(|d| estimated_pixels(d.tris, &d.pixels.cfg.fb))
@@ -443,14 +443,14 @@ pub fn draw_group<S: TextureSampler + Sync, H: FragmentHooks + Clone + Send>(
             })
             .collect();
     }
+    let key = group_key(first.pixels);
     // The caches may hold a tile that the shares are about to change.
     for d in draws.iter_mut() {
         d.pixels.color_cache.invalidate(mem);
         d.pixels.depth_cache.invalidate(mem);
     }
-
     let n = threads.min(u32::MAX as usize);
-    let tile_rows = cfg.fb.height.div_ceil(8) as usize;
+    let pieces = Pieces::new(cfg.raster.height, key, piece_count(n, &cfg.fb));
     let clone_hooks = |draws: &[GroupDraw<'_, S, H>]| -> Vec<H> {
         draws.iter().map(|d| (*d.hooks).clone()).collect()
     };
@@ -458,139 +458,23 @@ pub fn draw_group<S: TextureSampler + Sync, H: FragmentHooks + Clone + Send>(
     // its stores; memory is written after the group, so no page is copied.
     let mut jobs: Vec<(ShareMem<'_>, Vec<H>, Scratch)> = Vec::with_capacity(n);
     for _ in 1..n {
-        let scratch = stores.take(&cfg.fb, color_bpp, depth_bpp);
+        let scratch = pieces.scratch(stores, &cfg.fb);
         jobs.push((ShareMem::Copy(mem.clone()), clone_hooks(draws), scratch));
     }
-    let scratch = stores.take(&cfg.fb, color_bpp, depth_bpp);
+    let scratch = pieces.scratch(stores, &cfg.fb);
     jobs.insert(0, (ShareMem::Main(&mut *mem), clone_hooks(draws), scratch));
-    /// What a share needs of one draw (shared, read-only).
-    struct DrawView<'v, S> {
-        cfg: &'v super::PipelineConfig,
-        tev: &'v super::TevProgram,
-        sampler: &'v S,
-        needs: super::Needs,
-        color_stage: Option<super::ColorStage>,
-        early_depth: bool,
-        costs: bool,
-        plan: Option<FastPlan>,
-        tris: &'v [[ScreenVertex; 3]],
-    }
     let views: Vec<DrawView<'_, S>> = draws
         .iter()
-        .map(|d| {
-            let p = &*d.pixels;
-            DrawView {
-                cfg: &p.cfg,
-                tev: &p.tev,
-                sampler: &p.sampler,
-                needs: p.needs,
-                color_stage: p.color_stage,
-                early_depth: p.early_depth(&*d.hooks),
-                costs: p.costs,
-                // The parallel path runs only on the specialised path, without a solo (which
-                // selects the reference path); the plan is `None` only if that ever changes.
-                plan: p.plan.filter(|_| p.solo.is_none()),
-                tris: d.tris,
-            }
-        })
+        .map(|d| DrawView::of(d.pixels, &*d.hooks, d.tris))
         .collect();
     let views = &views;
-    // The tile rows are dealt out to `pieces` interleaved pieces that the shares claim one by
-    // one, so a share that starts late (a worker still waking up, or a core busy with another
-    // process) leaves its pieces to the others.
-    let pieces = (n.saturating_mul(PIECES_PER_SHARE)).clamp(1, tile_rows.max(1)) as u32;
-    let height = i64::from(cfg.raster.height);
-    let next_piece = AtomicU32::new(0);
+    let pieces = &pieces;
     let run_share = |(mut share_mem, mut share_hooks, scratch): (ShareMem<'_>, Vec<H>, Scratch)| {
-        let mut outs = vec![DrawOut::default(); views.len()];
-        let mut color_cache = TileCache::deferred(color_bpp, scratch.color);
-        let mut depth_cache = TileCache::deferred(depth_bpp, scratch.depth);
-        let m = share_mem.get();
-        // The share's batch scratch, kept across its pieces, draws and triangles (its
-        // contract holds across draws: the rows a draw reads are written before they are
-        // read, and the others are never written).
-        let mut scratch = BatchScratch::boxed();
-        loop {
-            let index = next_piece.fetch_add(1, Ordering::Relaxed);
-            if index >= pieces {
-                break;
-            }
-            let bands = RowBands {
-                count: pieces,
-                index,
-            };
-            for ((view, out), share_hooks) in views.iter().zip(&mut outs).zip(&mut share_hooks) {
-                let (mut drawn, mut culled, mut invalid) = (0, 0, 0);
-                let unmapped = (color_cache.unmapped_pixels, depth_cache.unmapped_pixels);
-                for (k, tri) in view.tris.iter().enumerate() {
-                    // Piece 0 visits every triangle (it records their outcomes); the others
-                    // skip those whose bounding box has none of their tile rows, which would
-                    // give them no fragment (and so no counter or diagnostic) but a set-up.
-                    if index != 0 && !reaches(tri, height, bands) {
-                        continue;
-                    }
-                    let mut missing = 0u32;
-                    let outcome = {
-                        let mut ctx = FragCtx {
-                            cfg: view.cfg,
-                            tev: view.tev,
-                            sampler: view.sampler,
-                            needs: view.needs,
-                            color_cache: &mut color_cache,
-                            depth_cache: &mut depth_cache,
-                            stats: &mut out.stats,
-                            costs: view.costs,
-                            missing: &mut missing,
-                            mem: &mut *m,
-                            hooks: &mut *share_hooks,
-                            color_stage: view.color_stage,
-                            early_depth: view.early_depth,
-                            sampling: false,
-                            input_time: std::time::Duration::ZERO,
-                            // A solo selects the reference path, which never comes here.
-                            solo: None,
-                        };
-                        if view.costs {
-                            ctx.shade_band::<true>(tri, bands, view.plan.as_ref(), &mut scratch)
-                        } else {
-                            ctx.shade_band::<false>(tri, bands, view.plan.as_ref(), &mut scratch)
-                        }
-                    };
-                    // No flush between triangles or draws: the share owns its tiles, and its
-                    // caches read a tile they let go of back from their stores.
-                    match outcome {
-                        TriangleOutcome::Drawn { fragments: f } => {
-                            drawn += 1;
-                            out.fragments += f;
-                        }
-                        TriangleOutcome::Culled => culled += 1,
-                        TriangleOutcome::Invalid => invalid += 1,
-                        TriangleOutcome::Degenerate => {}
-                    }
-                    for (i, f) in FEATURES.iter().enumerate() {
-                        if missing & (1 << (*f as u32)) != 0 {
-                            out.first_missing[i] = out.first_missing[i].min(k);
-                        }
-                    }
-                }
-                out.color_unmapped += color_cache.unmapped_pixels - unmapped.0;
-                out.depth_unmapped += depth_cache.unmapped_pixels - unmapped.1;
-                if index == 0 {
-                    out.outcomes = Some((drawn, culled, invalid));
-                }
-            }
-        }
-        let scratch = Scratch {
-            color: color_cache.into_store().unwrap_or_default(),
-            depth: depth_cache.into_store().unwrap_or_default(),
-        };
+        let out = run_share(views, &mut share_hooks, share_mem.get(), scratch, pieces);
         // A clone is dropped here, on its share's thread, before the write-back (so the
         // caller's pages are no longer shared with it and are written in place).
         drop(share_mem);
-        ShareOut {
-            draws: outs,
-            scratch,
-        }
+        out
     };
     // Share 0 runs on the calling thread while the pool runs the others: one hand-off per
     // group instead of the caller waking the pool and sleeping until it is done.
@@ -605,56 +489,478 @@ pub fn draw_group<S: TextureSampler + Sync, H: FragmentHooks + Clone + Send>(
         main_job.map(run_share)
     });
     let results = first.into_iter().chain(rest.into_iter().flatten());
+    let totals = combine(draws.len(), results, mem, stores);
+    draws
+        .iter_mut()
+        .zip(&totals)
+        .map(|(d, t)| apply(d.pixels, t))
+        .collect()
+}
 
-    // Merge in share order.
-    let mut first_missing = vec![[usize::MAX; 6]; draws.len()];
-    let mut drawn = vec![0u64; draws.len()];
-    for out in results {
-        for (((d, o), fm), dr) in draws
-            .iter_mut()
-            .zip(&out.draws)
-            .zip(&mut first_missing)
-            .zip(&mut drawn)
-        {
-            let p = &mut *d.pixels;
-            if let Some((dn, culled, invalid)) = o.outcomes {
-                *dr = dn;
-                p.stats.triangles_drawn += dn;
-                p.stats.triangles_culled += culled;
-                p.invalid_triangles += invalid;
+/// True if the draws' pixels can be drawn by shares at all (whatever their size): every draw
+/// on the specialised path without stage timing, one render-target layout ([`GroupKey`])
+/// whose tiles are disjoint and whose colour and depth buffers do not overlap.
+fn shareable<'p, S: TextureSampler + 'p>(
+    mut pixels: impl Iterator<Item = &'p PixelPipeline<S>>,
+) -> bool {
+    let Some(first) = pixels.next() else {
+        return false;
+    };
+    let key = group_key(first);
+    let ok = |p: &PixelPipeline<S>| {
+        p.path() == PixelPath::Specialized && p.timer.is_none() && group_key(p) == key
+    };
+    let fb = &first.cfg.fb;
+    ok(first)
+        && pixels.all(ok)
+        && tiles_are_disjoint(fb)
+        && !buffers_overlap(fb, key.color_bpp, key.depth_bpp)
+}
+
+/// The number of pieces the tile rows of `fb` are dealt out to for `shares` shares.
+fn piece_count(shares: usize, fb: &FramebufferConfig) -> u32 {
+    let tile_rows = fb.height.div_ceil(8) as usize;
+    (shares.saturating_mul(PIECES_PER_SHARE)).clamp(1, tile_rows.max(1)) as u32
+}
+
+/// A group's tile rows dealt out to `count` interleaved pieces, which the shares claim one by
+/// one through `next` (so a share that starts late — a worker still waking up, or a core busy
+/// with another process — leaves its pieces to the others).
+struct Pieces {
+    count: u32,
+    next: AtomicU32,
+    /// The target's height in rows (for [`reaches`]).
+    height: i64,
+    color_bpp: u32,
+    depth_bpp: u32,
+}
+
+impl Pieces {
+    fn new(raster_height: u32, key: GroupKey, count: u32) -> Self {
+        Pieces {
+            count,
+            next: AtomicU32::new(0),
+            height: i64::from(raster_height),
+            color_bpp: key.color_bpp,
+            depth_bpp: key.depth_bpp,
+        }
+    }
+
+    /// True if a piece is left to claim.
+    fn remaining(&self) -> bool {
+        self.next.load(Ordering::Relaxed) < self.count
+    }
+
+    /// A store pair for one share.
+    fn scratch(&self, stores: &mut ShareStores, fb: &FramebufferConfig) -> Scratch {
+        stores.take(fb, self.color_bpp, self.depth_bpp)
+    }
+}
+
+/// What a share needs of one draw (shared, read-only).
+struct DrawView<'v, S> {
+    cfg: &'v super::PipelineConfig,
+    tev: &'v super::TevProgram,
+    sampler: &'v S,
+    needs: super::Needs,
+    color_stage: Option<super::ColorStage>,
+    early_depth: bool,
+    costs: bool,
+    plan: Option<FastPlan>,
+    tris: &'v [[ScreenVertex; 3]],
+}
+
+impl<'v, S: TextureSampler> DrawView<'v, S> {
+    fn of<H: FragmentHooks>(
+        p: &'v PixelPipeline<S>,
+        hooks: &H,
+        tris: &'v [[ScreenVertex; 3]],
+    ) -> Self {
+        DrawView {
+            cfg: &p.cfg,
+            tev: &p.tev,
+            sampler: &p.sampler,
+            needs: p.needs,
+            color_stage: p.color_stage,
+            early_depth: p.early_depth(hooks),
+            costs: p.costs,
+            // The parallel path runs only on the specialised path, without a solo (which
+            // selects the reference path); the plan is `None` only if that ever changes.
+            plan: p.plan.filter(|_| p.solo.is_none()),
+            tris,
+        }
+    }
+}
+
+/// One share: claims pieces of `pieces` until none is left and, for each, runs every draw of
+/// `views` in order over the piece's tile rows, reading `m` (memory as before the group,
+/// which it never writes) and keeping the tiles it modifies in `scratch`'s stores.
+fn run_share<S: TextureSampler, H: FragmentHooks>(
+    views: &[DrawView<'_, S>],
+    share_hooks: &mut [H],
+    m: &mut PhysMem,
+    scratch: Scratch,
+    pieces: &Pieces,
+) -> ShareOut {
+    let mut outs = vec![DrawOut::default(); views.len()];
+    let mut color_cache = TileCache::deferred(pieces.color_bpp, scratch.color);
+    let mut depth_cache = TileCache::deferred(pieces.depth_bpp, scratch.depth);
+    // The share's batch scratch, kept across its pieces, draws and triangles (its contract
+    // holds across draws: the rows a draw reads are written before they are read, and the
+    // others are never written).
+    let mut scratch = BatchScratch::boxed();
+    let height = pieces.height;
+    loop {
+        let index = pieces.next.fetch_add(1, Ordering::Relaxed);
+        if index >= pieces.count {
+            break;
+        }
+        let bands = RowBands {
+            count: pieces.count,
+            index,
+        };
+        for ((view, out), share_hooks) in views.iter().zip(&mut outs).zip(share_hooks.iter_mut()) {
+            let (mut drawn, mut culled, mut invalid) = (0, 0, 0);
+            let unmapped = (color_cache.unmapped_pixels, depth_cache.unmapped_pixels);
+            for (k, tri) in view.tris.iter().enumerate() {
+                // Piece 0 visits every triangle (it records their outcomes); the others skip
+                // those whose bounding box has none of their tile rows, which would give them
+                // no fragment (and so no counter or diagnostic) but a set-up.
+                if index != 0 && !reaches(tri, height, bands) {
+                    continue;
+                }
+                let mut missing = 0u32;
+                let outcome = {
+                    let mut ctx = FragCtx {
+                        cfg: view.cfg,
+                        tev: view.tev,
+                        sampler: view.sampler,
+                        needs: view.needs,
+                        color_cache: &mut color_cache,
+                        depth_cache: &mut depth_cache,
+                        stats: &mut out.stats,
+                        costs: view.costs,
+                        missing: &mut missing,
+                        mem: &mut *m,
+                        hooks: &mut *share_hooks,
+                        color_stage: view.color_stage,
+                        early_depth: view.early_depth,
+                        sampling: false,
+                        input_time: std::time::Duration::ZERO,
+                        // A solo selects the reference path, which never comes here.
+                        solo: None,
+                    };
+                    if view.costs {
+                        ctx.shade_band::<true>(tri, bands, view.plan.as_ref(), &mut scratch)
+                    } else {
+                        ctx.shade_band::<false>(tri, bands, view.plan.as_ref(), &mut scratch)
+                    }
+                };
+                // No flush between triangles or draws: the share owns its tiles, and its
+                // caches read a tile they let go of back from their stores.
+                match outcome {
+                    TriangleOutcome::Drawn { fragments: f } => {
+                        drawn += 1;
+                        out.fragments += f;
+                    }
+                    TriangleOutcome::Culled => culled += 1,
+                    TriangleOutcome::Invalid => invalid += 1,
+                    TriangleOutcome::Degenerate => {}
+                }
+                for (i, f) in FEATURES.iter().enumerate() {
+                    if missing & (1 << (*f as u32)) != 0 {
+                        out.first_missing[i] = out.first_missing[i].min(k);
+                    }
+                }
             }
-            p.stats.fragments += o.fragments;
-            p.stats.alpha_failed += o.stats.alpha_failed;
-            p.stats.stencil_failed += o.stats.stencil_failed;
-            p.stats.depth_failed += o.stats.depth_failed;
-            p.stats.fragments_passed += o.stats.fragments_passed;
-            p.stats.texels += o.stats.texels;
-            p.color_cache.unmapped_pixels += o.color_unmapped;
-            p.depth_cache.unmapped_pixels += o.depth_unmapped;
-            for (a, b) in fm.iter_mut().zip(o.first_missing) {
+            out.color_unmapped += color_cache.unmapped_pixels - unmapped.0;
+            out.depth_unmapped += depth_cache.unmapped_pixels - unmapped.1;
+            if index == 0 {
+                out.outcomes = Some((drawn, culled, invalid));
+            }
+        }
+    }
+    ShareOut {
+        draws: outs,
+        scratch: Scratch {
+            color: color_cache.into_store().unwrap_or_default(),
+            depth: depth_cache.into_store().unwrap_or_default(),
+        },
+    }
+}
+
+/// Sums the shares' results per draw (`draws` draws) and writes their tiles to `mem` (the
+/// shares' tiles are disjoint, so the order does not matter), returning the stores to
+/// `stores`.
+fn combine(
+    draws: usize,
+    results: impl IntoIterator<Item = ShareOut>,
+    mem: &mut PhysMem,
+    stores: &mut ShareStores,
+) -> Vec<DrawOut> {
+    let mut totals = vec![DrawOut::default(); draws];
+    for out in results {
+        for (t, o) in totals.iter_mut().zip(&out.draws) {
+            if o.outcomes.is_some() {
+                t.outcomes = o.outcomes;
+            }
+            t.fragments += o.fragments;
+            t.stats.alpha_failed += o.stats.alpha_failed;
+            t.stats.stencil_failed += o.stats.stencil_failed;
+            t.stats.depth_failed += o.stats.depth_failed;
+            t.stats.fragments_passed += o.stats.fragments_passed;
+            t.stats.texels += o.stats.texels;
+            t.color_unmapped += o.color_unmapped;
+            t.depth_unmapped += o.depth_unmapped;
+            for (a, b) in t.first_missing.iter_mut().zip(o.first_missing) {
                 *a = (*a).min(b);
             }
         }
-        // The shares' tiles are disjoint, so the order of the write-backs does not matter.
         out.scratch.color.write_back(mem);
         out.scratch.depth.write_back(mem);
         stores.give_back(out.scratch);
     }
-    // "Not implemented" diagnostics in the sequential order, per draw: by first triangle,
-    // then by feature order.
-    for (d, fm) in draws.iter_mut().zip(&first_missing) {
-        let mut order: Vec<(usize, usize)> = fm
-            .iter()
-            .enumerate()
-            .filter(|(_, k)| **k != usize::MAX)
-            .map(|(i, k)| (*k, i))
-            .collect();
-        order.sort_unstable();
-        for (_, i) in order {
-            d.pixels.not_implemented(FEATURES[i]);
-        }
+    totals
+}
+
+/// Adds a draw's summed results `t` to its pipeline `p` (counters, then its "not implemented"
+/// diagnostics in the sequential order: by first triangle, then by feature order); returns
+/// its triangles drawn.
+fn apply<S: TextureSampler>(p: &mut PixelPipeline<S>, t: &DrawOut) -> u64 {
+    let mut drawn = 0;
+    if let Some((dn, culled, invalid)) = t.outcomes {
+        drawn = dn;
+        p.stats.triangles_drawn += dn;
+        p.stats.triangles_culled += culled;
+        p.invalid_triangles += invalid;
+    }
+    p.stats.fragments += t.fragments;
+    p.stats.alpha_failed += t.stats.alpha_failed;
+    p.stats.stencil_failed += t.stats.stencil_failed;
+    p.stats.depth_failed += t.stats.depth_failed;
+    p.stats.fragments_passed += t.stats.fragments_passed;
+    p.stats.texels += t.stats.texels;
+    p.color_cache.unmapped_pixels += t.color_unmapped;
+    p.depth_cache.unmapped_pixels += t.depth_unmapped;
+    let mut order: Vec<(usize, usize)> = t
+        .first_missing
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| **k != usize::MAX)
+        .map(|(i, k)| (*k, i))
+        .collect();
+    order.sort_unstable();
+    for (_, i) in order {
+        p.not_implemented(FEATURES[i]);
     }
     drawn
+}
+
+/// The draws of a group that [`launch`] draws while the caller goes on: it owns them, the
+/// shares read them.
+pub trait GroupSource<S: TextureSampler + 'static, H: 'static>: Send + Sync + 'static {
+    /// Each draw's pipeline, fixed-function stages and triangles (in submission order), in
+    /// draw order.
+    fn draws(&self) -> impl Iterator<Item = (&PixelPipeline<S>, &H, &[[ScreenVertex; 3]])>;
+    /// Each draw's pipeline, in draw order, to add its counters and diagnostics to.
+    fn pixels_mut(&mut self) -> impl Iterator<Item = &mut PixelPipeline<S>>;
+}
+
+/// What the shares of a launched group share.
+struct FlightInner<G> {
+    group: G,
+    pieces: Pieces,
+}
+
+/// A group of draws being drawn on the pool while the caller goes on ([`launch`]); its
+/// results reach memory, counters and diagnostics when it lands ([`Flight::land`]).
+pub struct Flight<G> {
+    inner: std::sync::Arc<FlightInner<G>>,
+    /// The shares' results (in a mutex only so the flight, and the pipeline state holding
+    /// it, stay `Sync`; only its owner receives).
+    results: std::sync::Mutex<std::sync::mpsc::Receiver<ShareOut>>,
+    /// Shares spawned on the pool.
+    jobs: usize,
+    /// Their results so far.
+    received: Vec<ShareOut>,
+    /// Memory as it was at launch and a store pair, for the share the caller runs when it
+    /// lands the group (it takes what the pool has not).
+    caller: (PhysMem, Scratch),
+}
+
+impl<G> std::fmt::Debug for Flight<G> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Flight({} shares, {} done)",
+            self.jobs,
+            self.received.len()
+        )
+    }
+}
+
+/// One share of a launched group, with memory `m` (a clone, dropped before it returns so the
+/// caller's pages are no longer shared with it when the tiles are written back).
+fn flight_share<
+    S: TextureSampler + 'static,
+    H: FragmentHooks + Clone + 'static,
+    G: GroupSource<S, H>,
+>(
+    inner: &FlightInner<G>,
+    mut m: PhysMem,
+    scratch: Scratch,
+) -> ShareOut {
+    let g = &inner.group;
+    if !inner.pieces.remaining() {
+        // Started after every piece was claimed: nothing to draw.
+        return ShareOut {
+            draws: vec![DrawOut::default(); g.draws().count()],
+            scratch,
+        };
+    }
+    let views: Vec<DrawView<'_, S>> = g.draws().map(|(p, h, t)| DrawView::of(p, h, t)).collect();
+    let mut hooks: Vec<H> = g.draws().map(|(_, h, _)| h.clone()).collect();
+    let out = run_share(&views, &mut hooks, &mut m, scratch, &inner.pieces);
+    drop(m);
+    out
+}
+
+/// Starts drawing `group` on rayon's pool and returns at once, so the caller can prepare the
+/// next draws while the pool draws these: the same shares as [`draw_group`] (or one, below
+/// [`PARALLEL_MIN_PIXELS`]) reading memory as it is now. The caller must not write memory
+/// the group reads or writes (its render target, its textures) until it lands the group
+/// ([`Flight::land`]); nothing is written to `mem` before then.
+///
+/// Returns the group back (`Err`) when it cannot be drawn this way: fewer than two threads,
+/// no triangle, a group [`draw_group`] would not split for a reason other than its size, or a
+/// caller on a pool thread (which could wait for work queued behind itself).
+pub fn launch<S, H, G>(
+    mem: &mut PhysMem,
+    mut group: G,
+    threads: usize,
+    stores: &mut ShareStores,
+) -> Result<Flight<G>, G>
+where
+    S: TextureSampler + Send + Sync + 'static,
+    H: FragmentHooks + Clone + Send + Sync + 'static,
+    G: GroupSource<S, H>,
+{
+    let Some((p0, _, _)) = group.draws().next() else {
+        return Err(group);
+    };
+    let (fb, key, height) = (p0.cfg.fb, group_key(p0), p0.cfg.raster.height);
+    if threads < 2
+        || rayon::current_thread_index().is_some()
+        || group.draws().all(|(_, _, t)| t.is_empty())
+        || !shareable(group.draws().map(|(p, _, _)| p))
+    {
+        return Err(group);
+    }
+    for p in group.pixels_mut() {
+        p.color_cache.invalidate(mem);
+        p.depth_cache.invalidate(mem);
+    }
+    let area = group
+        .draws()
+        .map(|(_, _, t)| estimated_pixels(t, &fb))
+        .fold(0u64, u64::saturating_add);
+    // A small group is drawn by one share; a large one by as many as `draw_group` uses, one
+    // fewer on the pool than there are threads (the caller keeps a core for the next draws
+    // and joins in when it lands the group).
+    let (pieces, jobs) = if area < PARALLEL_MIN_PIXELS {
+        (1, 1)
+    } else {
+        (piece_count(threads, &fb), threads - 1)
+    };
+    let pieces = Pieces::new(height, key, pieces);
+    let caller = (mem.clone(), pieces.scratch(stores, &fb));
+    let mut scratches: Vec<Scratch> = (0..jobs).map(|_| pieces.scratch(stores, &fb)).collect();
+    let inner = std::sync::Arc::new(FlightInner { group, pieces });
+    let (tx, results) = std::sync::mpsc::channel();
+    for scratch in scratches.drain(..) {
+        let inner = std::sync::Arc::clone(&inner);
+        let tx = tx.clone();
+        let m = mem.clone();
+        rayon::spawn(move || {
+            let out = flight_share(&inner, m, scratch);
+            // The group is released before the result is sent, so the caller holds the only
+            // reference once it has every result.
+            drop(inner);
+            // The caller may have dropped the flight (its result is then not wanted).
+            let _ = tx.send(out);
+        });
+    }
+    Ok(Flight {
+        inner,
+        results: std::sync::Mutex::new(results),
+        jobs,
+        received: Vec::new(),
+        caller,
+    })
+}
+
+impl<G> Flight<G> {
+    /// True if every share spawned on the pool has finished (then no piece is left and
+    /// [`Flight::land`] does not wait).
+    pub fn finished(&mut self) -> bool {
+        let results = self
+            .results
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while let Ok(out) = results.try_recv() {
+            self.received.push(out);
+        }
+        self.received.len() >= self.jobs
+    }
+
+    /// Waits for the group (drawing on the calling thread whatever pieces the pool has not
+    /// claimed), writes its tiles to `mem` and adds each draw's counters and diagnostics to
+    /// its pipeline; returns the group and the triangles drawn per draw.
+    pub fn land<S, H>(self, mem: &mut PhysMem, stores: &mut ShareStores) -> (G, Vec<u64>)
+    where
+        S: TextureSampler + 'static,
+        H: FragmentHooks + Clone + 'static,
+        G: GroupSource<S, H>,
+    {
+        let Flight {
+            mut inner,
+            results,
+            jobs,
+            mut received,
+            caller,
+        } = self;
+        let results = results
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (m, scratch) = caller;
+        received.push(flight_share(&inner, m, scratch));
+        while received.len() < jobs + 1 {
+            match results.recv() {
+                Ok(out) => received.push(out),
+                // Every sender is gone: a share did not finish (a panic on the pool, which
+                // aborts the process by default). Nothing more will come.
+                Err(_) => break,
+            }
+        }
+        // Each share dropped its reference before sending its result.
+        let mut group = loop {
+            match std::sync::Arc::try_unwrap(inner) {
+                Ok(i) => break i.group,
+                Err(again) => {
+                    inner = again;
+                    std::thread::yield_now();
+                }
+            }
+        };
+        let count = group.draws().count();
+        let totals = combine(count, received, mem, stores);
+        let drawn = group
+            .pixels_mut()
+            .zip(&totals)
+            .map(|(p, t)| apply(p, t))
+            .collect();
+        (group, drawn)
+    }
 }
 
 #[cfg(test)]
@@ -857,6 +1163,7 @@ mod tests {
         base.write(VRAM.base, &noise).unwrap();
         let mut stores = ShareStores::default();
         let mut parallel_groups = 0;
+        let mut launches = 0;
         for case in 0..60 {
             let (w, h) = (8 * (4 + rng.next() % 10), 8 * (4 + rng.next() % 10));
             let mut common = Box::new([0u32; 0x300]);
@@ -930,11 +1237,49 @@ mod tests {
                 }
                 tris.push(t);
             }
-            let mut run = |threads: Option<usize>| {
+            let mut launched = 0;
+            let mut run = |threads: Option<usize>, launching: bool| {
                 let mut mem = base.clone();
                 let mut pipes: Vec<PixelPipeline> =
                     regs.iter().map(|r| PixelPipeline::new(r)).collect();
                 let mut hooks = vec![(); draws];
+                if let (Some(n), true) = (threads, launching) {
+                    // Launched on the pool and landed (or, when it cannot be launched,
+                    // drawn as a group).
+                    let group = Owned {
+                        pipes,
+                        hooks,
+                        tris: tris.clone(),
+                    };
+                    let (mut group, drawn) = match launch(&mut mem, group, n, &mut stores) {
+                        Ok(flight) => {
+                            launched += 1;
+                            flight.land(&mut mem, &mut stores)
+                        }
+                        Err(mut g) => {
+                            let Owned { pipes, hooks, tris } = &mut g;
+                            let mut d: Vec<GroupDraw<'_, NoTexturesAlias, ()>> = pipes
+                                .iter_mut()
+                                .zip(hooks.iter_mut())
+                                .zip(tris.iter())
+                                .map(|((pixels, hooks), t)| GroupDraw {
+                                    pixels,
+                                    hooks,
+                                    tris: t,
+                                })
+                                .collect();
+                            let drawn = draw_group(&mut mem, &mut d, n, &mut stores);
+                            drop(d);
+                            (g, drawn)
+                        }
+                    };
+                    let per_draw: Vec<_> = group
+                        .pipes
+                        .iter_mut()
+                        .map(|p| (p.stats(), p.take_diagnostics()))
+                        .collect();
+                    return (snapshot(&mem), drawn, per_draw);
+                }
                 let drawn = match threads {
                     None => pipes
                         .iter_mut()
@@ -970,7 +1315,7 @@ mod tests {
                     .collect();
                 (snapshot(&mem), drawn, per_draw)
             };
-            let sequential = run(None);
+            let sequential = run(None, false);
             let pipes: Vec<PixelPipeline> = regs.iter().map(|r| PixelPipeline::new(r)).collect();
             let key = group_key(&pipes[0]);
             let fb = FramebufferConfig::from_regs(&regs[0]);
@@ -982,16 +1327,56 @@ mod tests {
                 parallel_groups += 1;
             }
             for n in [2, 3, 8] {
-                let par = run(Some(n));
-                assert!(par.0 == sequential.0, "case {case}, {n} threads: memory");
-                assert_eq!(par.1, sequential.1, "case {case}, {n} threads: drawn");
-                assert_eq!(par.2, sequential.2, "case {case}, {n} threads: counters");
+                for launching in [false, true] {
+                    let par = run(Some(n), launching);
+                    let how = if launching { "launched" } else { "group" };
+                    assert!(
+                        par.0 == sequential.0,
+                        "case {case}, {n} threads, {how}: memory"
+                    );
+                    assert_eq!(
+                        par.1, sequential.1,
+                        "case {case}, {n} threads, {how}: drawn"
+                    );
+                    assert_eq!(
+                        par.2, sequential.2,
+                        "case {case}, {n} threads, {how}: counters"
+                    );
+                }
             }
+            launches += launched;
         }
         assert!(
             parallel_groups > 15,
             "only {parallel_groups} groups took the parallel path"
         );
+        // Launched: each case whose layout allows shares, small groups included (75 of the
+        // 180 runs with this seed).
+        assert!(launches > 50, "only {launches} groups were launched");
+    }
+
+    /// A group owned for [`launch`] in the tests.
+    struct Owned {
+        pipes: Vec<PixelPipeline>,
+        hooks: Vec<()>,
+        tris: Vec<Vec<[ScreenVertex; 3]>>,
+    }
+
+    impl GroupSource<NoTexturesAlias, ()> for Owned {
+        fn draws(
+            &self,
+        ) -> impl Iterator<Item = (&PixelPipeline<NoTexturesAlias>, &(), &[[ScreenVertex; 3]])>
+        {
+            self.pipes
+                .iter()
+                .zip(&self.hooks)
+                .zip(&self.tris)
+                .map(|((p, h), t)| (p, h, &t[..]))
+        }
+
+        fn pixels_mut(&mut self) -> impl Iterator<Item = &mut PixelPipeline<NoTexturesAlias>> {
+            self.pipes.iter_mut()
+        }
     }
 
     /// A piece skips a triangle only if the rasteriser gives it no fragment in the piece's
