@@ -33,8 +33,9 @@
 //!
 //! A group can also be launched ([`launch`]): its shares are spawned on the pool and the call
 //! returns, so the caller prepares the next draws (command processing, vertex shading, set-up)
-//! while the pool draws these; [`Flight::land`] later runs one more share on the calling
-//! thread for the pieces the pool has not claimed, waits for the others and merges as above.
+//! while the pool draws these; [`Flight::land`] later cancels the shares the pool has not
+//! started, runs one more share on the calling thread for the pieces nobody has claimed, waits
+//! for the shares that started and merges as above (so it never waits for a busy pool).
 //! Every share of a launched group, the caller's included, reads a clone of memory taken at
 //! launch, and nothing is written to memory before it lands, so the result is the same as
 //! drawing the group at launch. Launching is refused on a pool thread (its wait could be for
@@ -772,10 +773,24 @@ struct FlightInner<G> {
     pieces: Pieces,
 }
 
+/// What a share spawned on the pool needs to start: memory as it was at launch, its store
+/// pair and the group. Taken by the share when it starts, or by the caller when it lands the
+/// group first (the share then does nothing), so the caller never waits for a share that has
+/// not started (a pool busy with other work, a worker not scheduled).
+type Slot<G> = std::sync::Mutex<Option<(PhysMem, Scratch, std::sync::Arc<FlightInner<G>>)>>;
+
+/// Locks `m`, whether or not a holder panicked (the data stays consistent: a slot is only
+/// ever taken whole).
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A group of draws being drawn on the pool while the caller goes on ([`launch`]); its
 /// results reach memory, counters and diagnostics when it lands ([`Flight::land`]).
 pub struct Flight<G> {
     inner: std::sync::Arc<FlightInner<G>>,
+    /// The spawned shares' starting slots.
+    slots: std::sync::Arc<[Slot<G>]>,
     /// The shares' results (in a mutex only so the flight, and the pipeline state holding
     /// it, stay `Sync`; only its owner receives).
     results: std::sync::Mutex<std::sync::mpsc::Receiver<ShareOut>>,
@@ -874,17 +889,24 @@ where
     };
     let pieces = Pieces::new(height, key, pieces);
     let caller = (mem.clone(), pieces.scratch(stores, &fb));
-    let mut scratches: Vec<Scratch> = (0..jobs).map(|_| pieces.scratch(stores, &fb)).collect();
+    let scratches: Vec<Scratch> = (0..jobs).map(|_| pieces.scratch(stores, &fb)).collect();
     let inner = std::sync::Arc::new(FlightInner { group, pieces });
+    let slots: std::sync::Arc<[Slot<G>]> = scratches
+        .into_iter()
+        .map(|s| std::sync::Mutex::new(Some((mem.clone(), s, std::sync::Arc::clone(&inner)))))
+        .collect();
     let (tx, results) = std::sync::mpsc::channel();
-    for scratch in scratches.drain(..) {
-        let inner = std::sync::Arc::clone(&inner);
+    for i in 0..jobs {
+        let slots = std::sync::Arc::clone(&slots);
         let tx = tx.clone();
-        let m = mem.clone();
         rayon::spawn(move || {
+            // Taken by the caller already: the group has landed without this share.
+            let Some((m, scratch, inner)) = slots.get(i).and_then(|s| lock(s).take()) else {
+                return;
+            };
             let out = flight_share(&inner, m, scratch);
             // The group is released before the result is sent, so the caller holds the only
-            // reference once it has every result.
+            // reference once it has the result of every share that started.
             drop(inner);
             // The caller may have dropped the flight (its result is then not wanted).
             let _ = tx.send(out);
@@ -892,6 +914,7 @@ where
     }
     Ok(Flight {
         inner,
+        slots,
         results: std::sync::Mutex::new(results),
         jobs,
         received: Vec::new(),
@@ -900,8 +923,8 @@ where
 }
 
 impl<G> Flight<G> {
-    /// True if every share spawned on the pool has finished (then no piece is left and
-    /// [`Flight::land`] does not wait).
+    /// True if every piece has been claimed and every share that started has finished
+    /// (then [`Flight::land`] draws nothing and waits for nothing).
     pub fn finished(&mut self) -> bool {
         let results = self
             .results
@@ -910,7 +933,11 @@ impl<G> Flight<G> {
         while let Ok(out) = results.try_recv() {
             self.received.push(out);
         }
-        self.received.len() >= self.jobs
+        if self.inner.pieces.remaining() {
+            return false;
+        }
+        let queued = self.slots.iter().filter(|s| lock(s).is_some()).count();
+        self.received.len() >= self.jobs - queued
     }
 
     /// Waits for the group (drawing on the calling thread whatever pieces the pool has not
@@ -924,6 +951,7 @@ impl<G> Flight<G> {
     {
         let Flight {
             mut inner,
+            slots,
             results,
             jobs,
             mut received,
@@ -932,9 +960,18 @@ impl<G> Flight<G> {
         let results = results
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // The shares that have not started never will: their pieces are drawn here.
+        let mut started = jobs;
+        for slot in slots.iter() {
+            if let Some((m, scratch, group)) = lock(slot).take() {
+                drop((m, group));
+                stores.give_back(scratch);
+                started -= 1;
+            }
+        }
         let (m, scratch) = caller;
-        received.push(flight_share(&inner, m, scratch));
-        while received.len() < jobs + 1 {
+        let own = flight_share(&inner, m, scratch);
+        while received.len() < started {
             match results.recv() {
                 Ok(out) => received.push(out),
                 // Every sender is gone: a share did not finish (a panic on the pool, which
@@ -942,7 +979,9 @@ impl<G> Flight<G> {
                 Err(_) => break,
             }
         }
-        // Each share dropped its reference before sending its result.
+        received.push(own);
+        // Each share that started dropped its reference before sending its result, and the
+        // others' references were dropped with their slots.
         let mut group = loop {
             match std::sync::Arc::try_unwrap(inner) {
                 Ok(i) => break i.group,
