@@ -178,6 +178,33 @@ impl std::fmt::Debug for Pending {
     }
 }
 
+/// Each pixel entry's culled-triangle counter (before its pixels are drawn, for
+/// [`add_drawn`]).
+fn culled_counts(entries: &[Entry]) -> Vec<u64> {
+    entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Pixels(w) => Some(w.pixels.stats().triangles_culled),
+            Entry::ImmediateEnd(_) => None,
+        })
+        .collect()
+}
+
+/// Adds to each pixel entry's statistics what drawing its pixels gave: `drawn` triangles
+/// per entry, the culled triangles beyond `culled` (its counter before), and the pixel
+/// counters.
+fn add_drawn(entries: &mut [Entry], drawn: &[u64], culled: &[u64]) {
+    let waiting = entries.iter_mut().filter_map(|e| match e {
+        Entry::Pixels(w) => Some(w),
+        Entry::ImmediateEnd(_) => None,
+    });
+    for ((w, d), c) in waiting.zip(drawn).zip(culled) {
+        w.stats.triangles_rasterized += d;
+        w.stats.triangles_culled += w.pixels.stats().triangles_culled - c;
+        super::add_pixel_stats(&mut w.stats, &w.pixels);
+    }
+}
+
 /// True if the half-open ranges `a` and `b` share a byte.
 fn overlaps(a: (u64, u64), b: (u64, u64)) -> bool {
     a.0 < a.1 && b.0 < b.1 && a.0 < b.1 && b.0 < a.1
@@ -350,14 +377,7 @@ impl Pending {
             self.land(mem, stores);
         }
         if self.is_waiting() && (force || self.bound >= LAUNCH_MIN_FRAGMENTS) {
-            let culled = self
-                .waiting
-                .iter()
-                .filter_map(|e| match e {
-                    Entry::Pixels(w) => Some(w.pixels.stats().triangles_culled),
-                    Entry::ImmediateEnd(_) => None,
-                })
-                .collect();
+            let culled = culled_counts(&self.waiting);
             let group = Launched {
                 entries: std::mem::take(&mut self.waiting),
                 screen: std::mem::replace(&mut self.screen, std::mem::take(&mut self.spare_screen)),
@@ -388,15 +408,7 @@ impl Pending {
             return;
         };
         let (mut group, drawn) = flight.land(mem, stores);
-        let waiting = group.entries.iter_mut().filter_map(|e| match e {
-            Entry::Pixels(w) => Some(w),
-            Entry::ImmediateEnd(_) => None,
-        });
-        for ((w, d), c) in waiting.zip(&drawn).zip(&group.culled) {
-            w.stats.triangles_rasterized += d;
-            w.stats.triangles_culled += w.pixels.stats().triangles_culled - c;
-            super::add_pixel_stats(&mut w.stats, &w.pixels);
-        }
+        add_drawn(&mut group.entries, &drawn, &group.culled);
         self.done.append(&mut group.entries);
         self.done_bound = self.done_bound.saturating_add(self.flight_bound);
         self.flight_bound = 0;
@@ -483,14 +495,7 @@ impl Pending {
         };
         let mut drawn_current = 0;
         if self.is_waiting() || joined.is_some() {
-            let culled: Vec<u64> = self
-                .waiting
-                .iter()
-                .filter_map(|e| match e {
-                    Entry::Pixels(w) => Some(w.pixels.stats().triangles_culled),
-                    Entry::ImmediateEnd(_) => None,
-                })
-                .collect();
+            let culled = culled_counts(&self.waiting);
             let Pending {
                 waiting, screen, ..
             } = self;
@@ -514,15 +519,7 @@ impl Pending {
             }
             let drawn = draw_group(mem, &mut group, threads, stores);
             drop(group);
-            let waiting = self.waiting.iter_mut().filter_map(|e| match e {
-                Entry::Pixels(w) => Some(w),
-                Entry::ImmediateEnd(_) => None,
-            });
-            for ((w, d), c) in waiting.zip(&drawn).zip(culled) {
-                w.stats.triangles_rasterized += d;
-                w.stats.triangles_culled += w.pixels.stats().triangles_culled - c;
-                super::add_pixel_stats(&mut w.stats, &w.pixels);
-            }
+            add_drawn(&mut self.waiting, &drawn, &culled);
             if drawn.len() > self.pixel_entries {
                 drawn_current = drawn[drawn.len() - 1];
             }
