@@ -235,7 +235,7 @@ impl Pending {
     }
 
     /// True if a draw with registers `regs` and vertex loading `loader` reads memory the
-    /// waiting draws write: its enabled textures (every level, every cube face), its index
+    /// waiting draws or the launched group write: its enabled textures (every level, every cube face), its index
     /// buffer, or its vertex arrays (conservatively: every vertex an index or the array range
     /// could name).
     pub(super) fn read_by(
@@ -248,7 +248,7 @@ impl Pending {
     }
 
     /// True if the enabled textures of a draw with registers `regs` (every level, every cube
-    /// face) overlap the waiting draws' buffers.
+    /// face) overlap the buffers of the waiting draws or the launched group.
     pub(super) fn textures_read_by(&self, regs: &[u32; 0x300]) -> bool {
         if !self.holds_pixels() {
             return false;
@@ -282,8 +282,8 @@ impl Pending {
     }
 
     /// True if the index buffer or the vertex arrays of a draw with vertex loading `loader`
-    /// can overlap the waiting draws' buffers (every vertex an index or the array range could
-    /// name).
+    /// can overlap the buffers of the waiting draws or the launched group (every vertex an
+    /// index or the array range could name).
     fn vertices_read_by(&self, loader: &LoaderConfig, indexed: bool) -> bool {
         if !self.holds_pixels() {
             return false;
@@ -472,7 +472,8 @@ impl Pending {
         }
     }
 
-    /// Draws the waiting draws (to be reported by [`Pending::report`]) and, after them,
+    /// Lands the launched group, then draws the waiting draws (all to be reported by
+    /// [`Pending::report`], immediate-mode ends among them) and, after them,
     /// `current` (a draw's pipeline, stages and triangles) when given and of the same
     /// layout; returns the number of `current`'s triangles drawn (0 without one). A `current`
     /// of another layout is drawn after the group, on its own.
