@@ -557,7 +557,21 @@ impl WorkMeter {
     /// Checks, before one unit of `r` is started, that every applicable scope has some left;
     /// marks the first scope (narrowest first) that has none as exhausted and returns it.
     /// Does not count anything (see [`WorkMeter::charge`]).
+    #[inline]
     pub fn check_start(&mut self, r: BudgetResource, in_list: bool) -> Option<Exhausted> {
+        // The hot path (every register write): every scope has some left.
+        let b = &self.budget;
+        if (!in_list || self.used[0].get(r) < b.submission.get(r))
+            && self.used[1].get(r) < b.frame.get(r)
+            && self.used[2].get(r) < b.trace.get(r)
+        {
+            return None;
+        }
+        self.check_start_scopes(r, in_list)
+    }
+
+    /// [`WorkMeter::check_start`] scope by scope, narrowest first.
+    fn check_start_scopes(&mut self, r: BudgetResource, in_list: bool) -> Option<Exhausted> {
         for s in BudgetScope::ALL {
             if s == BudgetScope::Submission && !in_list {
                 continue;

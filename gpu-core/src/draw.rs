@@ -299,7 +299,7 @@ pub enum VsEngine {
 fn shade_batch(
     vs_unit: &mut FastEngine,
     engine: VsEngine,
-    program: &Program,
+    program: &Arc<Program>,
     uniforms: &Uniforms,
     unit: &shading::UnitSetup,
     attrs: &[AttributeSet],
@@ -373,6 +373,9 @@ struct Scratch {
     pending: Vec<(u32, u32, Pending)>,
     /// Outputs of the cache hits of the current batch.
     cached: Vec<OutputSlots>,
+    /// The post-transform cache of indexed draws, emptied at the start of each (boxed and
+    /// optional: taking the scratch out for a draw makes no entries).
+    vertex_cache: Option<Box<VertexCache<OutputSlots>>>,
     shade: ShadeScratch,
     tris: Vec<[OutputVertex; 3]>,
     /// Screen-space triangles waiting for the parallel pixel path.
@@ -1109,7 +1112,6 @@ impl PipelineState {
             obs.diagnostic(&d.to_diagnostic(Some(draw)));
         }
         let use_cache = indexed && p.cache_mode == VertexCacheMode::PerIndexedDraw;
-        let mut cache: VertexCache<OutputSlots> = VertexCache::default();
         // Variable-primitive GS input interleaves batch counts with vertices, which depends on the
         // routing of every earlier vertex: shade one vertex at a time there.
         let variable_gs = ds.setup.geometry.enabled
@@ -1123,6 +1125,8 @@ impl PipelineState {
         let mut scratch = std::mem::take(&mut p.scratch);
         scratch.attrs.resize(batch, AttributeSet::default());
         scratch.slots.resize(batch, [[0.0; 4]; 16]);
+        let mut cache = scratch.vertex_cache.take().unwrap_or_default();
+        cache.clear();
         let mut instructions: u64 = 0;
         let mut screen = std::mem::take(&mut scratch.screen);
         let mut stores = std::mem::take(&mut scratch.stores);
@@ -1345,6 +1349,7 @@ impl PipelineState {
         // Earlier draws drawn by a full batch of this one.
         fragments_reported += pending.report(obs);
         p.stages.put(stage_entry);
+        scratch.vertex_cache = Some(cache);
         scratch.screen = screen;
         scratch.stores = stores;
         scratch.waiting_pixels = pending;

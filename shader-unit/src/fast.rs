@@ -134,6 +134,8 @@ mod exec;
 mod simd;
 mod trace;
 
+use std::sync::Arc;
+
 use crate::decode::Program;
 use crate::interp::{
     BatchError, BatchStats, ExecConfig, Interpreter, ShaderEngine, Uniforms, UnitState, VertexBatch,
@@ -307,6 +309,11 @@ struct CacheEntry {
     /// Bool and int uniforms of the last batch that hit a hazard: with the same control-flow
     /// uniforms the next batch goes straight to the reference interpreter.
     hazard_flow: Option<(u32, u16, [[u8; 4]; 4])>,
+    /// The shared program last run through this entry
+    /// ([`ShaderEngine::run_batch_shared`]): while the entry holds it, no other program can
+    /// live at its address, and a [`Program`] never changes, so the same `Arc` again is the
+    /// same program without comparing its words.
+    source: Option<Arc<Program>>,
 }
 
 /// The batched engine with `N` lanes per chunk (1 ≤ `N` ≤ 64).
@@ -464,8 +471,25 @@ impl<const N: usize> FastEngineN<N> {
                 compiled: compile(program, flush),
                 traces: Vec::new(),
                 hazard_flow: None,
+                source: None,
             },
         );
+    }
+
+    /// [`Self::lookup`] for a shared program: the most recent entry is taken without comparing
+    /// words when it was last used with this very `Arc`.
+    fn lookup_shared(&mut self, program: &Arc<Program>) {
+        let flush = self.config.flush;
+        if let Some(e) = self.cache.first()
+            && e.compiled.flush == flush
+            && e.source.as_ref().is_some_and(|s| Arc::ptr_eq(s, program))
+        {
+            return;
+        }
+        self.lookup(program);
+        if let Some(e) = self.cache.first_mut() {
+            e.source = Some(Arc::clone(program));
+        }
     }
 
     fn run_serial(
@@ -664,6 +688,40 @@ impl<const N: usize> ShaderEngine for FastEngineN<N> {
         outputs: &mut VertexBatch,
     ) -> Result<BatchStats, BatchError> {
         self.lookup(program);
+        self.run_front(program, uniforms, entry, inputs, outputs)
+    }
+
+    fn run_batch_shared(
+        &mut self,
+        program: &Arc<Program>,
+        uniforms: &Uniforms,
+        entry: u32,
+        inputs: &VertexBatch,
+        outputs: &mut VertexBatch,
+    ) -> Result<BatchStats, BatchError> {
+        self.lookup_shared(program);
+        self.run_front(program, uniforms, entry, inputs, outputs)
+    }
+
+    fn state(&self) -> &UnitState {
+        &self.state
+    }
+
+    fn state_mut(&mut self) -> &mut UnitState {
+        &mut self.state
+    }
+}
+
+impl<const N: usize> FastEngineN<N> {
+    /// Runs a batch with the front cache entry, which [`Self::lookup`] made `program`'s.
+    fn run_front(
+        &mut self,
+        program: &Program,
+        uniforms: &Uniforms,
+        entry: u32,
+        inputs: &VertexBatch,
+        outputs: &mut VertexBatch,
+    ) -> Result<BatchStats, BatchError> {
         let flow_key = (entry, uniforms.bools(), uniforms.i);
         let (serial_only, known_hazard) = match self.cache.first() {
             Some(e) => (e.compiled.serial_only, e.hazard_flow == Some(flow_key)),
@@ -698,13 +756,5 @@ impl<const N: usize> ShaderEngine for FastEngineN<N> {
                 self.run_serial(program, uniforms, entry, inputs, outputs)
             }
         }
-    }
-
-    fn state(&self) -> &UnitState {
-        &self.state
-    }
-
-    fn state_mut(&mut self) -> &mut UnitState {
-        &mut self.state
     }
 }

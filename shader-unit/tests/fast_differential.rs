@@ -19,6 +19,8 @@
 #[path = "fixtures/list.rs"]
 mod fixtures;
 
+use std::sync::Arc;
+
 use shader_unit::bench::{Workload, run_workload};
 use shader_unit::decode::{
     BinaryOp, CmpOp, Cond, CondOp, Dst, DstReg, Instr, Program, RelAddr, Src, SrcReg, UnaryOp,
@@ -1186,6 +1188,87 @@ fn one_engine_switching_programs_matches_the_reference() {
         }
         assert!(fast.stats().fast_batches > 20, "{:?}", fast.stats());
     }
+}
+
+/// Shared programs (`run_batch_shared`, as the draw path shades): the engine may recognise an
+/// `Arc` it ran before without comparing words. Batches alternate between shared and plain
+/// calls, between two `Arc`s of equal programs, and through programs built and dropped at each
+/// step (so a new program can sit at a freed one's address); every result must equal the
+/// reference's, and equal programs in other `Arc`s must not be compiled again.
+#[test]
+fn shared_programs_match_the_reference() {
+    let mut rng = Rng(0xC0FF_EE00_0000_0005);
+    let config = ExecConfig::default();
+    let programs: Vec<Program> = (0..5).map(|_| random_program(&mut rng)).collect();
+    let first: Vec<Arc<Program>> = programs.iter().map(|p| Arc::new(p.clone())).collect();
+    let second: Vec<Arc<Program>> = programs.iter().map(|p| Arc::new(p.clone())).collect();
+    let u = random_uniforms(&mut rng, true);
+    let mut reference = Interpreter::new(config);
+    let mut fast = FastEngine::new(config);
+    let start = random_state(&mut rng, true);
+    reference.state = start.clone();
+    fast.state = start;
+    fn step(
+        (reference, fast): (&mut Interpreter, &mut FastEngine),
+        program: &Arc<Program>,
+        u: &Uniforms,
+        shared: bool,
+        rng: &mut Rng,
+        step: usize,
+    ) {
+        let inputs = &random_batches(rng, 0x3F, true)[0];
+        let mut want = VertexBatch::new(inputs.len(), 0x3F);
+        let mut got = VertexBatch::new(inputs.len(), 0x3F);
+        let r_want = reference.run_batch(program, u, 0, inputs, &mut want);
+        let r_got = if shared {
+            fast.run_batch_shared(program, u, 0, inputs, &mut got)
+        } else {
+            fast.run_batch(program, u, 0, inputs, &mut got)
+        };
+        assert_eq!(r_got, r_want, "step {step}");
+        if r_want.is_ok() {
+            assert_eq!(batch_bits(&got), batch_bits(&want), "step {step}");
+        }
+        assert_eq!(
+            state_bits(&fast.state),
+            state_bits(&reference.state),
+            "step {step}"
+        );
+    }
+    for i in 0..300 {
+        let k = rng.below(programs.len() as u64) as usize;
+        let program = if rng.chance(50) {
+            &first[k]
+        } else {
+            &second[k]
+        };
+        let shared = rng.chance(80);
+        step(
+            (&mut reference, &mut fast),
+            program,
+            &u,
+            shared,
+            &mut rng,
+            i,
+        );
+    }
+    let compiles = fast.stats().compiles;
+    assert_eq!(compiles, programs.len() as u64, "{:?}", fast.stats());
+    // Fresh programs, each dropped after its batch: freed addresses are reused by the next.
+    for i in 300..400 {
+        let program = Arc::new(random_program(&mut rng));
+        step((&mut reference, &mut fast), &program, &u, true, &mut rng, i);
+        let k = rng.below(programs.len() as u64) as usize;
+        step(
+            (&mut reference, &mut fast),
+            &first[k],
+            &u,
+            true,
+            &mut rng,
+            i,
+        );
+    }
+    assert!(fast.stats().fast_batches > 50, "{:?}", fast.stats());
 }
 
 // ----- pass-through outputs and straight-line traces -----

@@ -42,6 +42,8 @@
 //! [`EmitToAssembler`] sink that compacts, maps and assembles its primitives) whenever a batch is
 //! complete.
 
+use std::sync::Arc;
+
 use shader_unit::decode::Program;
 use shader_unit::interp::{
     BatchError, BatchStats, EmitSink, ExecError, Interpreter, RunStats, ShaderEngine, Uniforms,
@@ -774,11 +776,17 @@ pub struct ShadeScratch {
     outputs: Option<VertexBatch>,
 }
 
-/// `slot`'s batch if it has `len` vertices and carries `mask`, else a new one.
+/// `slot`'s batch if it has `len` vertices and carries `mask`, else a zero-filled one of that
+/// shape (in `slot`'s allocation when there is one: draws of a few vertices each change `len`
+/// from draw to draw).
 fn take_batch(slot: &mut Option<VertexBatch>, len: usize, mask: u16) -> VertexBatch {
     match slot.take() {
         Some(b) if b.len() == len && b.mask() == mask => b,
-        _ => VertexBatch::new(len, mask),
+        Some(mut b) => {
+            b.reset(len, mask);
+            b
+        }
+        None => VertexBatch::new(len, mask),
     }
 }
 
@@ -791,7 +799,7 @@ fn take_batch(slot: &mut Option<VertexBatch>, len: usize, mask: u16) -> VertexBa
 /// the failing one have their slots written; the error names the failing vertex.
 pub fn run_vertex_shader<E: ShaderEngine>(
     engine: &mut E,
-    program: &Program,
+    program: &Arc<Program>,
     uniforms: &Uniforms,
     unit: &UnitSetup,
     attrs: &[crate::geometry::vertex_loader::AttributeSet],
@@ -806,7 +814,7 @@ pub fn run_vertex_shader<E: ShaderEngine>(
         unit.input.load(&set.values, &mut regs);
         inputs.store_vertex(i, &regs);
     }
-    let result = engine.run_batch(program, uniforms, unit.entry, &inputs, &mut outputs);
+    let result = engine.run_batch_shared(program, uniforms, unit.entry, &inputs, &mut outputs);
     let shaded = match &result {
         Ok(stats) => stats.vertices,
         Err(e) => e.vertex,

@@ -673,36 +673,42 @@ pub enum VertexCacheMode {
 /// Number of entries of the default vertex cache (\[C\]: 32).
 pub const VERTEX_CACHE_ENTRIES: usize = 32;
 
-/// A FIFO post-transform cache of `N` entries keyed on the vertex id. Fixed size, no allocation.
+/// A FIFO post-transform cache of `N` entries keyed on the vertex id. Fixed size, no allocation;
+/// [`VertexCache::clear`] is O(1), so one cache can serve draw after draw (the draw path keeps
+/// one instead of making its ~8 KB of entries for every draw).
 #[derive(Clone, Debug)]
-pub struct VertexCache<T: Copy, const N: usize = VERTEX_CACHE_ENTRIES> {
-    entries: [Option<(u32, T)>; N],
+pub struct VertexCache<T: Copy + Default, const N: usize = VERTEX_CACHE_ENTRIES> {
+    /// Slot `i`'s vertex id, for `i < len`.
+    ids: [u32; N],
+    values: [T; N],
+    /// Slots filled since the last clear (they fill in order from 0, then wrap).
+    len: usize,
+    /// The slot the next insertion takes.
     next: usize,
 }
 
-impl<T: Copy, const N: usize> Default for VertexCache<T, N> {
+impl<T: Copy + Default, const N: usize> Default for VertexCache<T, N> {
     fn default() -> Self {
         Self {
-            entries: [None; N],
+            ids: [0; N],
+            values: [T::default(); N],
+            len: 0,
             next: 0,
         }
     }
 }
 
-impl<T: Copy, const N: usize> VertexCache<T, N> {
+impl<T: Copy + Default, const N: usize> VertexCache<T, N> {
     /// Empties the cache (start of every draw; VTX_FUNC 0x231).
     pub fn clear(&mut self) {
-        self.entries = [None; N];
+        self.len = 0;
         self.next = 0;
     }
 
-    /// The cached value for `vertex`, if present.
+    /// The cached value for `vertex`, if present (the first filled slot holding it).
     pub fn get(&self, vertex: u32) -> Option<&T> {
-        self.entries
-            .iter()
-            .flatten()
-            .find(|(id, _)| *id == vertex)
-            .map(|(_, v)| v)
+        let i = self.ids[..self.len].iter().position(|&id| id == vertex)?;
+        self.values.get(i)
     }
 
     /// Inserts `value` for `vertex`, evicting the oldest entry when full.
@@ -710,9 +716,11 @@ impl<T: Copy, const N: usize> VertexCache<T, N> {
         if N == 0 {
             return;
         }
-        if let Some(slot) = self.entries.get_mut(self.next) {
-            *slot = Some((vertex, value));
+        if let (Some(id), Some(v)) = (self.ids.get_mut(self.next), self.values.get_mut(self.next)) {
+            *id = vertex;
+            *v = value;
         }
+        self.len = (self.len + 1).min(N);
         self.next = (self.next + 1) % N;
     }
 }

@@ -1045,8 +1045,10 @@ pub struct PixelPipeline<S: TextureSampler = NoTextures> {
     /// [`FastPlan::new`] of the draw with [`PixelPipeline::color_stage`] (`None` with none),
     /// made once per draw (and again when the path or solo changes).
     plan: Option<FastPlan>,
-    /// The batch path's scratch, kept across the draw's triangles.
-    scratch: Box<BatchScratch>,
+    /// The batch path's scratch, kept across the draw's triangles; made by the first triangle
+    /// drawn here (the shares of the parallel path have their own, so a draw whose pixels
+    /// wait for a group never makes one).
+    scratch: Option<Box<BatchScratch>>,
 }
 
 /// A [`TevSolo`] with the combiner program that computes the soloed stage's output.
@@ -1286,7 +1288,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
             solo: None,
             probe: None,
             plan,
-            scratch: BatchScratch::boxed(),
+            scratch: None,
         }
     }
 
@@ -1488,7 +1490,7 @@ impl<S: TextureSampler> PixelPipeline<S> {
                 // The replay path: no solo, no stage timing and no recording (a probe
                 // returned above), so no debugging code runs per fragment. The plan was made
                 // once for the draw.
-                let scratch = &mut *self.scratch;
+                let scratch = &mut **self.scratch.get_or_insert_with(BatchScratch::boxed);
                 if ctx.costs {
                     ctx.shade_fast::<true>(tri, &plan, scratch)
                 } else {

@@ -8,6 +8,8 @@
 //! the reference [`Interpreter`] without changing callers, and lets tests run the same cases on
 //! every engine (differential testing).
 
+use std::sync::Arc;
+
 use thiserror::Error;
 
 use crate::decode::Program;
@@ -37,6 +39,16 @@ impl VertexBatch {
             mask,
             data: vec![[0.0; 4]; len.saturating_mul(regs)],
         }
+    }
+
+    /// Makes this batch what [`VertexBatch::new`]`(len, mask)` makes (zero-filled), keeping
+    /// its allocation when it is large enough.
+    pub fn reset(&mut self, len: usize, mask: u16) {
+        let regs = mask.count_ones() as usize;
+        self.len = len;
+        self.mask = mask;
+        self.data.clear();
+        self.data.resize(len.saturating_mul(regs), [0.0; 4]);
     }
 
     /// Number of vertices.
@@ -147,6 +159,21 @@ pub trait ShaderEngine {
         inputs: &VertexBatch,
         outputs: &mut VertexBatch,
     ) -> Result<BatchStats, BatchError>;
+
+    /// [`ShaderEngine::run_batch`] for a program shared through an `Arc`, with the same
+    /// results. Engines that keep per-program work may recognise the `Arc` instead of
+    /// comparing the program's words (a program never changes once built); the default
+    /// forwards to `run_batch`.
+    fn run_batch_shared(
+        &mut self,
+        program: &Arc<Program>,
+        uniforms: &Uniforms,
+        entry: u32,
+        inputs: &VertexBatch,
+        outputs: &mut VertexBatch,
+    ) -> Result<BatchStats, BatchError> {
+        self.run_batch(program, uniforms, entry, inputs, outputs)
+    }
 
     /// The unit's persistent registers.
     fn state(&self) -> &UnitState;

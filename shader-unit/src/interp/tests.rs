@@ -2090,3 +2090,19 @@ fn failed_runs_report_the_instructions_they_executed() {
     );
     assert_eq!(unit.last_executed, 2);
 }
+
+/// A reset batch is the batch `new` makes (zero-filled, same shape), whatever it held before.
+#[test]
+fn reset_batch_equals_a_new_one() {
+    let mut b = VertexBatch::new(7, 0b1011);
+    for (i, vtx) in b.reg_mut(3).unwrap().iter_mut().enumerate() {
+        *vtx = splat(i as f32 + 1.0);
+    }
+    for (len, mask) in [(3, 0b1011), (9, 0b1), (64, 0xFFFF), (0, 0b11), (5, 0b100)] {
+        b.reset(len, mask);
+        assert_eq!(b, VertexBatch::new(len, mask), "len {len} mask {mask:#x}");
+        if let Some(r) = b.reg_mut(mask.trailing_zeros() as usize) {
+            r.iter_mut().for_each(|v| *v = splat(-2.0));
+        }
+    }
+}

@@ -521,8 +521,8 @@ mod engine {
         (0x2D << 26) | (b << 22) | (dst << 10) | 1
     }
 
-    fn program(words: &[u32]) -> Program {
-        Program::new(words, &[DESC_XYZW])
+    fn program(words: &[u32]) -> Arc<Program> {
+        Program::new_shared(words, &[DESC_XYZW])
     }
 
     fn attrs(values: &[&[Vec4]]) -> Vec<AttributeSet> {
@@ -712,7 +712,7 @@ mod engine {
     }
 
     /// A GS that emits one triangle from three source registers, with the winding bit.
-    fn triangle_gs(src: [u32; 3], winding: bool) -> Program {
+    fn triangle_gs(src: [u32; 3], winding: bool) -> Arc<Program> {
         program(&[
             setemit(0, false, false),
             mov(0, src[0]),
