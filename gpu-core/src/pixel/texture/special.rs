@@ -623,30 +623,43 @@ fn mipmapped<const MAG: bool, const MIN: bool, const MIP: bool, const WS: u8, co
     mipmapped_at::<MAG, MIN, MIP, WS, WT>(l, u, v, lambda)
 }
 
-/// [`mipmapped`] with the fragment's λ (`lambda_2d` of its gradients) computed.
+/// The level choice of a mipmapped lookup for one λ (see [`mip_pick`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct MipPick {
+    /// Magnification (the biased, unclamped λ is ≤ 0 or NaN): the magnification filter on
+    /// `first`; otherwise the minification filter.
+    mag: bool,
+    /// The level read first (the only one unless `second` is set).
+    first: usize,
+    /// The second level of a trilinear lookup and the mip weight of [`blend_levels`].
+    second: Option<(usize, u32)>,
+}
+
+/// Which level(s) a mipmapped lookup with λ `lambda` reads (as [`Sampler::sample_face`]):
+/// shared by [`mipmapped_at`] and the lane form in [`mipmapped_batch_body`], so both read
+/// the same levels with the same weight.
 #[inline(always)]
-fn mipmapped_at<const MAG: bool, const MIN: bool, const MIP: bool, const WS: u8, const WT: u8>(
-    l: &UnitLookup,
-    u: f32,
-    v: f32,
-    lambda: f32,
-) -> (Rgba, u32) {
+fn mip_pick<const MIP: bool>(l: &UnitLookup, lambda: f32) -> MipPick {
     let biased = lambda + l.bias;
     // Magnification when the biased, unclamped λ is ≤ 0 or NaN (see `Sampler::sample_face`).
     if biased.is_nan() || biased <= 0.0 {
-        return l.filter::<MAG, WS, WT>(l.min_level as usize, u, v);
+        return MipPick {
+            mag: true,
+            first: l.min_level as usize,
+            second: None,
+        };
     }
     let lod = biased.clamp(l.min_level as f32, l.max_level as f32);
     if MIP {
         let l0 = (lod as u32).min(l.max_level);
         let l1 = (l0 + 1).min(l.max_level);
         let f = lod - l0 as f32;
-        let (a, na) = l.filter::<MIN, WS, WT>(l0 as usize, u, v);
-        if l1 == l0 || f <= 0.0 {
-            return (a, na);
+        let second = (l1 != l0 && f > 0.0).then(|| (l1 as usize, weight(f)));
+        MipPick {
+            mag: false,
+            first: l0 as usize,
+            second,
         }
-        let (b, nb) = l.filter::<MIN, WS, WT>(l1 as usize, u, v);
-        (blend_levels(a, b, weight(f)), na + nb)
     } else {
         // Nearest level, round half down: ceil(λ + 0.5) − 1, with ceil(x) = −floor(−x)
         // (exact for every f32, no libm call).
@@ -655,8 +668,33 @@ fn mipmapped_at<const MAG: bool, const MIN: bool, const MIP: bool, const WS: u8,
         } else {
             -floor_f32(-(lod + 0.5)) - 1.0
         };
-        let level = (level as u32).clamp(l.min_level, l.max_level);
-        l.filter::<MIN, WS, WT>(level as usize, u, v)
+        MipPick {
+            mag: false,
+            first: (level as u32).clamp(l.min_level, l.max_level) as usize,
+            second: None,
+        }
+    }
+}
+
+/// [`mipmapped`] with the fragment's λ (`lambda_2d` of its gradients) computed.
+#[inline(always)]
+fn mipmapped_at<const MAG: bool, const MIN: bool, const MIP: bool, const WS: u8, const WT: u8>(
+    l: &UnitLookup,
+    u: f32,
+    v: f32,
+    lambda: f32,
+) -> (Rgba, u32) {
+    let pick = mip_pick::<MIP>(l, lambda);
+    if pick.mag {
+        return l.filter::<MAG, WS, WT>(pick.first, u, v);
+    }
+    let (a, na) = l.filter::<MIN, WS, WT>(pick.first, u, v);
+    match pick.second {
+        None => (a, na),
+        Some((second, w)) => {
+            let (b, nb) = l.filter::<MIN, WS, WT>(second, u, v);
+            (blend_levels(a, b, w), na + nb)
+        }
     }
 }
 
@@ -718,7 +756,12 @@ fn one_level_batch_body<const LIN: bool, const WS: u8, const WT: u8>(
     for (fr, out) in frags[..n].chunks(LANES).zip(out[..n].chunks_mut(LANES)) {
         let (u, v) = lane_coords(fr, l.tc);
         if LIN {
-            l.bilinear_lanes::<WS, WT>(&l.base, &u, &v, out);
+            let active = lanes_below(fr.len());
+            let mut c = [0u32; LANES];
+            l.bilinear_lanes::<WS, WT>(|_| &l.base, &active, &u, &v, &mut c);
+            for (o, c) in out.iter_mut().zip(&c) {
+                *o = c.to_le_bytes();
+            }
         } else {
             l.nearest_lanes::<WS, WT>(&l.base, &u, &v, out);
         }
@@ -795,6 +838,10 @@ fn mipmapped_batch_body<
             // As `lambda_2d`.
             *lam = 0.5 * m.log2();
         }
+        if MAG && MIN {
+            texels += mipmapped_linear_lanes::<MIP, WS, WT>(l, &u, &v, &lambda, out);
+            continue;
+        }
         for (((o, u), v), lambda) in out.iter_mut().zip(&u).zip(&v).zip(&lambda) {
             let (c, k) = mipmapped_at::<MAG, MIN, MIP, WS, WT>(l, *u, *v, *lambda);
             *o = c;
@@ -804,16 +851,70 @@ fn mipmapped_batch_body<
     texels
 }
 
+/// `[i < n; LANES]`.
+#[inline(always)]
+fn lanes_below(n: usize) -> [bool; LANES] {
+    let mut a = [false; LANES];
+    a[..n.min(LANES)].fill(true);
+    a
+}
+
+/// [`mipmapped_at`] for up to [`LANES`] lookups (`out.len()` of them) whose magnification
+/// and minification filters are both bilinear: the level choice per lane ([`mip_pick`]),
+/// then [`UnitLookup::bilinear_lanes`] on each lane's first level, then on the second level
+/// of the lanes that read two, and the mip blend. Returns the texel count (4 per level read).
+#[inline(always)]
+fn mipmapped_linear_lanes<const MIP: bool, const WS: u8, const WT: u8>(
+    l: &UnitLookup,
+    u: &[f32; LANES],
+    v: &[f32; LANES],
+    lambda: &[f32; LANES],
+    out: &mut [Rgba],
+) -> u64 {
+    let n = out.len().min(LANES);
+    let mut first = [0usize; LANES];
+    let mut second = [0usize; LANES];
+    let mut weights = [0u32; LANES];
+    let mut two = [false; LANES];
+    for i in 0..n {
+        let pick = mip_pick::<MIP>(l, lambda[i]);
+        first[i] = pick.first;
+        if let Some((s, w)) = pick.second {
+            (second[i], weights[i], two[i]) = (s, w, true);
+        }
+    }
+    let level = |k: usize| l.levels.get(k).unwrap_or(&NO_LEVEL);
+    let mut a = [0u32; LANES];
+    l.bilinear_lanes::<WS, WT>(|i| level(first[i]), &lanes_below(n), u, v, &mut a);
+    let seconds = two.iter().filter(|&&t| t).count();
+    if seconds == 0 {
+        for (o, a) in out.iter_mut().zip(&a) {
+            *o = a.to_le_bytes();
+        }
+        return 4 * n as u64;
+    }
+    let mut b = [0u32; LANES];
+    l.bilinear_lanes::<WS, WT>(|i| level(second[i]), &two, u, v, &mut b);
+    for (i, o) in out.iter_mut().enumerate().take(n) {
+        *o = if two[i] {
+            blend_levels(a[i].to_le_bytes(), b[i].to_le_bytes(), weights[i])
+        } else {
+            a[i].to_le_bytes()
+        };
+    }
+    4 * (n + seconds) as u64
+}
+
 /// [`inner_taps`] as a lane operation: `(inner, s0, weight)` computed without branches for
 /// every input (the compiler can run it across a batch), `inner` true exactly where
 /// [`inner_taps`] answers `Some((s0, weight))`, and `s0`, `weight` equal to its answer there
 /// (elsewhere they are some values the caller ignores):
 /// * [`REPEAT`]: the same expressions ([`floor_small`] returns some i32 without panicking
 ///   outside its range, where the range test fails).
-/// * [`EDGE`], [`ANY`]: `fx` clamped to `[0, inner]` before the cast, which changes nothing
-///   inside the inner range `[0, inner)`, and there the truncating i32 cast equals the
-///   `u32` cast (non-negative, below 2^19). NaN fails the range test (and the clamp makes it
-///   0, so the cast is defined either way).
+/// * [`EDGE`], [`ANY`]: `fx` clamped to `[0, inner]` before the floor, which changes nothing
+///   inside the inner range `[0, inner)`, and there [`floor_small`] (exact below 2^22)
+///   equals the truncating `u32` cast of [`inner_taps`] (non-negative, below 2^19). NaN
+///   fails the range test (and the clamp makes it 0).
 #[inline(always)]
 fn inner_lane<const K: u8>(fx: f32, inner: f32, last: i32) -> (bool, u32, u32) {
     let mask = (1u32 << FILTER_FRAC_BITS) - 1;
@@ -826,7 +927,9 @@ fn inner_lane<const K: u8>(fx: f32, inner: f32, last: i32) -> (bool, u32, u32) {
             sf as u32 & mask,
         )
     } else {
-        let sf = fx.max(0.0).min(inner) as i32 as u32;
+        // The clamped value lies in [0, 2^19]: `floor_small` is exact there, and cheaper
+        // across lanes than the saturating cast.
+        let sf = floor_small(fx.max(0.0).min(inner)) as u32;
         (
             (fx >= 0.0) & (fx < inner),
             sf >> FILTER_FRAC_BITS,
@@ -847,43 +950,89 @@ fn wrap_lane<const K: u8>(c: i32, last: i32) -> u32 {
 }
 
 impl UnitLookup {
-    /// Bilinear lookups of level `lv` for the lanes `u`, `v` into `out` (at most [`LANES`]
-    /// long), as [`UnitLookup::bilinear`] per lane. Phase 1 over all lanes: the scaled
-    /// coordinates and the inner-footprint test and taps of both axes. Phase 2 per lane: the
-    /// two texel pairs and their blend, or [`UnitLookup::bilinear_outer`].
+    /// Bilinear lookups for the lanes `u`, `v` into `out` (texels as `u32::from_le_bytes`
+    /// reads them), lane `i` on level `lv_of(i)` and only where `active[i]` (other lanes
+    /// get 0), as [`UnitLookup::bilinear`] per lane. Every phase but the last runs across all
+    /// lanes: the scaled coordinates, the inner-footprint test and taps of both axes and the
+    /// memory addresses of the two texel pairs; the four texel gathers (lanes outside the
+    /// inner footprint read texel 0 and are ignored); the one-step blend of
+    /// [`bilinear_direct`] per channel on 32-bit lanes (the same integer sums, so the same
+    /// bytes as [`bilinear_rows`]). Last, per lane, [`UnitLookup::bilinear_outer`] for the
+    /// active lanes outside the inner footprint.
     #[inline(always)]
-    fn bilinear_lanes<const WS: u8, const WT: u8>(
-        &self,
-        lv: &LevelView,
+    fn bilinear_lanes<'l, const WS: u8, const WT: u8>(
+        &'l self,
+        lv_of: impl Fn(usize) -> &'l LevelView,
+        active: &[bool; LANES],
         u: &[f32; LANES],
         v: &[f32; LANES],
-        out: &mut [Rgba],
+        out: &mut [u32; LANES],
     ) {
+        let texels = self.sampler.source().texels();
+        // A pair read at `a` needs `a + 1 < len`.
+        let limit = texels.len().saturating_sub(1);
         let (mut fx, mut fy) = ([0.0f32; LANES], [0.0f32; LANES]);
+        let mut good = [false; LANES];
+        let (mut a0, mut a1) = ([0usize; LANES], [0usize; LANES]);
+        let (mut fs, mut ft) = ([0u32; LANES], [0u32; LANES]);
         for i in 0..LANES {
+            let lv = lv_of(i);
             fx[i] = scaled(u[i], lv.ws);
             fy[i] = scaled(v[i], lv.hs);
-        }
-        let mut inner = [false; LANES];
-        let (mut s0, mut fs) = ([0u32; LANES], [0u32; LANES]);
-        let (mut t0, mut ft) = ([0u32; LANES], [0u32; LANES]);
-        for i in 0..LANES {
             let (a, s, f) = inner_lane::<WS>(fx[i], lv.in_s, lv.last_s);
             let (b, t, g) = inner_lane::<WT>(fy[i], lv.in_t, lv.last_t);
-            inner[i] = a & b;
-            (s0[i], fs[i], t0[i], ft[i]) = (s, f, t, g);
+            // As in `bilinear`: inside the footprint t ≤ h − 2, so the memory row
+            // `h − 1 − t` is at least 1 and the row before it starts at `p − w` ≥ `start`.
+            // Outside it the wrapped values are ignored.
+            let w = lv.w as usize;
+            let row = lv.h.wrapping_sub(1).wrapping_sub(t) as usize;
+            let p = lv
+                .start
+                .wrapping_add(row.wrapping_mul(w))
+                .wrapping_add(s as usize);
+            let q = p.wrapping_sub(w);
+            let ok = active[i] & a & b & (p < limit) & (q < limit);
+            good[i] = ok;
+            a0[i] = if ok { p } else { 0 };
+            a1[i] = if ok { q } else { 0 };
+            (fs[i], ft[i]) = (f, g);
         }
-        let texels = self.sampler.source().texels();
-        for (i, o) in out.iter_mut().enumerate().take(LANES) {
-            if inner[i] {
-                // As in `bilinear`: t0 ≤ h − 2, so the memory row `h − 1 − t0` is at least 1.
-                let a0 = lv.start + (lv.h - 1 - t0[i]) as usize * lv.w as usize + s0[i] as usize;
-                if let (Some(r0), Some(r1)) = (pair(texels, a0), pair(texels, a0 - lv.w as usize)) {
-                    *o = bilinear_rows(r0, r1, fs[i], ft[i]).to_le_bytes();
-                    continue;
-                }
+        let mut c = [[0u32; LANES]; 4];
+        if let Some(last) = texels.len().checked_sub(1) {
+            // Indices clamped to the array (a no-op on the lanes that use their texels, since
+            // a0, a1 < limit = last) so that the gathers need no bounds branch.
+            let texel = |k: usize| u32::from_le_bytes(texels[k.min(last)]);
+            for i in 0..LANES {
+                c[0][i] = texel(a0[i]);
+                c[1][i] = texel(a0[i] + 1);
+                c[2][i] = texel(a1[i]);
+                c[3][i] = texel(a1[i] + 1);
             }
-            *o = self.bilinear_outer::<WS, WT>(lv, fx[i], fy[i]);
+        }
+        let one = 1u32 << FILTER_FRAC_BITS;
+        let shift = 2 * FILTER_FRAC_BITS;
+        let half = 1u32 << (shift - 1);
+        for i in 0..LANES {
+            // fs, ft ≤ 2^F − 1 on every lane (masked in `inner_lane`): no lane wraps.
+            let (fs, ft) = (fs[i], ft[i]);
+            let (w00, w10) = ((one - fs) * (one - ft), fs * (one - ft));
+            let (w01, w11) = ((one - fs) * ft, fs * ft);
+            let mut r = 0u32;
+            for ch in 0..4 {
+                let sh = 8 * ch;
+                let sum = ((c[0][i] >> sh) & 0xFF) * w00
+                    + ((c[1][i] >> sh) & 0xFF) * w10
+                    + ((c[2][i] >> sh) & 0xFF) * w01
+                    + ((c[3][i] >> sh) & 0xFF) * w11
+                    + half;
+                r |= ((sum >> shift) & 0xFF) << sh;
+            }
+            out[i] = r;
+        }
+        for i in 0..LANES {
+            if active[i] && !good[i] {
+                out[i] = u32::from_le_bytes(self.bilinear_outer::<WS, WT>(lv_of(i), fx[i], fy[i]));
+            }
         }
     }
 
