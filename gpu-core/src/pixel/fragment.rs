@@ -910,8 +910,9 @@ impl BatchScratch {
 /// [`TileCache::tile_keyed`]: per lane the tile's x and memory row (in 8×8 tiles) and the
 /// pixel's Morton index in its tile. Lanes past the batch stay 0.
 struct LaneTiles {
-    tx: [u32; FRAGMENT_BATCH],
-    ty: [u32; FRAGMENT_BATCH],
+    /// The tile's x (low 32 bits) and memory tile row (high 32 bits): equal keys are equal
+    /// tile positions.
+    key: [u64; FRAGMENT_BATCH],
     mi: [u32; FRAGMENT_BATCH],
 }
 
@@ -920,13 +921,12 @@ impl LaneTiles {
     #[inline(always)]
     fn new(frags: &[Fragment], h: u32) -> Self {
         let mut lt = LaneTiles {
-            tx: [0; FRAGMENT_BATCH],
-            ty: [0; FRAGMENT_BATCH],
+            key: [0; FRAGMENT_BATCH],
             mi: [0; FRAGMENT_BATCH],
         };
         for (k, f) in frags.iter().take(FRAGMENT_BATCH).enumerate() {
-            lt.tx[k] = f.x >> 3;
-            lt.ty[k] = crate::pixel::tiling::flip_row(f.y, h) >> 3;
+            lt.key[k] = u64::from(f.x >> 3)
+                | (u64::from(crate::pixel::tiling::flip_row(f.y, h) >> 3) << 32);
             // ok: a Morton index is at most 63.
             lt.mi[k] = TileCache::tile_index(f.x, f.y, h) as u32;
         }
@@ -939,10 +939,10 @@ impl LaneTiles {
     #[inline(always)]
     fn next_run(&self, rest: u32) -> (usize, u32) {
         let k0 = rest.trailing_zeros() as usize;
-        let (x0, y0) = (self.tx[k0 % FRAGMENT_BATCH], self.ty[k0 % FRAGMENT_BATCH]);
+        let key0 = self.key[k0 % FRAGMENT_BATCH];
         let mut same = 0u32;
-        for (k, (&x, &y)) in self.tx.iter().zip(&self.ty).enumerate() {
-            same |= u32::from(x == x0 && y == y0) << k;
+        for (k, &key) in self.key.iter().enumerate() {
+            same |= u32::from(key == key0) << k;
         }
         let other = rest & !same;
         let run = if other == 0 {

@@ -1029,10 +1029,15 @@ impl UnitLookup {
             }
             out[i] = r;
         }
+        const _: () = assert!(LANES <= 32, "the outer-lane mask is a u32");
+        let mut outer = 0u32;
         for i in 0..LANES {
-            if active[i] && !good[i] {
-                out[i] = u32::from_le_bytes(self.bilinear_outer::<WS, WT>(lv_of(i), fx[i], fy[i]));
-            }
+            outer |= u32::from(active[i] & !good[i]) << i;
+        }
+        while outer != 0 {
+            let i = outer.trailing_zeros() as usize % LANES;
+            outer &= outer - 1;
+            out[i] = u32::from_le_bytes(self.bilinear_outer::<WS, WT>(lv_of(i), fx[i], fy[i]));
         }
     }
 
