@@ -998,15 +998,18 @@ impl UnitLookup {
             (fs[i], ft[i]) = (f, g);
         }
         let mut c = [[0u32; LANES]; 4];
-        if let Some(last) = texels.len().checked_sub(1) {
-            // Indices clamped to the array (a no-op on the lanes that use their texels, since
-            // a0, a1 < limit = last) so that the gathers need no bounds branch.
-            let texel = |k: usize| u32::from_le_bytes(texels[k.min(last)]);
+        if let Some(last) = texels.len().checked_sub(2) {
+            // Each pair's start clamped to the last pair of the array (a no-op on the lanes
+            // that use their texels, since a0, a1 < limit = len − 1) so that the gathers need
+            // no bounds branch.
+            let pair = |k: usize| {
+                let k = k.min(last);
+                let p = &texels[k..k + 2];
+                (u32::from_le_bytes(p[0]), u32::from_le_bytes(p[1]))
+            };
             for i in 0..LANES {
-                c[0][i] = texel(a0[i]);
-                c[1][i] = texel(a0[i] + 1);
-                c[2][i] = texel(a1[i]);
-                c[3][i] = texel(a1[i] + 1);
+                (c[0][i], c[1][i]) = pair(a0[i]);
+                (c[2][i], c[3][i]) = pair(a1[i]);
             }
         }
         let one = 1u32 << FILTER_FRAC_BITS;
