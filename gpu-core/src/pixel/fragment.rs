@@ -953,9 +953,23 @@ impl LaneTiles {
         (k0, run)
     }
 
+    /// Each lane's byte offset in its tile for pixels of `bpp` bytes.
+    #[inline(always)]
+    fn offsets(&self, bpp: usize) -> [usize; FRAGMENT_BATCH] {
+        let mut off = [0usize; FRAGMENT_BATCH];
+        for (o, &i) in off.iter_mut().zip(&self.mi) {
+            *o = i as usize * bpp;
+        }
+        off
+    }
+
     /// The lanes whose pixel is in mapped memory, from a tile's mapped-pixel mask.
     #[inline(always)]
     fn mapped_lanes(&self, mapped: u64) -> u32 {
+        if mapped == u64::MAX {
+            // The usual case: the whole tile is mapped.
+            return lanes_below(FRAGMENT_BATCH);
+        }
         let mut ok = 0u32;
         for (k, &i) in self.mi.iter().enumerate() {
             ok |= (((mapped >> i) & 1) as u32) << k;
@@ -2250,7 +2264,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
         let mask = plan.color_word_mask;
         let bpp = self.color_cache.bpp() as usize;
         let lt = LaneTiles::new(sf, h);
-        let off: [usize; FRAGMENT_BATCH] = lt.mi.map(|i| i as usize * bpp);
+        let off = lt.offsets(bpp);
         let src: [u32; FRAGMENT_BATCH] = colors.map(u32::from_le_bytes);
         let mut unmapped = 0u32;
         let mut rest = alive & lanes_below(FRAGMENT_BATCH);
@@ -2459,7 +2473,7 @@ impl<S: TextureSampler, H: FragmentHooks> FragCtx<'_, S, H> {
             // As `depth_stencil_fast` (saturating cast).
             *z = (f.depth * max) as u32;
         }
-        let off: [usize; FRAGMENT_BATCH] = lt.mi.map(|i| i as usize * bpp);
+        let off = lt.offsets(bpp);
         let (mut pass, mut failed, mut unmapped) = (0u32, 0u32, 0u32);
         let mut rest = lanes;
         while rest != 0 {

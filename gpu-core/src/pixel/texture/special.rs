@@ -757,10 +757,15 @@ fn one_level_batch_body<const LIN: bool, const WS: u8, const WT: u8>(
         let (u, v) = lane_coords(fr, l.tc);
         if LIN {
             let active = lanes_below(fr.len());
-            let mut c = [0u32; LANES];
-            l.bilinear_lanes::<WS, WT>(|_| &l.base, &active, &u, &v, &mut c);
-            for (o, c) in out.iter_mut().zip(&c) {
-                *o = c.to_le_bytes();
+            if let Ok(out) = <&mut [Rgba; LANES]>::try_from(&mut *out) {
+                // A full chunk: straight into the caller's colours.
+                l.bilinear_lanes::<WS, WT>(|_| &l.base, &active, &u, &v, out);
+            } else {
+                let mut c = [[0u8; 4]; LANES];
+                l.bilinear_lanes::<WS, WT>(|_| &l.base, &active, &u, &v, &mut c);
+                for (o, c) in out.iter_mut().zip(&c) {
+                    *o = *c;
+                }
             }
         } else {
             l.nearest_lanes::<WS, WT>(&l.base, &u, &v, out);
@@ -884,22 +889,22 @@ fn mipmapped_linear_lanes<const MIP: bool, const WS: u8, const WT: u8>(
         }
     }
     let level = |k: usize| l.levels.get(k).unwrap_or(&NO_LEVEL);
-    let mut a = [0u32; LANES];
+    let mut a = [[0u8; 4]; LANES];
     l.bilinear_lanes::<WS, WT>(|i| level(first[i]), &lanes_below(n), u, v, &mut a);
     let seconds = two.iter().filter(|&&t| t).count();
     if seconds == 0 {
         for (o, a) in out.iter_mut().zip(&a) {
-            *o = a.to_le_bytes();
+            *o = *a;
         }
         return 4 * n as u64;
     }
-    let mut b = [0u32; LANES];
+    let mut b = [[0u8; 4]; LANES];
     l.bilinear_lanes::<WS, WT>(|i| level(second[i]), &two, u, v, &mut b);
     for (i, o) in out.iter_mut().enumerate().take(n) {
         *o = if two[i] {
-            blend_levels(a[i].to_le_bytes(), b[i].to_le_bytes(), weights[i])
+            blend_levels(a[i], b[i], weights[i])
         } else {
-            a[i].to_le_bytes()
+            a[i]
         };
     }
     4 * (n + seconds) as u64
@@ -950,9 +955,8 @@ fn wrap_lane<const K: u8>(c: i32, last: i32) -> u32 {
 }
 
 impl UnitLookup {
-    /// Bilinear lookups for the lanes `u`, `v` into `out` (texels as `u32::from_le_bytes`
-    /// reads them), lane `i` on level `lv_of(i)` and only where `active[i]` (other lanes
-    /// get 0), as [`UnitLookup::bilinear`] per lane. Every phase but the last runs across all
+    /// Bilinear lookups for the lanes `u`, `v` into `out`, lane `i` on level `lv_of(i)` and
+    /// only where `active[i]` (other lanes get 0), as [`UnitLookup::bilinear`] per lane. Every phase but the last runs across all
     /// lanes: the scaled coordinates, the inner-footprint test and taps of both axes and the
     /// memory addresses of the two texel pairs; the four texel gathers (lanes outside the
     /// inner footprint read texel 0 and are ignored); the one-step blend of
@@ -966,7 +970,7 @@ impl UnitLookup {
         active: &[bool; LANES],
         u: &[f32; LANES],
         v: &[f32; LANES],
-        out: &mut [u32; LANES],
+        out: &mut [Rgba; LANES],
     ) {
         let texels = self.sampler.source().texels();
         // A pair read at `a` needs `a + 1 < len`.
@@ -1030,7 +1034,7 @@ impl UnitLookup {
                     + half;
                 r |= ((sum >> shift) & 0xFF) << sh;
             }
-            out[i] = r;
+            out[i] = r.to_le_bytes();
         }
         const _: () = assert!(LANES <= 32, "the outer-lane mask is a u32");
         let mut outer = 0u32;
@@ -1040,7 +1044,7 @@ impl UnitLookup {
         while outer != 0 {
             let i = outer.trailing_zeros() as usize % LANES;
             outer &= outer - 1;
-            out[i] = u32::from_le_bytes(self.bilinear_outer::<WS, WT>(lv_of(i), fx[i], fy[i]));
+            out[i] = self.bilinear_outer::<WS, WT>(lv_of(i), fx[i], fy[i]);
         }
     }
 
