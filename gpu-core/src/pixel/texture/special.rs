@@ -307,10 +307,10 @@ impl UnitLookup {
     /// [`UnitLookup::sample`] for every fragment of `frags`: `out[i]` receives the colour of
     /// `frags[i]` (as far as `out` reaches); returns the total texel count. The routine is
     /// resolved once per batch, and its per-fragment arithmetic (coordinate scaling, the
-    /// inner-footprint test and taps, nearest wrapping, the LOD's squared footprint) runs
-    /// phase by phase over arrays of up to [`FRAGMENT_BATCH`] lanes before the texel
-    /// gathers and blends: the same integers and floats as [`UnitLookup::sample`], so
-    /// bit-identical colours and counts.
+    /// inner-footprint test and taps, nearest wrapping, the LOD's squared footprint, and for
+    /// bilinear lookups the texel addresses, gathers and blends) runs phase by phase over
+    /// arrays of up to [`FRAGMENT_BATCH`] lanes: the same integers and floats as
+    /// [`UnitLookup::sample`], so bit-identical colours and counts.
     #[inline]
     pub fn sample_batch(&self, frags: &[Fragment], out: &mut [Rgba]) -> u64 {
         (self.batch)(self, frags, out)
@@ -777,7 +777,9 @@ fn one_level_batch_body<const LIN: bool, const WS: u8, const WT: u8>(
 /// [`mipmapped`] over a batch. The squared footprint lengths of λ run across the lanes first
 /// (plain float products, which vectorise); the logarithm stays the library's `log2` per
 /// lane (no cheaper form is exact for every input, and λ feeds the level choice and the
-/// mip weight bit for bit); the level choice, filters and mip blend then run per lane.
+/// mip weight bit for bit). With bilinear magnification and minification the level choice
+/// runs per lane and the two levels' lookups across the lanes
+/// ([`mipmapped_linear_lanes`]); other filter combinations run per lane.
 /// Through the AVX2 copy where the CPU has it ([`crate::pixel::isa`]).
 fn mipmapped_batch<
     const MAG: bool,
