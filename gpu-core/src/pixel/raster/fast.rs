@@ -230,14 +230,17 @@ fn blocks<const NA: usize, const GRAD: bool, const DEPTH: bool, F: FnMut(&[Fragm
                     {
                         // Only the position and the weights now: the batch is
                         // interpolated at once when full (see `interpolate_batch`).
-                        let f = &mut buf[n];
+                        // n < BATCH here (it is reset on reaching BATCH): `% BATCH` is a
+                        // no-op that lets the compiler drop the index checks.
+                        let k = n % BATCH;
+                        let f = &mut buf[k];
                         f.x = px as u32;
                         f.y = fy;
-                        let wg = &mut weights[n / L];
-                        wg[0][n % L] = b[0] as f32;
-                        wg[1][n % L] = b[1] as f32;
-                        wg[2][n % L] = b[2] as f32;
-                        n += 1;
+                        let wg = &mut weights[k / L];
+                        wg[0][k % L] = b[0] as f32;
+                        wg[1][k % L] = b[1] as f32;
+                        wg[2][k % L] = b[2] as f32;
+                        n = k + 1;
                         if n == BATCH {
                             interpolate_batch::<NA, GRAD, DEPTH>(
                                 cfg, wbuffer, s, &weights, BATCH, &mut buf,
