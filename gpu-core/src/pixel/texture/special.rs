@@ -957,14 +957,14 @@ fn wrap_lane<const K: u8>(c: i32, last: i32) -> u32 {
 }
 
 impl UnitLookup {
-    /// Bilinear lookups for the lanes `u`, `v` into `out`, lane `i` on level `lv_of(i)` and
-    /// only where `active[i]` (other lanes get 0), as [`UnitLookup::bilinear`] per lane. Every phase but the last runs across all
-    /// lanes: the scaled coordinates, the inner-footprint test and taps of both axes and the
-    /// memory addresses of the two texel pairs; the four texel gathers (lanes outside the
-    /// inner footprint read texel 0 and are ignored); the one-step blend of
-    /// [`bilinear_direct`] per channel on 32-bit lanes (the same integer sums, so the same
-    /// bytes as [`bilinear_rows`]). Last, per lane, [`UnitLookup::bilinear_outer`] for the
-    /// active lanes outside the inner footprint.
+    /// Bilinear lookups for the lanes `u`, `v` into `out`, lane `i` on level `lv_of(i)`, as
+    /// [`UnitLookup::bilinear`] per lane for the lanes where `active[i]` (the others get
+    /// some colour the caller ignores). Every phase but the last runs across all lanes: the
+    /// scaled coordinates, the inner-footprint test and taps of both axes and the memory
+    /// addresses of the two texel pairs; the two pair gathers (lanes outside the inner
+    /// footprint read the array's first pair, ignored); the one-step blend
+    /// ([`bilinear_words`], the same bytes as [`bilinear_rows`]). Last, per lane,
+    /// [`UnitLookup::bilinear_outer`] for the active lanes outside the inner footprint.
     #[inline(always)]
     fn bilinear_lanes<'l, const WS: u8, const WT: u8>(
         &'l self,
@@ -1018,25 +1018,9 @@ impl UnitLookup {
                 (c[2][i], c[3][i]) = pair(a1[i]);
             }
         }
-        let one = 1u32 << FILTER_FRAC_BITS;
-        let shift = 2 * FILTER_FRAC_BITS;
-        let half = 1u32 << (shift - 1);
         for i in 0..LANES {
             // fs, ft ≤ 2^F − 1 on every lane (masked in `inner_lane`): no lane wraps.
-            let (fs, ft) = (fs[i], ft[i]);
-            let (w00, w10) = ((one - fs) * (one - ft), fs * (one - ft));
-            let (w01, w11) = ((one - fs) * ft, fs * ft);
-            let mut r = 0u32;
-            for ch in 0..4 {
-                let sh = 8 * ch;
-                let sum = ((c[0][i] >> sh) & 0xFF) * w00
-                    + ((c[1][i] >> sh) & 0xFF) * w10
-                    + ((c[2][i] >> sh) & 0xFF) * w01
-                    + ((c[3][i] >> sh) & 0xFF) * w11
-                    + half;
-                r |= ((sum >> shift) & 0xFF) << sh;
-            }
-            out[i] = r.to_le_bytes();
+            out[i] = bilinear_words(c[0][i], c[1][i], c[2][i], c[3][i], fs[i], ft[i]).to_le_bytes();
         }
         const _: () = assert!(LANES <= 32, "the outer-lane mask is a u32");
         let mut outer = 0u32;
@@ -1168,24 +1152,37 @@ fn gather(q: u64) -> Rgba {
 /// channel with the four tap weights `(2^F − fs)(2^F − ft)`, `fs(2^F − ft)`, `(2^F − fs)ft`,
 /// `fs·ft`. The generic two-step blend rounds only once, at the end, and its integer sums are
 /// exactly this sum (`top·(2^F − ft) + bottom·ft` expands to it), so every channel is equal.
-/// The largest sum, `255·2^2F + 2^(2F−1)`, fits a u32 for F ≤ 8. Plain per-channel integer
-/// code: fewer instructions than spreading the channels into lanes of a u64.
+/// Plain per-channel integer code: fewer instructions than spreading the channels into lanes
+/// of a u64. See [`bilinear_words`].
 #[inline(always)]
 fn bilinear_direct(c00: &Rgba, c10: &Rgba, c01: &Rgba, c11: &Rgba, fs: u32, ft: u32) -> Rgba {
+    let w = |c: &Rgba| u32::from_le_bytes(*c);
+    bilinear_words(w(c00), w(c10), w(c01), w(c11), fs, ft).to_le_bytes()
+}
+
+/// [`bilinear_direct`] on texels as `u32::from_le_bytes` reads them (channel k in bits
+/// 8k..8k+8), with `fs`, `ft` ≤ 2^F: the largest sum, `255·2^2F + 2^(2F−1)`, fits a u32 for
+/// F ≤ 8, so nothing wraps. Only 32-bit integer operations, so a loop of it over lanes
+/// vectorises ([`UnitLookup::bilinear_lanes`]).
+#[inline(always)]
+fn bilinear_words(c00: u32, c10: u32, c01: u32, c11: u32, fs: u32, ft: u32) -> u32 {
+    const _: () = assert!(FILTER_FRAC_BITS <= 8, "the one-step sums need F ≤ 8");
     let one = 1u32 << FILTER_FRAC_BITS;
     let shift = 2 * FILTER_FRAC_BITS;
     let half = 1u32 << (shift - 1);
     let (w00, w10) = ((one - fs) * (one - ft), fs * (one - ft));
     let (w01, w11) = ((one - fs) * ft, fs * ft);
-    let ch = |i: usize| {
-        ((u32::from(c00[i]) * w00
-            + u32::from(c10[i]) * w10
-            + u32::from(c01[i]) * w01
-            + u32::from(c11[i]) * w11
-            + half)
-            >> shift) as u8
-    };
-    [ch(0), ch(1), ch(2), ch(3)]
+    let mut r = 0u32;
+    for ch in 0..4 {
+        let sh = 8 * ch;
+        let sum = ((c00 >> sh) & 0xFF) * w00
+            + ((c10 >> sh) & 0xFF) * w10
+            + ((c01 >> sh) & 0xFF) * w01
+            + ((c11 >> sh) & 0xFF) * w11
+            + half;
+        r |= ((sum >> shift) & 0xFF) << sh;
+    }
+    r
 }
 
 #[cfg(test)]
