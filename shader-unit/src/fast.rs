@@ -149,8 +149,84 @@ use trace::{Trace, TraceKey};
 /// bench workloads; see the crate's `shader` bench).
 pub const DEFAULT_LANES: usize = 64;
 
-/// The fast engine with the default lane count.
-pub type FastEngine = FastEngineN<DEFAULT_LANES>;
+/// The fast engine with the default lane count ([`FastEngineN`] of [`DEFAULT_LANES`] lanes, which
+/// it dereferences to for its fields and inherent methods).
+///
+/// A plain struct rather than a type alias so that the engine is compiled once, in this crate:
+/// a generic type is compiled again by every crate that names it with concrete parameters (an
+/// optimised build shares no generic code between crates), and the engine is large (its lane
+/// loops for three instruction-set levels). Through an alias, gpu-core, gpu-core's unit-test
+/// build, the viewer's binary and its unit-test build and the fuzz targets each compiled it
+/// again, ~10 min of one core each on a 2-core machine; through this struct they call the copy
+/// compiled here. Its [`ShaderEngine`] methods are not `#[inline]` for that reason (one call
+/// per batch).
+#[derive(Clone, Debug, Default)]
+pub struct FastEngine(FastEngineN<DEFAULT_LANES>);
+
+impl FastEngine {
+    /// [`FastEngineN::new`] with the default lane count.
+    pub fn new(config: ExecConfig) -> Self {
+        FastEngine(FastEngineN::new(config))
+    }
+
+    /// [`FastEngineN::with_simd`] with the default lane count.
+    pub fn with_simd(config: ExecConfig, simd: Simd) -> Self {
+        FastEngine(FastEngineN::with_simd(config, simd))
+    }
+}
+
+impl std::ops::Deref for FastEngine {
+    type Target = FastEngineN<DEFAULT_LANES>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for FastEngine {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl ShaderEngine for FastEngine {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    #[inline(never)]
+    fn run_batch(
+        &mut self,
+        program: &Program,
+        uniforms: &Uniforms,
+        entry: u32,
+        inputs: &VertexBatch,
+        outputs: &mut VertexBatch,
+    ) -> Result<BatchStats, BatchError> {
+        self.0.run_batch(program, uniforms, entry, inputs, outputs)
+    }
+
+    #[inline(never)]
+    fn run_batch_shared(
+        &mut self,
+        program: &Arc<Program>,
+        uniforms: &Uniforms,
+        entry: u32,
+        inputs: &VertexBatch,
+        outputs: &mut VertexBatch,
+    ) -> Result<BatchStats, BatchError> {
+        self.0
+            .run_batch_shared(program, uniforms, entry, inputs, outputs)
+    }
+
+    fn state(&self) -> &UnitState {
+        &self.0.state
+    }
+
+    fn state_mut(&mut self) -> &mut UnitState {
+        &mut self.0.state
+    }
+}
 
 /// How many compiled programs the engine keeps.
 const CACHE_LEN: usize = 8;

@@ -1,5 +1,10 @@
 //! Quick timing of the fast engine against the reference on W1-W3 (development aid):
-//! `fast_smoke [W1|W2|W3|all] [lanes] [ref]`.
+//! `cargo bench -p shader-unit --bench fast_smoke -- [W1|W2|W3|all] [lanes] [ref]`.
+//!
+//! A bench target, not an example: `cargo test` builds every example, and this one names the
+//! engine at four lane counts (8, 16, 32, 64), each compiled for every instruction-set level;
+//! as an example it was the slowest unit of the test command's build (38 min of one core, the
+//! last 38 of the build's 59 on a 2-core machine: `cargo test --no-run --timings`, session 17).
 use shader_unit::bench::{Workload, run_workload};
 use shader_unit::fast::FastEngineN;
 use shader_unit::interp::{ExecConfig, Interpreter, ShaderEngine};
@@ -17,7 +22,8 @@ fn time<E: ShaderEngine>(e: &mut E, w: Workload) -> f64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    // `cargo bench` adds `--bench`.
+    let args: Vec<String> = std::env::args().filter(|a| a != "--bench").collect();
     let only = args.get(1).and_then(|s| Workload::parse(s));
     let lanes: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(16);
     let reference = args.iter().any(|a| a == "ref");
