@@ -155,9 +155,9 @@ pub const DEFAULT_LANES: usize = 64;
 /// A plain struct rather than a type alias so that the engine is compiled once, in this crate:
 /// a generic type is compiled again by every crate that names it with concrete parameters (an
 /// optimised build shares no generic code between crates), and the engine is large (its lane
-/// loops for three instruction-set levels). Through an alias, gpu-core, gpu-core's unit-test
-/// build, the viewer's binary and its unit-test build and the fuzz targets each compiled it
-/// again, ~10 min of one core each on a 2-core machine; through this struct they call the copy
+/// loops for three instruction-set levels). Through an alias, gpu-core's library, its unit-test
+/// build, the viewer's binary and the binary's unit-test build each compiled it again (6-10 min
+/// of one core each on a 2-core machine, session 17); through this struct they call the copy
 /// compiled here. Its [`ShaderEngine`] methods are not `#[inline]` for that reason (one call
 /// per batch).
 #[derive(Clone, Debug, Default)]
