@@ -386,6 +386,8 @@ struct Scratch {
     /// drawn but not yet reported. Empty whenever the command processor is between lists, so
     /// a clone (a keyframe) starting empty loses nothing.
     waiting_pixels: deferred::Pending,
+    /// The display transfer's buffers (see [`crate::engines::TransferScratch`]).
+    transfer: crate::engines::TransferScratch,
 }
 
 impl Clone for Scratch {
@@ -1658,6 +1660,11 @@ impl PipelineState {
             waiting_pixels.draw(mem, self.threads, stores, None);
         }
         waiting_pixels.report(obs)
+    }
+
+    /// The buffers display transfers convert through, kept between transfers.
+    pub fn transfer_scratch(&mut self) -> &mut crate::engines::TransferScratch {
+        &mut self.scratch.transfer
     }
 
     /// True if draws wait whose colour or depth buffer overlaps the physical bytes

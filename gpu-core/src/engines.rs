@@ -400,10 +400,63 @@ pub fn run_transfer_threads(
     regs: &TransferRegs,
     threads: usize,
 ) -> Result<EngineOutcome, EngineError> {
+    run_transfer_with(mem, regs, threads, &mut TransferScratch::default())
+}
+
+/// [`run_transfer_threads`] converting through `scratch`'s buffers (kept by the caller from one
+/// transfer to the next, so a frame's transfers do not allocate a screen's worth each).
+pub fn run_transfer_with(
+    mem: &mut PhysMem,
+    regs: &TransferRegs,
+    threads: usize,
+    scratch: &mut TransferScratch,
+) -> Result<EngineOutcome, EngineError> {
     match regs.decode() {
-        Transfer::Display(c) => display_transfer_threads(mem, &c, threads),
+        Transfer::Display(c) => display_transfer_with(mem, &c, threads, scratch),
         Transfer::TextureCopy(c) => texture_copy(mem, &c),
     }
+}
+
+/// The input and output buffers a display transfer converts through, reused between transfers.
+/// Allocating them per transfer cost more than converting: a 400x240 RGBA8 screen is 384 KB
+/// of input, which the allocator maps afresh and the kernel faults in page by page (stress
+/// demo, 1 thread: ~8% of the replay in page faults and `brk`). Buffers larger than
+/// [`TransferScratch::KEEP_BYTES`] are freed after the transfer, so at most that much stays
+/// allocated between transfers whatever the trace asks for.
+#[derive(Debug, Default)]
+pub struct TransferScratch {
+    src: Vec<u8>,
+    dst: Vec<u8>,
+}
+
+impl TransferScratch {
+    /// Buffers up to this many bytes each are kept between transfers (4 MiB: two 1024x1024
+    /// RGBA8 images; the 3DS screens need 384 KB).
+    pub const KEEP_BYTES: usize = 4 << 20;
+
+    /// Frees a buffer that grew beyond [`TransferScratch::KEEP_BYTES`].
+    fn trim(&mut self) {
+        for v in [&mut self.src, &mut self.dst] {
+            if v.capacity() > Self::KEEP_BYTES {
+                *v = Vec::new();
+            }
+        }
+    }
+
+    /// Bytes the buffers hold allocated.
+    pub fn capacity(&self) -> usize {
+        self.src.capacity() + self.dst.capacity()
+    }
+}
+
+/// The first `len` bytes of `buf`, grown (with zeros) if shorter. The bytes are whatever the
+/// last transfer left: every caller overwrites all `len` of them before reading any (zeroing
+/// them each time was 1.5% of the stress demo's replay).
+fn prefix(buf: &mut Vec<u8>, len: usize) -> &mut [u8] {
+    if buf.len() < len {
+        buf.resize(len, 0);
+    }
+    &mut buf[..len]
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -863,6 +916,27 @@ pub fn display_transfer_threads(
     cfg: &DisplayTransferConfig,
     threads: usize,
 ) -> Result<EngineOutcome, EngineError> {
+    display_transfer_with(mem, cfg, threads, &mut TransferScratch::default())
+}
+
+/// [`display_transfer_threads`] converting through `scratch`'s buffers.
+pub fn display_transfer_with(
+    mem: &mut PhysMem,
+    cfg: &DisplayTransferConfig,
+    threads: usize,
+    scratch: &mut TransferScratch,
+) -> Result<EngineOutcome, EngineError> {
+    let result = display_transfer_in(mem, cfg, threads, scratch);
+    scratch.trim();
+    result
+}
+
+fn display_transfer_in(
+    mem: &mut PhysMem,
+    cfg: &DisplayTransferConfig,
+    threads: usize,
+    scratch: &mut TransferScratch,
+) -> Result<EngineOutcome, EngineError> {
     let mut out = EngineOutcome::default();
     let in_fmt =
         ColorFormat::from_external_id(cfg.input_format_id).ok_or(EngineError::InvalidFormat {
@@ -948,9 +1022,10 @@ pub fn display_transfer_threads(
         addr: cfg.input_addr,
         len: in_len,
     };
-    let src = mem
-        .read_vec(cfg.input_addr, in_len as usize)
-        .map_err(|_| err_in)?;
+    let TransferScratch { src, dst } = scratch;
+    // The lengths are within MAX_TRANSFER_BYTES and mapped (checked above).
+    let src = prefix(src, in_len as usize);
+    mem.read(cfg.input_addr, src).map_err(|_| err_in)?;
     let err_out = EngineError::Unmapped {
         what: "output",
         addr: cfg.output_addr,
@@ -964,15 +1039,15 @@ pub fn display_transfer_threads(
         TileMode::Block32 => 32,
     };
     let covered = out_w.is_multiple_of(edge) && out_h.is_multiple_of(edge);
-    let mut dst = if covered {
-        vec![0u8; out_len as usize]
-    } else {
-        mem.read_vec(cfg.output_addr, out_len as usize)
-            .map_err(|_| err_out.clone())?
-    };
+    // Covered: the conversion writes every byte of `dst`; otherwise it is read first.
+    let dst = prefix(dst, out_len as usize);
+    if !covered {
+        mem.read(cfg.output_addr, dst)
+            .map_err(|_| err_out.clone())?;
+    }
 
     let job = TransferJob::new(
-        &src,
+        src,
         in_layout,
         out_layout,
         stride,
@@ -980,8 +1055,8 @@ pub fn display_transfer_threads(
         (out_w, out_h),
         cfg.flip_vertically,
     );
-    convert_parallel(&job, in_fmt, out_fmt, &mut dst, threads);
-    mem.write(cfg.output_addr, &dst).map_err(|_| err_out)?;
+    convert_parallel(&job, in_fmt, out_fmt, dst, threads);
+    mem.write(cfg.output_addr, dst).map_err(|_| err_out)?;
     out.written = Some((cfg.output_addr, out_len));
     Ok(out)
 }

@@ -86,7 +86,8 @@ fn report<O: Observer>(obs: &mut O, diags: impl IntoIterator<Item = Diagnostic>)
 /// `ext_regs`, the external register file from PA 0x10400000). A command-list kick is returned
 /// for the caller to run; after it finished, [`command_list_finished`] clears the trigger bit.
 /// The work a transfer did is returned for the caller's work budget. A display transfer
-/// converts with up to `threads` workers (the same bytes for any count).
+/// converts with up to `threads` workers (the same bytes for any count) through `transfer`'s
+/// buffers.
 pub fn external_side_effect<O: Observer>(
     ext_regs: &mut [u32],
     mem: &mut PhysMem,
@@ -94,6 +95,7 @@ pub fn external_side_effect<O: Observer>(
     value: u32,
     cmdlist_size_in_bytes: bool,
     threads: usize,
+    transfer: &mut engines::TransferScratch,
     obs: &mut O,
 ) -> ExternalEffect {
     let mut effect = ExternalEffect::default();
@@ -138,7 +140,7 @@ pub fn external_side_effect<O: Observer>(
                 copy_input: ext(ext_regs, 0x1040_0C24),
                 copy_output: ext(ext_regs, 0x1040_0C28),
             };
-            let written = match engines::run_transfer_threads(mem, &regs, threads) {
+            let written = match engines::run_transfer_with(mem, &regs, threads, transfer) {
                 Ok(outcome) if outcome.written.is_some() => {
                     effect.transfer_pixels = transfer_cost(&regs);
                     report(obs, outcome.diagnostics());

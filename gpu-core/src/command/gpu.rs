@@ -1383,6 +1383,7 @@ impl Gpu {
             value,
             cmdlist_size_in_bytes,
             self.pipeline.threads,
+            self.pipeline.transfer_scratch(),
             obs,
         );
         if effect.transfer_pixels > 0 {

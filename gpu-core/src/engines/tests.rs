@@ -897,6 +897,88 @@ fn display_transfer_is_identical_at_every_thread_count() {
     }
 }
 
+/// One [`TransferScratch`] kept across transfers of every format pair, size, scaling and
+/// layout (so each starts with a longer or shorter buffer holding the last one's bytes, and
+/// outputs that are only partly covered read their old bytes into it) writes the same bytes
+/// as a fresh conversion each time, at 1 and 2 workers, and keeps at most its limit.
+#[test]
+fn display_transfer_scratch_reuse_writes_the_same_bytes() {
+    let mut scratch = TransferScratch::default();
+    let mut case = 0u32;
+    for inf in ColorFormat::ALL {
+        for outf in ColorFormat::ALL {
+            for (scale_bits, w, h) in [(2u32, 248u32, 264u32), (0, 64, 40), (1, 256, 136)] {
+                case += 1;
+                // Every 3rd case leaves part of the last tile row uncovered (read-modify-write).
+                let (w, h) = if case.is_multiple_of(3) {
+                    (w + 4, h + 3)
+                } else {
+                    (w, h)
+                };
+                let src = noise((w * h) as usize * 4 + 64, 0x9e37_79b9 ^ case);
+                let flags = fmt_in(inf.external_id())
+                    | fmt_out(outf.external_id())
+                    | (scale_bits << 24)
+                    | u32::from(case.is_multiple_of(2))
+                    | if case.is_multiple_of(5) {
+                        LINEAR_TO_TILED
+                    } else {
+                        0
+                    };
+                let cfg = DisplayTransferConfig::from_words(
+                    IN >> 3,
+                    OUT >> 3,
+                    dim(w, h),
+                    dim(w, h),
+                    flags,
+                );
+                let fresh_mem = || {
+                    let mut mem = PhysMem::new();
+                    mem.write(IN, &src).unwrap();
+                    mem.write(OUT, &noise(0x8_0000, case)).unwrap();
+                    mem
+                };
+                let mut fresh = fresh_mem();
+                let want = display_transfer_threads(&mut fresh, &cfg, 1).unwrap();
+                for threads in [1, 2] {
+                    let mut mem = fresh_mem();
+                    let got = display_transfer_with(&mut mem, &cfg, threads, &mut scratch).unwrap();
+                    assert_eq!(got.written, want.written, "case {case}");
+                    assert!(
+                        mem.read_vec(OUT, 0x8_0000).unwrap()
+                            == fresh.read_vec(OUT, 0x8_0000).unwrap(),
+                        "{inf:?}->{outf:?} scale {scale_bits} {w}x{h}: reused scratch differs ({threads} threads)"
+                    );
+                    assert!(scratch.capacity() <= 2 * TransferScratch::KEEP_BYTES);
+                }
+            }
+        }
+    }
+    assert!(
+        scratch.capacity() > 0,
+        "the buffers are kept between transfers"
+    );
+}
+
+/// A transfer larger than [`TransferScratch::KEEP_BYTES`] does not leave its buffers behind.
+#[test]
+fn display_transfer_scratch_drops_oversized_buffers() {
+    let mut scratch = TransferScratch::default();
+    let (w, h) = (1024u32, 1032u32);
+    let mut mem = PhysMem::new();
+    mem.write(IN, &noise((w * h * 4) as usize, 7)).unwrap();
+    let cfg = DisplayTransferConfig::from_words(
+        IN >> 3,
+        OUT >> 3,
+        dim(w, h),
+        dim(w, h),
+        fmt_in(RGBA8) | fmt_out(RGBA8),
+    );
+    let out = display_transfer_with(&mut mem, &cfg, 1, &mut scratch).unwrap();
+    assert_eq!(out.written, Some((OUT, u64::from(w * h * 4))));
+    assert_eq!(scratch.capacity(), 0);
+}
+
 /// Oracle: the row converter with per-row range checks ([`convert_rows`]) writes exactly what
 /// the per-pixel definition ([`convert_rows_reference`]) writes, for every format pair, layout
 /// pair, filter width and flip, with sources that are long enough, one byte short or much
