@@ -130,7 +130,7 @@
 
 mod compile;
 mod exec;
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(fuzzing)))]
 mod simd;
 mod trace;
 
@@ -423,9 +423,12 @@ pub enum Simd {
 }
 
 impl Simd {
-    /// The best level this CPU supports.
+    /// The best level this CPU supports; always [`Simd::Portable`] in cargo-fuzz builds
+    /// (cfg `fuzzing`), which compile the baseline copy of the engine only (the other two
+    /// are the same code, and compiling them with coverage instrumentation took two thirds of
+    /// the fuzz smoke's build).
     pub fn detect() -> Self {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(fuzzing)))]
         {
             if std::arch::is_x86_feature_detected!("avx512f")
                 && std::arch::is_x86_feature_detected!("avx512vl")
@@ -455,9 +458,9 @@ impl Simd {
 /// [`crate::bench::Checksum::fold_bits`] at the best instruction-set level of this CPU.
 pub(crate) fn fold_bits_dispatch(bits: &mut [[u32; 4]; 16], outputs: &crate::interp::VertexBatch) {
     match Simd::detect() {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(fuzzing)))]
         Simd::Avx512 => simd::fold_bits_avx512(bits, outputs),
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(fuzzing)))]
         Simd::Avx2 => simd::fold_bits_avx2(bits, outputs),
         _ => crate::bench::fold_bits_body(bits, outputs),
     }
@@ -595,9 +598,9 @@ impl<const N: usize> FastEngineN<N> {
         outputs: &mut VertexBatch,
     ) -> Result<BatchStats, Abort> {
         match self.simd {
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", not(fuzzing)))]
             Simd::Avx512 => simd::run_avx512(self, program, uniforms, entry, inputs, outputs),
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", not(fuzzing)))]
             Simd::Avx2 => simd::run_avx2(self, program, uniforms, entry, inputs, outputs),
             _ => self.run_portable(program, uniforms, entry, inputs, outputs),
         }

@@ -23,6 +23,10 @@
 //! display-transfer row converters in AVX2 (cube 17% slower, paired median), 8-pixel
 //! interpolation groups (slower on both copies).
 //!
+//! cargo-fuzz builds (cfg `fuzzing`) compile the portable copies only: the AVX2 ones are the
+//! same code, and the fuzz smoke's build time goes to compiling kernels with coverage
+//! instrumentation.
+//!
 //! `PICAVIEW_SIMD=portable` in the environment (read once per process) keeps the portable
 //! copies, to rule the AVX2 build out when a result is in doubt. This module holds the
 //! crate's only `unsafe`: calling a `#[target_feature]` function from code compiled without
@@ -65,7 +69,7 @@ fn detect() -> bool {
     on
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(fuzzing)))]
 fn cpu_has_avx2() -> bool {
     std::arch::is_x86_feature_detected!("avx2")
         && std::arch::is_x86_feature_detected!("bmi1")
@@ -74,7 +78,7 @@ fn cpu_has_avx2() -> bool {
         && std::arch::is_x86_feature_detected!("popcnt")
 }
 
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(any(not(target_arch = "x86_64"), fuzzing))]
 fn cpu_has_avx2() -> bool {
     false
 }
@@ -84,7 +88,7 @@ fn cpu_has_avx2() -> bool {
 /// kernel is compiled with the features. Call it through [`dispatch!`].
 macro_rules! avx2_fn {
     ($($item:tt)*) => {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(fuzzing)))]
         #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
         $($item)*
     };
@@ -95,7 +99,7 @@ pub(crate) use avx2_fn;
 /// function) when [`avx2`] is true, else of `portable_call` (the same kernel's portable body).
 macro_rules! dispatch {
     ($avx2:expr, $portable:expr $(,)?) => {{
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(fuzzing)))]
         #[allow(unsafe_code)]
         // SAFETY: `avx2()` is true only when the CPU has every feature `avx2_fn!` enables.
         let r = if $crate::pixel::isa::avx2() {
@@ -103,7 +107,7 @@ macro_rules! dispatch {
         } else {
             $portable
         };
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(any(not(target_arch = "x86_64"), fuzzing))]
         let r = $portable;
         r
     }};

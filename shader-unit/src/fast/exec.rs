@@ -1794,7 +1794,7 @@ fn wide_in<const N: usize>(
     dst: &mut [[f32; N]; 4],
     flush: bool,
 ) -> bool {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(fuzzing)))]
     {
         if wide512 && super::simd::transpose_in512(src, dst, flush) {
             return true;
@@ -1817,7 +1817,7 @@ fn wide_gather<const N: usize>(
     ix: &[u32; N],
     dst: &mut [[f32; N]; 4],
 ) -> bool {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(fuzzing)))]
     if wide512 {
         return super::simd::gather_cols(cols, ix, dst);
     }
@@ -1836,11 +1836,11 @@ fn wide_gather_off<const N: usize>(
     hi: i32,
     dst: &mut [[f32; N]; 4],
 ) -> bool {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(fuzzing)))]
     {
         super::simd::gather_cols_off(cols, a, base, lo, hi, dst)
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(any(not(target_arch = "x86_64"), fuzzing))]
     {
         let _ = (cols, a, base, lo, hi, dst);
         false
@@ -1860,11 +1860,11 @@ fn dot4_rel<const N: usize>(
     o: &mut [f32; N],
     flush: bool,
 ) -> Option<bool> {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(fuzzing)))]
     {
         super::simd::dot4_rel(cols, a, base, lo, hi, y, o, flush)
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(any(not(target_arch = "x86_64"), fuzzing))]
     {
         let _ = (cols, a, base, lo, hi, y, o, flush);
         None
@@ -1879,7 +1879,7 @@ fn wide_out<const N: usize>(
     src: &[[f32; N]; 4],
     dst: &mut [[f32; 4]; N],
 ) -> bool {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(fuzzing)))]
     {
         if wide512 && super::simd::transpose_out512(src, dst) {
             return true;
