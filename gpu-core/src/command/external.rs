@@ -88,6 +88,7 @@ fn report<O: Observer>(obs: &mut O, diags: impl IntoIterator<Item = Diagnostic>)
 /// The work a transfer did is returned for the caller's work budget. A display transfer
 /// converts with up to `threads` workers (the same bytes for any count) through `transfer`'s
 /// buffers.
+#[allow(clippy::too_many_arguments)]
 pub fn external_side_effect<O: Observer>(
     ext_regs: &mut [u32],
     mem: &mut PhysMem,
