@@ -844,6 +844,19 @@ mod fuzz {
     }
 }
 
+/// A display transfer of a `w`×`h` image (input and output dimensions alike) from `IN` to `OUT`.
+fn display_cfg(w: u32, h: u32, flags: u32) -> DisplayTransferConfig {
+    DisplayTransferConfig::from_words(IN >> 3, OUT >> 3, dim(w, h), dim(w, h), flags)
+}
+
+/// Memory with `src` at `IN` and 512 KiB of noise (seeded by `case`) at `OUT`.
+fn transfer_mem(src: &[u8], case: u32) -> PhysMem {
+    let mut mem = PhysMem::new();
+    mem.write(IN, src).unwrap();
+    mem.write(OUT, &noise(0x8_0000, case)).unwrap();
+    mem
+}
+
 /// Display transfers big enough to be split into row bands (every format pair, both layout
 /// directions, every scaling, flipped or not, 32×32 blocks, an output width that is not a
 /// multiple of the tile edge, an output partly covering existing bytes) write the same bytes
@@ -870,17 +883,9 @@ fn display_transfer_is_identical_at_every_thread_count() {
                     | u32::from(flip)
                     | if linear_in { LINEAR_TO_TILED } else { 0 }
                     | if block32 { UNKNOWN1 } else { 0 };
-                let cfg = DisplayTransferConfig::from_words(
-                    IN >> 3,
-                    OUT >> 3,
-                    dim(w, h),
-                    dim(w, h),
-                    flags,
-                );
+                let cfg = display_cfg(w, h, flags);
                 let run = |threads: usize| {
-                    let mut mem = PhysMem::new();
-                    mem.write(IN, &src).unwrap();
-                    mem.write(OUT, &noise(0x8_0000, case)).unwrap();
+                    let mut mem = transfer_mem(&src, case);
                     let o = display_transfer_threads(&mut mem, &cfg, threads).unwrap();
                     (mem.read_vec(OUT, 0x8_0000).unwrap(), o.written)
                 };
@@ -925,23 +930,11 @@ fn display_transfer_scratch_reuse_writes_the_same_bytes() {
                     } else {
                         0
                     };
-                let cfg = DisplayTransferConfig::from_words(
-                    IN >> 3,
-                    OUT >> 3,
-                    dim(w, h),
-                    dim(w, h),
-                    flags,
-                );
-                let fresh_mem = || {
-                    let mut mem = PhysMem::new();
-                    mem.write(IN, &src).unwrap();
-                    mem.write(OUT, &noise(0x8_0000, case)).unwrap();
-                    mem
-                };
-                let mut fresh = fresh_mem();
+                let cfg = display_cfg(w, h, flags);
+                let mut fresh = transfer_mem(&src, case);
                 let want = display_transfer_threads(&mut fresh, &cfg, 1).unwrap();
                 for threads in [1, 2] {
-                    let mut mem = fresh_mem();
+                    let mut mem = transfer_mem(&src, case);
                     let got = display_transfer_with(&mut mem, &cfg, threads, &mut scratch).unwrap();
                     assert_eq!(got.written, want.written, "case {case}");
                     assert!(
@@ -967,13 +960,7 @@ fn display_transfer_scratch_drops_oversized_buffers() {
     let (w, h) = (1024u32, 1032u32);
     let mut mem = PhysMem::new();
     mem.write(IN, &noise((w * h * 4) as usize, 7)).unwrap();
-    let cfg = DisplayTransferConfig::from_words(
-        IN >> 3,
-        OUT >> 3,
-        dim(w, h),
-        dim(w, h),
-        fmt_in(RGBA8) | fmt_out(RGBA8),
-    );
+    let cfg = display_cfg(w, h, fmt_in(RGBA8) | fmt_out(RGBA8));
     let out = display_transfer_with(&mut mem, &cfg, 1, &mut scratch).unwrap();
     assert_eq!(out.written, Some((OUT, u64::from(w * h * 4))));
     assert_eq!(scratch.capacity(), 0);
