@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use gpu_core::debug::{DrawDetail, DrawInfo, DrawStats, Observer, StageTimes};
+use gpu_core::pixel::fragment::parallel::ParallelTimes;
 use gpu_core::replay::{Replay, Target};
 
 use crate::cmd_trace::open_trace;
@@ -147,7 +148,8 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
     } else {
         vec![1]
     };
-    let mut best: Vec<Option<(Duration, Timer, u32)>> = counts.iter().map(|_| None).collect();
+    let mut best: Vec<Option<(Duration, Timer, u32, ParallelTimes)>> =
+        counts.iter().map(|_| None).collect();
     let runs = args.runs.max(1);
     let mut rounds = 0u32;
     let started = Instant::now();
@@ -164,14 +166,15 @@ pub fn run(args: &ReplayBenchArgs) -> Result<()> {
             replay.run_until(Target::End, &mut timer);
             let total = t.elapsed();
             let frames = replay.position().frame;
-            if slot.as_ref().is_none_or(|(b, _, _)| total < *b) {
-                *slot = Some((total, timer, frames));
+            let shares = replay.gpu().pipeline.parallel_times();
+            if slot.as_ref().is_none_or(|(b, ..)| total < *b) {
+                *slot = Some((total, timer, frames, shares));
             }
         }
     }
     for (slot, &n) in best.into_iter().zip(&counts) {
-        if let Some((total, timer, frames)) = slot {
-            replay_report(&mut out, rounds, n, total, &timer, frames)?;
+        if let Some((total, timer, frames, shares)) = slot {
+            replay_report(&mut out, rounds, n, total, &timer, frames, &shares)?;
         }
     }
     let timed = started.elapsed();
@@ -204,6 +207,7 @@ fn replay_report(
     total: Duration,
     timer: &Timer,
     frames: u32,
+    shares: &ParallelTimes,
 ) -> Result<()> {
     let fps = if total.as_secs_f64() > 0.0 {
         f64::from(frames) / total.as_secs_f64()
@@ -246,6 +250,22 @@ fn replay_report(
             out,
             "  cross-draw groups: {} of {} draws waited for later draws into the same buffers and were drawn with them",
             timer.waited, timer.draws
+        )?;
+        // Where the second core's time went: how much pixel work the pool took, and how
+        // long the replay thread waited for it (the rest of its time is serial work).
+        let serial = total
+            .saturating_sub(shares.caller_pixels)
+            .saturating_sub(shares.caller_waiting);
+        writeln!(
+            out,
+            "  pixel shares: {} groups ({} drawn while the replay went on); pixel work on the replay thread {:.2} ms, on the pool {:.2} ms ({:.0}% of the replay); replay thread waiting for the pool {:.2} ms, other work {:.2} ms",
+            shares.groups,
+            shares.launched,
+            ms(shares.caller_pixels),
+            ms(shares.pool_pixels),
+            100.0 * shares.pool_pixels.as_secs_f64() / total.as_secs_f64().max(1e-12),
+            ms(shares.caller_waiting),
+            ms(serial)
         )?;
     }
     Ok(())

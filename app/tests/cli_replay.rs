@@ -203,6 +203,26 @@ fn trace_check_and_bench_replay_run() {
         .and_then(|w| w.parse().ok())
         .unwrap_or_else(|| panic!("{line}"));
     assert!(waited > 500 && line.contains("of 936 draws"), "{line}");
+    // Those groups are drawn by shares, most of them launched on the pool; the line says
+    // how the replay thread's time divides (numbers vary, the form does not).
+    let line = text
+        .lines()
+        .find(|l| l.contains("pixel shares:"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let groups: u64 = line
+        .split_whitespace()
+        .nth(2)
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(groups > 0, "{line}");
+    for part in [
+        "drawn while the replay went on",
+        "on the pool",
+        "waiting for the pool",
+        "other work",
+    ] {
+        assert!(line.contains(part), "{line}");
+    }
 }
 
 /// `bench replay --max-seconds`: once the timed replays (or the seeks) have used the allowance,

@@ -1662,6 +1662,12 @@ impl PipelineState {
         waiting_pixels.report(obs)
     }
 
+    /// Where the parallel pixel path's groups spent their time since this state was made
+    /// (zero at 1 thread; a clone starts at zero).
+    pub fn parallel_times(&self) -> crate::pixel::fragment::parallel::ParallelTimes {
+        self.scratch.stores.times()
+    }
+
     /// The buffers display transfers convert through, kept between transfers.
     pub fn transfer_scratch(&mut self) -> &mut crate::engines::TransferScratch {
         &mut self.scratch.transfer

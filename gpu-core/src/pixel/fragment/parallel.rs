@@ -117,8 +117,13 @@ struct Scratch {
 /// allocates nothing for them: at most one store pair per share of the widest batch so far,
 /// each freeing its tile memory above a size when it is reset, so the pool stays small. A pure
 /// cache of allocations: its contents never change a result, and a clone starts empty.
+///
+/// It also sums where the groups drawn through it spent their time ([`ParallelTimes`]).
 #[derive(Default)]
-pub struct ShareStores(Vec<Scratch>);
+pub struct ShareStores {
+    pairs: Vec<Scratch>,
+    times: ParallelTimes,
+}
 
 impl Clone for ShareStores {
     fn clone(&self) -> Self {
@@ -128,14 +133,57 @@ impl Clone for ShareStores {
 
 impl std::fmt::Debug for ShareStores {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ShareStores({} pairs)", self.0.len())
+        write!(f, "ShareStores({} pairs)", self.pairs.len())
     }
 }
 
+/// Where the groups drawn by shares spent their time, summed (wall-clock; two clock reads
+/// per share and two per group, so always on): what `bench replay` reports for N threads.
+/// The share of the calling thread against the pool's, and the caller's waits, tell how much
+/// of the second core the parallel pixel path used: the caller's other work (commands,
+/// vertices, set-up) is the replay's time minus `caller_pixels` and `caller_waiting`.
+/// Timing only: no result depends on it, and a clone of the pipeline state starts at zero.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ParallelTimes {
+    /// Groups drawn by shares: in place ([`draw_group`]) and launched ([`launch`]).
+    pub groups: u64,
+    /// Of them, launched: drawn on the pool while the caller went on.
+    pub launched: u64,
+    /// Time in shares run by the calling thread (its own share of an in-place group, and the
+    /// pieces of a launched group the pool had not claimed when it landed).
+    pub caller_pixels: std::time::Duration,
+    /// Time in shares run on rayon's pool.
+    pub pool_pixels: std::time::Duration,
+    /// Time the calling thread waited for pool shares to finish (after its own).
+    pub caller_waiting: std::time::Duration,
+}
+
 impl ShareStores {
+    /// Where the groups drawn through these stores spent their time.
+    pub fn times(&self) -> ParallelTimes {
+        self.times
+    }
+
+    /// Adds a group's share times: the caller's share `caller` and the pool's `pool`, and
+    /// the caller's wait `waited`.
+    fn count_group(
+        &mut self,
+        launched: bool,
+        caller: Option<&ShareOut>,
+        pool: &[ShareOut],
+        waited: std::time::Duration,
+    ) {
+        let t = &mut self.times;
+        t.groups += 1;
+        t.launched += u64::from(launched);
+        t.caller_pixels += caller.map_or(std::time::Duration::ZERO, |o| o.busy);
+        t.pool_pixels += pool.iter().map(|o| o.busy).sum::<std::time::Duration>();
+        t.caller_waiting += waited;
+    }
+
     /// A store pair from the pool (or a new one), emptied for `fb`.
     fn take(&mut self, fb: &FramebufferConfig, color_bpp: u32, depth_bpp: u32) -> Scratch {
-        let mut s = self.0.pop().unwrap_or_default();
+        let mut s = self.pairs.pop().unwrap_or_default();
         let edge = block_edge(fb).unwrap_or(8);
         let tiles = (fb.width as usize * (fb.height.div_ceil(edge) * edge) as usize) / 64;
         s.color.reset(fb.color_addr, color_bpp, tiles);
@@ -145,7 +193,7 @@ impl ShareStores {
 
     /// Returns `s` to the pool.
     fn give_back(&mut self, s: Scratch) {
-        self.0.push(s);
+        self.pairs.push(s);
     }
 }
 
@@ -375,6 +423,8 @@ struct ShareOut {
     draws: Vec<DrawOut>,
     /// The tiles this share modified.
     scratch: Scratch,
+    /// The share's wall-clock time ([`ParallelTimes`]).
+    busy: std::time::Duration,
 }
 
 impl<S: TextureSampler + Sync> PixelPipeline<S> {
@@ -481,15 +531,18 @@ pub fn draw_group<S: TextureSampler + Sync, H: FragmentHooks + Clone + Send>(
     // group instead of the caller waking the pool and sleeping until it is done.
     let mut jobs = jobs.into_iter();
     let mut rest: Vec<Option<ShareOut>> = (1..n).map(|_| None).collect();
-    let first = rayon::in_place_scope(|scope| {
+    let (first, own_done) = rayon::in_place_scope(|scope| {
         let run_share = &run_share;
         let main_job = jobs.next();
         for (slot, job) in rest.iter_mut().zip(jobs) {
             scope.spawn(move |_| *slot = Some(run_share(job)));
         }
-        main_job.map(run_share)
+        // The scope waits for the pool's shares after this.
+        (main_job.map(run_share), std::time::Instant::now())
     });
-    let results = first.into_iter().chain(rest.into_iter().flatten());
+    let rest: Vec<ShareOut> = rest.into_iter().flatten().collect();
+    stores.count_group(false, first.as_ref(), &rest, own_done.elapsed());
+    let results = first.into_iter().chain(rest);
     let totals = combine(draws.len(), results, mem, stores);
     draws
         .iter_mut()
@@ -603,6 +656,7 @@ fn run_share<S: TextureSampler, H: FragmentHooks>(
     scratch: Scratch,
     pieces: &Pieces,
 ) -> ShareOut {
+    let start = std::time::Instant::now();
     let mut outs = vec![DrawOut::default(); views.len()];
     let mut color_cache = TileCache::deferred(pieces.color_bpp, scratch.color);
     let mut depth_cache = TileCache::deferred(pieces.depth_bpp, scratch.depth);
@@ -687,6 +741,7 @@ fn run_share<S: TextureSampler, H: FragmentHooks>(
             color: color_cache.into_store().unwrap_or_default(),
             depth: depth_cache.into_store().unwrap_or_default(),
         },
+        busy: start.elapsed(),
     }
 }
 
@@ -831,6 +886,7 @@ fn flight_share<
         return ShareOut {
             draws: vec![DrawOut::default(); g.draws().count()],
             scratch,
+            busy: std::time::Duration::ZERO,
         };
     }
     let views: Vec<DrawView<'_, S>> = g.draws().map(|(p, h, t)| DrawView::of(p, h, t)).collect();
@@ -971,6 +1027,7 @@ impl<G> Flight<G> {
         }
         let (m, scratch) = caller;
         let own = flight_share(&inner, m, scratch);
+        let own_done = std::time::Instant::now();
         while received.len() < started {
             match results.recv() {
                 Ok(out) => received.push(out),
@@ -979,7 +1036,6 @@ impl<G> Flight<G> {
                 Err(_) => break,
             }
         }
-        received.push(own);
         // Each share that started dropped its reference before sending its result, and the
         // others' references were dropped with their slots.
         let mut group = loop {
@@ -991,6 +1047,8 @@ impl<G> Flight<G> {
                 }
             }
         };
+        stores.count_group(true, Some(&own), &received, own_done.elapsed());
+        received.push(own);
         let count = group.draws().count();
         let totals = combine(count, received, mem, stores);
         let drawn = group
@@ -1392,6 +1450,14 @@ mod tests {
         // Launched: each case whose layout allows shares, small groups included (75 of the
         // 180 runs with this seed).
         assert!(launches > 50, "only {launches} groups were launched");
+        // The stores counted every group drawn by shares: the in-place ones (each parallel
+        // case at 2, 3 and 8 threads) and the launched ones; the caller drew in each.
+        let t = stores.times();
+        assert_eq!(t.launched, launches);
+        assert_eq!(t.groups, 3 * parallel_groups + launches);
+        assert!(t.caller_pixels > std::time::Duration::ZERO, "{t:?}");
+        // A clone of the stores (a keyframe's) starts at zero.
+        assert_eq!(stores.clone().times(), ParallelTimes::default());
     }
 
     /// A group owned for [`launch`] in the tests.
