@@ -193,27 +193,11 @@ fn trace_check_and_bench_replay_run() {
         .unwrap();
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
-    let line = text
-        .lines()
-        .find(|l| l.contains("cross-draw groups:"))
-        .unwrap_or_else(|| panic!("{text}"));
-    let waited: u64 = line
-        .split_whitespace()
-        .nth(2)
-        .and_then(|w| w.parse().ok())
-        .unwrap_or_else(|| panic!("{line}"));
+    let (line, waited) = report_count(&text, "cross-draw groups:");
     assert!(waited > 500 && line.contains("of 936 draws"), "{line}");
     // Those groups are drawn by shares, most of them launched on the pool; the line says
     // how the replay thread's time divides (numbers vary, the form does not).
-    let line = text
-        .lines()
-        .find(|l| l.contains("pixel shares:"))
-        .unwrap_or_else(|| panic!("{text}"));
-    let groups: u64 = line
-        .split_whitespace()
-        .nth(2)
-        .and_then(|w| w.parse().ok())
-        .unwrap_or_else(|| panic!("{line}"));
+    let (line, groups) = report_count(&text, "pixel shares:");
     assert!(groups > 0, "{line}");
     for part in [
         "drawn while the replay went on",
@@ -223,6 +207,21 @@ fn trace_check_and_bench_replay_run() {
     ] {
         assert!(line.contains(part), "{line}");
     }
+}
+
+/// The line of a `bench replay` report that contains `label` (two words, as in
+/// "cross-draw groups:"), and the count that follows the label.
+fn report_count<'t>(text: &'t str, label: &str) -> (&'t str, u64) {
+    let line = text
+        .lines()
+        .find(|l| l.contains(label))
+        .unwrap_or_else(|| panic!("{text}"));
+    let count = line
+        .split_whitespace()
+        .nth(2)
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    (line, count)
 }
 
 /// `bench replay --max-seconds`: once the timed replays (or the seeks) have used the allowance,
