@@ -166,18 +166,21 @@ impl ShareStores {
 
     /// Adds a group's share times: the caller's share `caller` and the pool's `pool`, and
     /// the caller's wait `waited`.
-    fn count_group(
+    fn count_group<'o>(
         &mut self,
         launched: bool,
-        caller: Option<&ShareOut>,
-        pool: &[ShareOut],
+        caller: Option<&'o ShareOut>,
+        pool: impl IntoIterator<Item = &'o ShareOut>,
         waited: std::time::Duration,
     ) {
         let t = &mut self.times;
         t.groups += 1;
         t.launched += u64::from(launched);
         t.caller_pixels += caller.map_or(std::time::Duration::ZERO, |o| o.busy);
-        t.pool_pixels += pool.iter().map(|o| o.busy).sum::<std::time::Duration>();
+        t.pool_pixels += pool
+            .into_iter()
+            .map(|o| o.busy)
+            .sum::<std::time::Duration>();
         t.caller_waiting += waited;
     }
 
@@ -540,9 +543,13 @@ pub fn draw_group<S: TextureSampler + Sync, H: FragmentHooks + Clone + Send>(
         // The scope waits for the pool's shares after this.
         (main_job.map(run_share), std::time::Instant::now())
     });
-    let rest: Vec<ShareOut> = rest.into_iter().flatten().collect();
-    stores.count_group(false, first.as_ref(), &rest, own_done.elapsed());
-    let results = first.into_iter().chain(rest);
+    stores.count_group(
+        false,
+        first.as_ref(),
+        rest.iter().flatten(),
+        own_done.elapsed(),
+    );
+    let results = first.into_iter().chain(rest.into_iter().flatten());
     let totals = combine(draws.len(), results, mem, stores);
     draws
         .iter_mut()
